@@ -1,0 +1,69 @@
+"""Typed errors raised by the engine; the CLI maps each `kind` to a message and exit code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class PaimonError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    kind = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class TableNotFoundError(PaimonError):
+    kind = "table_not_found"
+
+
+class CorruptMetadataError(PaimonError):
+    """A metadata file exists but cannot be decoded or misses a required field."""
+
+    kind = "corrupt_metadata"
+
+    def __init__(self, path: str, reason: str, *, hint: str | None = None) -> None:
+        super().__init__(f"corrupt metadata {path}: {reason}", hint=hint)
+        self.path = path
+        self.reason = reason
+
+
+class MissingFileError(PaimonError):
+    """A file the metadata references is absent."""
+
+    kind = "missing_file"
+
+    def __init__(self, path: str, what: str) -> None:
+        super().__init__(f"{what} not found: {path}")
+        self.path = path
+
+
+class InvalidOptionError(PaimonError):
+    kind = "invalid_option"
+
+
+class SafetyRefusalError(PaimonError):
+    """Refused because acting could delete or hide live data."""
+
+    kind = "safety_refusal"
+
+
+class StalePlanError(PaimonError):
+    kind = "stale_plan"
+
+
+class StorageError(PaimonError):
+    kind = "storage_error"
+
+
+class PartialFailureError(PaimonError):
+    """Some actions of an execution failed; `report` says which."""
+
+    kind = "partial_failure"
+
+    def __init__(self, message: str, report: Any) -> None:
+        super().__init__(message)
+        self.report = report

@@ -1,0 +1,365 @@
+"""FileIO over fsspec: the only place that touches storage.
+
+Paths are strings: local paths are absolute POSIX paths (``/wh/db.db/t``), everything
+else is a URI (``s3://bucket/wh/db.db/t``). ``file:/x`` and ``file:///x`` normalise to ``/x``.
+Missing files raise ``FileNotFoundError``; every other storage failure raises
+``StorageError`` so callers never mistake an error for "empty" (DECISIONS D3).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from core.errors import StorageError
+
+logger = logging.getLogger(__name__)
+
+_LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
+
+
+def normalize_path(path: str) -> str:
+    """Canonical form of a path or URI (see module docstring)."""
+    if path.startswith("file:"):
+        rest = path[len("file:") :]
+        while rest.startswith("//"):
+            rest = rest[1:]
+        path = rest
+    if "://" not in path:
+        path = os.path.abspath(path) if path else path
+        return path.rstrip("/") or "/"
+    scheme, rest = path.split("://", 1)
+    rest = rest.rstrip("/")
+    return f"{scheme.lower()}://{rest}"
+
+
+def protocol_of(path: str) -> str:
+    return path.split("://", 1)[0] if "://" in path else ""
+
+
+def join(base: str, *parts: str) -> str:
+    out = base.rstrip("/")
+    for part in parts:
+        if part:
+            out = f"{out}/{part.strip('/')}" if out != "/" else f"/{part.strip('/')}"
+    return out
+
+
+def parent(path: str) -> str:
+    head, _, _ = path.rstrip("/").rpartition("/")
+    if "://" in path and head.endswith(":/"):
+        return path
+    return head or "/"
+
+
+def basename(path: str) -> str:
+    return path.rstrip("/").rpartition("/")[2]
+
+
+def is_under(path: str, root: str) -> bool:
+    """True when normalised ``path`` lies strictly inside ``root`` (no ``..`` tricks)."""
+    path, root = normalize_path(path), normalize_path(root)
+    if any(seg in ("..", ".") for seg in path.split("/")):
+        return False
+    return path.startswith(root.rstrip("/") + "/")
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    path: str
+    name: str
+    size: int
+    mtime_ms: int | None
+    is_dir: bool
+    is_symlink: bool = False
+
+
+def _mtime_ms(info: Mapping[str, Any]) -> int | None:
+    for key in ("mtime", "LastModified", "last_modified", "updated", "modified", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if isinstance(value, datetime):
+            return int(value.timestamp() * 1000)
+        if isinstance(value, (int, float)):
+            return int(value * 1000)
+        if isinstance(value, str):
+            try:
+                return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+            except ValueError:
+                continue
+    return None
+
+
+class FileIO:
+    """Storage access for one run; filesystems are created lazily per protocol."""
+
+    def __init__(self, storage_options: Mapping[str, str] | None = None) -> None:
+        self.storage_options: dict[str, str] = dict(storage_options or {})
+        self._lock = threading.Lock()
+        self._filesystems: dict[str, Any] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Executors (Spark) get the configuration, never live clients.
+        return {"storage_options": self.storage_options}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["storage_options"])  # type: ignore[misc]
+
+    def is_local(self, path: str) -> bool:
+        return protocol_of(path) in _LOCAL_PROTOCOLS
+
+    def _fs(self, path: str) -> tuple[Any, str]:
+        protocol = protocol_of(path)
+        with self._lock:
+            fs = self._filesystems.get(protocol)
+            if fs is None:
+                import fsspec
+
+                try:
+                    fs = fsspec.filesystem(protocol or "file", **self._options_for(protocol))
+                except (ImportError, ValueError) as exc:
+                    raise StorageError(
+                        f"cannot open storage for {protocol or 'file'}://: {exc}",
+                        hint=_install_hint(protocol),
+                    ) from exc
+                self._filesystems[protocol] = fs
+        return fs, fs._strip_protocol(path)
+
+    def _options_for(self, protocol: str) -> dict[str, Any]:
+        if protocol in _LOCAL_PROTOCOLS:
+            return {}
+        return dict(self.storage_options)
+
+    # -- reading --------------------------------------------------------------------------
+    def read_bytes(self, path: str) -> bytes:
+        if self.is_local(path):
+            try:
+                with open(path, "rb") as fh:
+                    return fh.read()
+            except FileNotFoundError:
+                raise
+            except IsADirectoryError as exc:
+                raise StorageError(f"expected a file, found a directory: {path}") from exc
+            except OSError as exc:
+                raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        fs, p = self._fs(path)
+        try:
+            data: bytes = fs.cat_file(p)
+            return data
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc}") from exc
+
+    def read_text(self, path: str) -> str:
+        data = self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StorageError(f"{path} is not UTF-8 text") from exc
+
+    def exists(self, path: str) -> bool:
+        if self.is_local(path):
+            return os.path.lexists(path)
+        fs, p = self._fs(path)
+        try:
+            return bool(fs.exists(p))
+        except OSError as exc:
+            raise StorageError(f"cannot check {path}: {exc}") from exc
+
+    def info(self, path: str) -> FileInfo | None:
+        """Size and mtime of one file, or None when absent."""
+        if self.is_local(path):
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                raise StorageError(f"cannot stat {path}: {exc.strerror or exc}") from exc
+            return FileInfo(
+                path,
+                basename(path),
+                st.st_size,
+                int(st.st_mtime * 1000),
+                stat.S_ISDIR(st.st_mode),
+                stat.S_ISLNK(st.st_mode),
+            )
+        fs, p = self._fs(path)
+        try:
+            raw = fs.info(p)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot stat {path}: {exc}") from exc
+        return FileInfo(
+            path,
+            basename(path),
+            int(raw.get("size") or 0),
+            _mtime_ms(raw),
+            raw.get("type") == "directory",
+        )
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """Entries directly under ``path``; [] if it does not exist. Symlinks are not followed."""
+        if self.is_local(path):
+            return list(self._scan_local(path))
+        fs, p = self._fs(path)
+        try:
+            raw = fs.ls(p, detail=True, refresh=True)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StorageError(f"cannot list {path}: {exc}") from exc
+        out = []
+        prefix = path.rstrip("/")
+        for entry in raw:
+            name = basename(entry["name"])
+            if not name or entry["name"].rstrip("/") == p.rstrip("/"):
+                continue
+            out.append(
+                FileInfo(
+                    f"{prefix}/{name}",
+                    name,
+                    int(entry.get("size") or 0),
+                    _mtime_ms(entry),
+                    entry.get("type") == "directory",
+                )
+            )
+        return out
+
+    @staticmethod
+    def _scan_local(path: str) -> Iterator[FileInfo]:
+        try:
+            it = os.scandir(path)
+        except FileNotFoundError:
+            return
+        except NotADirectoryError as exc:
+            raise StorageError(f"not a directory: {path}") from exc
+        except OSError as exc:
+            raise StorageError(f"cannot list {path}: {exc.strerror or exc}") from exc
+        with it:
+            for entry in it:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    raise StorageError(f"cannot stat {entry.path}: {exc.strerror or exc}") from exc
+                is_link = stat.S_ISLNK(st.st_mode)
+                yield FileInfo(
+                    entry.path,
+                    entry.name,
+                    st.st_size,
+                    int(st.st_mtime * 1000),
+                    stat.S_ISDIR(st.st_mode),
+                    is_link,
+                )
+
+    # -- writing --------------------------------------------------------------------------
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Overwrite ``path`` (hint files, journals)."""
+        if self.is_local(path):
+            os.makedirs(parent(path), exist_ok=True)
+            tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, path)
+            except OSError as exc:
+                _quiet_unlink(tmp)
+                raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+            return
+        fs, p = self._fs(path)
+        try:
+            fs.pipe_file(p, data)
+        except OSError as exc:
+            raise StorageError(f"cannot write {path}: {exc}") from exc
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        """Create ``path`` atomically only if it does not exist; False if it already did."""
+        if self.is_local(path):
+            os.makedirs(parent(path), exist_ok=True)
+            tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                # link() never replaces an existing target: a compare-and-swap on POSIX.
+                os.link(tmp, path)
+                return True
+            except FileExistsError:
+                return False
+            except OSError as exc:
+                raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
+            finally:
+                _quiet_unlink(tmp)
+        fs, p = self._fs(path)
+        try:
+            with fs.open(p, "xb") as fh:
+                fh.write(data)
+            return True
+        except FileExistsError:
+            return False
+        except (NotImplementedError, ValueError) as exc:
+            raise StorageError(
+                f"{protocol_of(path)}:// cannot create files atomically: {exc}",
+                hint="this store has no conditional create; see README 'Object stores'",
+            ) from exc
+        except OSError as exc:
+            raise StorageError(f"cannot create {path}: {exc}") from exc
+
+    def delete(self, path: str) -> bool:
+        """Delete one file; False when it was already absent (deletes are idempotent)."""
+        if self.is_local(path):
+            try:
+                os.unlink(path)
+                return True
+            except FileNotFoundError:
+                return False
+            except OSError as exc:
+                raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from exc
+        fs, p = self._fs(path)
+        try:
+            fs.rm_file(p)
+            return True
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise StorageError(f"cannot delete {path}: {exc}") from exc
+
+    def delete_empty_dir(self, path: str) -> bool:
+        """Remove a directory only if it is empty; never recursive."""
+        if self.is_local(path):
+            try:
+                os.rmdir(path)
+                return True
+            except OSError:
+                return False
+        if self.list_dir(path):
+            return False
+        fs, p = self._fs(path)
+        try:
+            fs.rmdir(p)
+        except (OSError, NotImplementedError):
+            return False
+        return True
+
+
+def _quiet_unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _install_hint(protocol: str) -> str | None:
+    extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "abfs": "azure", "az": "azure",
+             "oss": "oss"}.get(protocol)
+    return f"install the storage extra: pip install 'paimon-cli[{extra}]'" if extra else None
