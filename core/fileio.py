@@ -8,6 +8,7 @@ Missing files raise ``FileNotFoundError``; every other storage failure raises
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -27,7 +28,7 @@ _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 
 def normalize_path(path: str) -> str:
     """Canonical form of a path or URI (see module docstring)."""
-    if path.startswith("file:"):
+    if path[:5].lower() == "file:":  # Java may write FILE:/x; schemes are case-insensitive
         rest = path[len("file:") :]
         while rest.startswith("//"):
             rest = rest[1:]
@@ -353,13 +354,18 @@ class FileIO:
 
 
 def _quiet_unlink(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass
 
 
 def _install_hint(protocol: str) -> str | None:
-    extra = {"s3": "s3", "s3a": "s3", "gs": "gcs", "gcs": "gcs", "abfs": "azure", "az": "azure",
-             "oss": "oss"}.get(protocol)
+    extra = {
+        "s3": "s3",
+        "s3a": "s3",
+        "gs": "gcs",
+        "gcs": "gcs",
+        "abfs": "azure",
+        "az": "azure",
+        "oss": "oss",
+    }.get(protocol)
     return f"install the storage extra: pip install 'paimon-cli[{extra}]'" if extra else None

@@ -34,7 +34,10 @@ def _rows(data: bytes, path: str) -> Iterator[Mapping[str, Any]]:
         import fastavro
 
         try:
-            yield from fastavro.reader(io.BytesIO(data))
+            for record in fastavro.reader(io.BytesIO(data)):
+                if not isinstance(record, dict):
+                    raise CorruptMetadataError(path, "Avro rows are not records")
+                yield record
         except (ValueError, EOFError, KeyError, TypeError, IndexError) as exc:
             raise CorruptMetadataError(path, f"unreadable Avro ({exc})") from exc
         return

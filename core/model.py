@@ -122,7 +122,9 @@ class Snapshot:
             changelog_manifest_list=_check_name(
                 _opt_str(data, "changelogManifestList", path), "changelogManifestList", path
             ),
-            index_manifest=_check_name(_opt_str(data, "indexManifest", path), "indexManifest", path),
+            index_manifest=_check_name(
+                _opt_str(data, "indexManifest", path), "indexManifest", path
+            ),
             commit_user=str(data.get("commitUser", "")),
             commit_identifier=_opt_int(data, "commitIdentifier", path) or 0,
             commit_kind=kind,
@@ -202,7 +204,9 @@ class Consumer:
     mtime_ms: int | None
 
     @classmethod
-    def from_json(cls, cid: str, data: Mapping[str, Any], path: str, mtime_ms: int | None) -> Consumer:
+    def from_json(
+        cls, cid: str, data: Mapping[str, Any], path: str, mtime_ms: int | None
+    ) -> Consumer:
         return cls(cid, _req_int(data, "nextSnapshot", path), mtime_ms)
 
 
@@ -229,12 +233,15 @@ class TableSchema:
         raw_fields = data.get("fields")
         if not isinstance(raw_fields, list):
             raise CorruptMetadataError(path, "missing 'fields'")
-        fields = []
+        fields: list[DataField] = []
         for f in raw_fields:
             if not isinstance(f, dict) or "name" not in f or "type" not in f:
                 raise CorruptMetadataError(path, "field without name or type")
-            fields.append(DataField(int(f.get("id", len(fields))), str(f["name"]),
-                                    parse_type(f["type"], where=path)))
+            fields.append(
+                DataField(
+                    int(f.get("id", len(fields))), str(f["name"]), parse_type(f["type"], where=path)
+                )
+            )
         options = data.get("options") or {}
         if not isinstance(options, dict):
             raise CorruptMetadataError(path, "'options' is not an object")
@@ -326,8 +333,15 @@ class ManifestEntry:
     def identifier(self) -> FileIdentifier:
         """Paimon's FileEntry identifier: level and external path are part of it."""
         f = self.file
-        return (self.partition, self.bucket, f.level, f.file_name, f.extra_files,
-                f.embedded_index, f.external_path)
+        return (
+            self.partition,
+            self.bucket,
+            f.level,
+            f.file_name,
+            f.extra_files,
+            f.embedded_index,
+            f.external_path,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,8 +27,19 @@ for _names, _ms in (
 ):
     for _n in _names:
         _DURATION_UNITS[_n] = _ms
-_SUB_MS_UNITS = {"µs", "us", "micro", "micros", "microsecond", "microseconds",
-                 "ns", "nano", "nanos", "nanosecond", "nanoseconds"}
+_SUB_MS_UNITS = {
+    "µs",
+    "us",
+    "micro",
+    "micros",
+    "microsecond",
+    "microseconds",
+    "ns",
+    "nano",
+    "nanos",
+    "nanosecond",
+    "nanoseconds",
+}
 
 _MEMORY_UNITS: dict[str, int] = {}
 for _names, _mult in (

@@ -14,7 +14,7 @@ from core.model import DataFileMeta, IndexManifestEntry, ManifestEntry, TableSch
 from core.options import TableOptions
 from core.types import DataType
 
-_ESCAPE = frozenset('"#%\'*/:=?\\{}[]^')
+_ESCAPE = frozenset("\"#%'*/:=?\\{}[]^")
 
 
 def escape_path_name(text: str) -> str:
@@ -53,8 +53,11 @@ def _java_local_datetime(value: dt.datetime) -> str:
     if value.second or value.microsecond:
         text += f":{value.second:02d}"
         if value.microsecond:
-            text += f".{value.microsecond // 1000:03d}" if value.microsecond % 1000 == 0 \
+            text += (
+                f".{value.microsecond // 1000:03d}"
+                if value.microsecond % 1000 == 0
                 else f".{value.microsecond:06d}"
+            )
     return text
 
 
@@ -72,17 +75,20 @@ def partition_value_text(value: Any, t: DataType, *, legacy: bool) -> str | None
     if root == "DATE":
         return str((value - dt.date(1970, 1, 1)).days) if legacy else value.isoformat()
     if root == "TIME":
-        ms = ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+        ms = (
+            (value.hour * 60 + value.minute) * 60 + value.second
+        ) * 1000 + value.microsecond // 1000
         if legacy:
             return str(ms)
-        base = value.strftime("%H:%M:%S")
+        base: str = value.strftime("%H:%M:%S")
         return base + (f".{value.microsecond // 1000:03d}" if value.microsecond else "")
     if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         if legacy:
             return _java_local_datetime(value)
+        stamp: dt.datetime = value
         precision = t.precision if t.precision is not None else 6
-        frac = f"{value.microsecond:06d}000"[: max(precision, 0)]
-        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        frac = f"{stamp.microsecond:06d}000"[: max(precision, 0)]
+        text = stamp.strftime("%Y-%m-%d %H:%M:%S")
         return f"{text}.{frac}" if frac else text
     if root in ("BINARY", "VARBINARY", "BYTES"):
         return bytes(value).decode("utf-8", errors="replace")

@@ -49,8 +49,9 @@ class PaimonTable:
 
     def for_branch(self, branch: str) -> PaimonTable:
         """The same table seen from another branch (shares FileIO and dynamic options)."""
-        return open_table(self.location, fileio=self.fileio, branch=branch,
-                          dynamic_options=self.options.dynamic)
+        return open_table(
+            self.location, fileio=self.fileio, branch=branch, dynamic_options=self.options.dynamic
+        )
 
     # -- metadata reading -------------------------------------------------------------------
     def _read(self, name: str, what: str) -> tuple[str, bytes]:

@@ -74,8 +74,12 @@ def parse_type(raw: Any, *, where: str = "schema") -> DataType:
     args = [a.strip() for a in (m.group("args") or "").split(",") if a.strip()]
     if m.group("ltz"):
         root = "TIMESTAMP_LTZ" if root == "TIMESTAMP" else root
-    root = {"TIMESTAMP_WITH_LOCAL_TIME_ZONE": "TIMESTAMP_LTZ", "INTEGER": "INT",
-            "DEC": "DECIMAL", "NUMERIC": "DECIMAL"}.get(root, root)
+    root = {
+        "TIMESTAMP_WITH_LOCAL_TIME_ZONE": "TIMESTAMP_LTZ",
+        "INTEGER": "INT",
+        "DEC": "DECIMAL",
+        "NUMERIC": "DECIMAL",
+    }.get(root, root)
     precision = int(args[0]) if args else _DEFAULT_PRECISION.get(root)
     scale = int(args[1]) if len(args) > 1 else (0 if root == "DECIMAL" else None)
     return DataType(root, m.group("notnull") is None, precision, scale)

@@ -1,0 +1,175 @@
+"""``inspect --check``: every file referenced by every snapshot, tag and long-lived
+changelog (of every branch) exists with its recorded size."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from core.errors import CorruptMetadataError, MissingFileError
+from core.executors.base import Executor
+from core.model import Snapshot
+from core.progress import NullProgress, Progress
+from core.scan import LiveSet, ManifestCache, full_live_set, next_live_set
+from core.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    path: str
+    kind: str  # missing | size-mismatch | unreadable
+    role: str  # data | extra | changelog | manifest | manifest-list | index-manifest | index | ...
+    referenced_by: str  # e.g. "snapshot 4", "tag t1", "branch b1 snapshot 2"
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    roots: int
+    files_checked: int
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(slots=True)
+class _Expectation:
+    size: int | None
+    role: str
+    referenced_by: str
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.expected: dict[str, _Expectation] = {}
+        self.problems: dict[str, Problem] = {}
+
+    def want(self, path: str, size: int | None, role: str, ref: str) -> None:
+        if path not in self.expected:
+            self.expected[path] = _Expectation(size, role, ref)
+        elif self.expected[path].size is None and size is not None:
+            self.expected[path].size = size
+
+    def unreadable(self, path: str, role: str, ref: str, detail: str) -> None:
+        self.problems.setdefault(path, Problem(path, "unreadable", role, ref, detail))
+
+
+def _collect_root(
+    table: PaimonTable,
+    snap: Snapshot,
+    live: LiveSet | None,
+    ref: str,
+    col: _Collector,
+    cache: ManifestCache,
+) -> None:
+    paths = table.paths
+    sizes = {
+        snap.base_manifest_list: snap.raw.get("baseManifestListSize"),
+        snap.delta_manifest_list: snap.raw.get("deltaManifestListSize"),
+        snap.changelog_manifest_list: snap.raw.get("changelogManifestListSize"),
+    }
+    for name in snap.manifest_lists:
+        col.want(paths.manifest_path(name), sizes.get(name), "manifest-list", ref)
+        try:
+            for meta in table.manifest_list(name):
+                col.want(paths.manifest_path(meta.file_name), meta.file_size, "manifest", ref)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            col.unreadable(paths.manifest_path(name), "manifest-list", ref, exc.message)
+    if live is not None:
+        for entry in live.values():
+            f = entry.file
+            col.want(paths.data_file_path(entry), f.file_size, "data", ref)
+            for extra in paths.extra_file_paths(entry.partition, entry.bucket, f):
+                col.want(extra, None, "extra", ref)
+    if snap.changelog_manifest_list:
+        try:
+            for entry in table.changelog_files(snap):
+                if entry.kind == 0:
+                    col.want(paths.data_file_path(entry), entry.file.file_size, "changelog", ref)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            col.unreadable(
+                paths.manifest_path(snap.changelog_manifest_list), "manifest", ref, exc.message
+            )
+    if snap.index_manifest:
+        col.want(paths.manifest_path(snap.index_manifest), None, "index-manifest", ref)
+        try:
+            for ie in table.index_manifest(snap.index_manifest):
+                col.want(paths.index_file_path(ie), ie.file_size, "index", ref)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            col.unreadable(
+                paths.manifest_path(snap.index_manifest), "index-manifest", ref, exc.message
+            )
+    if snap.statistics:
+        col.want(paths.statistics_path(snap.statistics), None, "statistics", ref)
+
+
+def _error_path(exc: MissingFileError | CorruptMetadataError, table: PaimonTable) -> str:
+    return getattr(exc, "path", table.location)
+
+
+def check_table(
+    table: PaimonTable, *, executor: Executor, progress: Progress | None = None
+) -> CheckReport:
+    """Check every root of every branch; missing or wrongly sized files are problems."""
+    progress = progress or NullProgress()
+    col = _Collector()
+    roots = 0
+    views = [table] + [table.for_branch(b) for b in table.branches.branches()]
+    for view in views:
+        prefix = "" if view.branch == "main" else f"branch {view.branch} "
+        cache = ManifestCache(view, executor)
+        snaps = view.snapshots.snapshots()
+        progress.start(f"reading {prefix}snapshots", len(snaps))
+        previous: tuple[int, LiveSet] | None = None
+        for snap in snaps:
+            ref = f"{prefix}snapshot {snap.id}"
+            live: LiveSet | None = None
+            try:
+                live = next_live_set(view, snap, previous, cache)
+                previous = (snap.id, live)
+            except (MissingFileError, CorruptMetadataError) as exc:
+                col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
+                previous = None
+            _collect_root(view, snap, live, ref, col, cache)
+            roots += 1
+            progress.advance()
+        progress.finish()
+        for tag in view.tags.tags():
+            ref = f"{prefix}tag {tag.name}"
+            try:
+                live = full_live_set(view, tag.snapshot, cache)
+            except (MissingFileError, CorruptMetadataError) as exc:
+                col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
+                live = None
+            _collect_root(view, tag.snapshot, live, ref, col, cache)
+            roots += 1
+        for cl in view.changelogs.snapshots():
+            _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, cache)
+            roots += 1
+    items = sorted(col.expected.items())
+    progress.start("checking files", len(items))
+
+    def probe(item: tuple[str, _Expectation]) -> Problem | None:
+        path, exp = item
+        info = table.fileio.info(path)
+        progress.advance()
+        if info is None:
+            return Problem(path, "missing", exp.role, exp.referenced_by, "file does not exist")
+        if exp.size is not None and info.size != exp.size:
+            return Problem(
+                path,
+                "size-mismatch",
+                exp.role,
+                exp.referenced_by,
+                f"recorded {exp.size} bytes, found {info.size}",
+            )
+        return None
+
+    found = [p for p in executor.map(probe, items) if p is not None]
+    progress.finish()
+    problems = sorted([*col.problems.values(), *found], key=lambda p: (p.path, p.kind))
+    return CheckReport(roots=roots, files_checked=len(items), problems=tuple(problems))

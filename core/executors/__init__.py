@@ -1,0 +1,1 @@
+"""Executors: where fanned-out work runs (local thread pool or Spark)."""

@@ -1,0 +1,3 @@
+from paimon_cli.main import main
+
+main()

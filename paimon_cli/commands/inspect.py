@@ -1,0 +1,454 @@
+"""paimon inspect: what is in a table, what retention would do, and whether it is intact."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+
+from core.check import CheckReport, check_table
+from core.clock import SystemClock
+from core.errors import InvalidOptionError, MissingFileError
+from core.executors.local import LocalExecutor
+from core.inspect import (
+    Summary,
+    file_rows,
+    manifest_rows,
+    partition_rows,
+    retention_view,
+    summarize,
+)
+from core.model import Snapshot
+from core.options import INT_MAX
+from core.table import PaimonTable
+from core.timeparse import format_instant, resolve_zone
+from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
+from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.params import (
+    BranchOpt,
+    FsOpt,
+    JsonOpt,
+    ParallelismOpt,
+    TableArg,
+    TimezoneOpt,
+    WarehouseOpt,
+    parse_fs_options,
+)
+from paimon_cli.progress import progress_for
+from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.state import state_of
+
+
+class View(str, Enum):
+    summary = "summary"
+    snapshots = "snapshots"
+    files = "files"
+    manifests = "manifests"
+    partitions = "partitions"
+    tags = "tags"
+    consumers = "consumers"
+    branches = "branches"
+    schema = "schema"
+    options = "options"
+    retention = "retention"
+
+
+SCREEN = 40
+
+EPILOG = """Examples:
+
+  paimon inspect s3://lake/wh/db.db/orders
+
+  paimon inspect orders --warehouse /wh -w /wh files --snapshot 12 --json
+
+  paimon inspect /wh/db.db/orders --check
+"""
+
+
+def inspect(
+    ctx: typer.Context,
+    table: TableArg,
+    view: Annotated[View, typer.Argument(help="What to show.")] = View.summary,
+    snapshot: Annotated[
+        int | None,
+        typer.Option(
+            "--snapshot",
+            help="Snapshot id for files, manifests and partitions (default: latest).",
+            show_default=False,
+        ),
+    ] = None,
+    tag: Annotated[
+        str | None,
+        typer.Option(
+            "--tag",
+            help="Tag for files, manifests and partitions instead of a snapshot.",
+            show_default=False,
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Verify that every file referenced by "
+            "every snapshot, tag and changelog exists with its recorded size; exit 1 "
+            "and list the problems otherwise.",
+        ),
+    ] = False,
+    skip_storage: Annotated[
+        bool,
+        typer.Option(
+            "--skip-storage",
+            help="Summary: do not list storage to total the bytes on disk (faster on huge tables).",
+        ),
+    ] = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    parallelism: ParallelismOpt = None,
+    timezone: TimezoneOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show a table's snapshots, files, partitions, tags and retention; or check its integrity."""
+    state = state_of(ctx)
+    if snapshot is not None and tag is not None:
+        raise typer.BadParameter("give --snapshot or --tag, not both")
+    out = Output(Mode.JSON if json_out else Mode.HUMAN, no_color=state.no_color)
+    try:
+        zone = resolve_zone(timezone)
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--timezone") from None
+    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    executor = LocalExecutor(parallelism)
+    try:
+        if check:
+            job: TableJob[Any] = TableJob(
+                "inspect",
+                lambda t: check_table(t, executor=executor, progress=progress_for(out)),
+                _check_json,
+                lambda r, o: _render_check(r, o),
+                failed=lambda r: not r.ok,
+            )
+        else:
+            job = TableJob(
+                "inspect",
+                lambda t: _build_view(t, view, snapshot, tag, executor, zone, skip_storage),
+                lambda r: {"view": view.value, view.value: r[1]},
+                lambda r, o: _RENDER[view](r[0], r[1], o, zone),
+            )
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
+
+
+# -- building views ---------------------------------------------------------------------------
+def _pick_snapshot(table: PaimonTable, snapshot: int | None, tag: str | None) -> Snapshot | None:
+    if tag is not None:
+        return table.tags.tag(tag).snapshot
+    if snapshot is not None:
+        found = table.snapshots.try_snapshot(snapshot)
+        if found is None:
+            raise MissingFileError(table.snapshots.path(snapshot), f"snapshot {snapshot}")
+        return found
+    return table.snapshots.latest()
+
+
+def _build_view(
+    table: PaimonTable,
+    view: View,
+    snapshot: int | None,
+    tag: str | None,
+    executor: LocalExecutor,
+    zone: Any,
+    skip_storage: bool,
+) -> tuple[Any, Any]:
+    now = SystemClock().now_ms()
+    if view is View.summary:
+        s = summarize(table, now_ms=now, executor=executor, zone=zone, storage=not skip_storage)
+        return s, _summary_json(s)
+    if view is View.snapshots:
+        snaps = table.snapshots.snapshots()
+        return snaps, [snapshot_json(s) for s in snaps]
+    if view is View.tags:
+        tags = table.tags.tags()
+        return tags, [tag_json(t) for t in tags]
+    if view is View.consumers:
+        consumers = table.consumers.consumers()
+        return consumers, [consumer_json(c) for c in consumers]
+    if view is View.branches:
+        rows = []
+        for name in table.branches.branches():
+            b = table.for_branch(name)
+            rows.append(
+                {
+                    "name": name,
+                    "earliest_snapshot": b.snapshots.earliest_id(),
+                    "latest_snapshot": b.snapshots.latest_id(),
+                    "tags": b.tags.names(),
+                    "schema_id": b.schema.id,
+                }
+            )
+        return rows, rows
+    if view is View.schema:
+        schema = table.schema
+        data = {
+            "id": schema.id,
+            "fields": [{"id": f.id, "name": f.name, "type": str(f.type)} for f in schema.fields],
+            "partition_keys": list(schema.partition_keys),
+            "primary_keys": list(schema.primary_keys),
+            "comment": schema.comment,
+            "schema_ids": table.schemas.ids(),
+        }
+        return data, data
+    if view is View.options:
+        rows = [
+            {"key": k, "value": v.value, "source": v.source}
+            for k, v in table.options.effective().items()
+        ]
+        return rows, rows
+    if view is View.retention:
+        r = retention_view(table, now, table.consumers.consumers(), table.tags.tags(), zone)
+        return r, _retention_json(r)
+    snap = _pick_snapshot(table, snapshot, tag)
+    if snap is None:
+        return [], []
+    if view is View.manifests:
+        manifests = manifest_rows(table, snap)
+        return manifests, plain(manifests)
+    live = table.live_files(snap)
+    if view is View.files:
+        files = file_rows(table, live)
+        return files, plain(files)
+    parts = partition_rows(table, live)
+    return parts, plain(parts)
+
+
+def _retention_json(r: Any) -> dict[str, Any]:
+    rng = r.range
+    return {
+        "config": r.config,
+        "earliest_snapshot": rng.earliest,
+        "latest_snapshot": rng.latest,
+        "expire_until": rng.end,
+        "expirable_snapshots": r.expirable,
+        "kept_snapshots": r.kept,
+        "stopped_by": rng.stop,
+        "stop_detail": rng.stop_detail,
+        "blocking_consumer": rng.blocking_consumer,
+        "stale_consumers": list(r.stale_consumers),
+        "tags_due_to_expire": list(r.tags_due),
+    }
+
+
+def _summary_json(s: Summary) -> dict[str, Any]:
+    t = s.table
+    return {
+        "location": t.location,
+        "branch": t.branch,
+        "schema_id": t.schema.id,
+        "primary_keys": list(t.schema.primary_keys),
+        "partition_keys": list(t.schema.partition_keys),
+        "bucket": t.options.bucket,
+        "file_format": t.options.get("file.format"),
+        "snapshots": {
+            "count": s.snapshot_count,
+            "earliest": s.earliest,
+            "latest": s.latest.id if s.latest else None,
+        },
+        "latest_snapshot": snapshot_json(s.latest) if s.latest else None,
+        "live": {
+            "files": s.live_files,
+            "rows": s.live_rows,
+            "bytes": s.live_bytes,
+            "partitions": s.partitions,
+        },
+        "storage": None
+        if s.storage_bytes is None
+        else {"files": s.storage_files, "bytes": s.storage_bytes},
+        "tags": [tag_json(tag) for tag in s.tags],
+        "consumers": [consumer_json(c) for c in s.consumers],
+        "branches": s.branches,
+        "retention": _retention_json(s.retention) if s.retention else None,
+        "retention_error": s.retention_error,
+    }
+
+
+def _check_json(r: CheckReport) -> dict[str, Any]:
+    return {
+        "check": {
+            "ok": r.ok,
+            "roots": r.roots,
+            "files_checked": r.files_checked,
+            "problems": plain(list(r.problems)),
+        }
+    }
+
+
+# -- rendering --------------------------------------------------------------------------------
+def _render_check(r: CheckReport, out: Output) -> None:
+    if r.ok:
+        out.line(
+            f"[green]OK[/green]: {r.files_checked} files referenced by {r.roots} snapshots, "
+            "tags and changelogs all present with their recorded sizes"
+        )
+        return
+    out.line(
+        f"[red]{len(r.problems)} problems[/red] among {r.files_checked} referenced files "
+        f"({r.roots} roots):"
+    )
+    out.table(
+        None,
+        ["problem", "role", "path", "referenced by", "detail"],
+        ([p.kind, p.role, p.path, p.referenced_by, p.detail] for p in r.problems),
+    )
+
+
+def _when(ms: int | None, zone: Any) -> str:
+    return format_instant(ms, zone) if ms is not None else "-"
+
+
+def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
+    t = s.table
+    kind = "primary-key" if t.is_primary_key else "append-only"
+    keys = f" by ({', '.join(t.schema.partition_keys)})" if t.schema.partition_keys else ""
+    branch = f"  (branch {t.branch})" if t.branch != "main" else ""
+    out.line(f"[bold]{t.location}[/bold]{branch}")
+    out.line(
+        f"  {kind} table{keys}, bucket {t.options.bucket}, "
+        f"format {t.options.get('file.format')}, schema {t.schema.id}"
+    )
+    if s.latest is None:
+        out.line("  no snapshots yet")
+    else:
+        out.line(
+            f"  snapshots {s.earliest}..{s.latest.id} ({s.snapshot_count} files); latest "
+            f"{s.latest.commit_kind} at {_when(s.latest.time_millis, zone)}"
+        )
+    out.line(
+        f"  live data: {s.live_files} files, {s.live_rows} rows, "
+        f"{human_bytes(s.live_bytes)} in {s.partitions} partition(s)"
+    )
+    if s.storage_bytes is not None:
+        ratio = f" ({s.storage_bytes / s.live_bytes:.1f}x live)" if s.live_bytes else ""
+        out.line(f"  on storage: {s.storage_files} files, {human_bytes(s.storage_bytes)}{ratio}")
+    out.line(f"  tags {len(s.tags)}, consumers {len(s.consumers)}, branches {len(s.branches)}")
+    if s.retention is not None:
+        _render_retention(s.retention, None, out, zone, indent="  ")
+    elif s.retention_error:
+        out.line(f"  retention: cannot evaluate ({s.retention_error})")
+
+
+def _render_retention(r: Any, _data: Any, out: Output, zone: Any, indent: str = "") -> None:
+    c = r.config
+    rmax = "unlimited" if c["retain_max"] >= INT_MAX else c["retain_max"]
+    out.line(
+        f"{indent}retention (table settings): retain-min {c['retain_min']}, retain-max "
+        f"{rmax}, time {c['time_retained_ms'] // 60000} min, limit {c['expire_limit']}"
+    )
+    out.line(
+        f"{indent}  would expire now: {r.expirable} snapshot(s), keep {r.kept}; "
+        f"stopped by {r.range.stop}: {r.range.stop_detail}"
+    )
+    if r.stale_consumers:
+        out.line(f"{indent}  stale consumers (no longer block): {', '.join(r.stale_consumers)}")
+    if r.tags_due:
+        out.line(f"{indent}  tags due to expire: {', '.join(r.tags_due)}")
+
+
+def _render_snapshots(snaps: list[Snapshot], _d: Any, out: Output, zone: Any) -> None:
+    out.table(
+        None,
+        ["id", "time", "kind", "schema", "records", "delta", "user"],
+        (
+            [
+                s.id,
+                _when(s.time_millis, zone),
+                s.commit_kind,
+                s.schema_id,
+                s.total_record_count,
+                s.delta_record_count,
+                s.commit_user[:12],
+            ]
+            for s in snaps
+        ),
+    )
+
+
+def _render_rows(columns: list[str], keys: list[str]) -> Any:
+    def render(_rows: Any, data: list[dict[str, Any]], out: Output, _zone: Any) -> None:
+        root = out.table_root or ""
+
+        def cell(row: dict[str, Any], key: str) -> Any:
+            value = row.get(key)
+            if key in ("size", "bytes"):
+                return human_bytes(value)
+            if key == "path" and isinstance(value, str) and value.startswith(root + "/"):
+                return value[len(root) + 1 :]
+            if key == "partition" and isinstance(value, dict):
+                return "/".join(f"{k}={v}" for k, v in value.items()) or "-"
+            if isinstance(value, dict) and "utc" in value:
+                return value["utc"]
+            if isinstance(value, list):
+                return ", ".join(map(str, value)) or "-"
+            return value
+
+        out.table(
+            None,
+            columns,
+            ([cell(r, k) for k in keys] for r in data),
+            limit=SCREEN if len(data) > SCREEN + 5 else None,
+            total=len(data),
+        )
+        if not data:
+            out.line("(none)")
+
+    return render
+
+
+def _render_schema(data: Any, _d: Any, out: Output, _zone: Any) -> None:
+    out.line(
+        f"schema {data['id']} (ids {data['schema_ids']}); partition keys "
+        f"{data['partition_keys'] or '-'}; primary keys {data['primary_keys'] or '-'}"
+    )
+    out.table(
+        None, ["id", "name", "type"], ([f["id"], f["name"], f["type"]] for f in data["fields"])
+    )
+
+
+_RENDER: dict[View, Any] = {
+    View.summary: _render_summary,
+    View.retention: _render_retention,
+    View.snapshots: _render_snapshots,
+    View.schema: _render_schema,
+    View.files: _render_rows(
+        ["partition", "bucket", "level", "rows", "size", "created", "path"],
+        ["partition", "bucket", "level", "rows", "size", "creation_time", "path"],
+    ),
+    View.manifests: _render_rows(
+        ["list", "manifest", "size", "added", "deleted", "schema"],
+        ["list_kind", "name", "size", "added", "deleted", "schema_id"],
+    ),
+    View.partitions: _render_rows(
+        ["partition", "files", "rows", "size", "last update", "path"],
+        ["partition", "files", "rows", "bytes", "last_update", "path"],
+    ),
+    View.tags: _render_rows(
+        ["tag", "snapshot", "records", "created (local)", "expires (local)"],
+        ["name", "snapshot_id", "record_count", "create_time_local", "expire_at_local"],
+    ),
+    View.consumers: _render_rows(
+        ["consumer", "next snapshot", "modified"], ["id", "next_snapshot", "modified"]
+    ),
+    View.branches: _render_rows(
+        ["branch", "earliest", "latest", "tags", "schema"],
+        ["name", "earliest_snapshot", "latest_snapshot", "tags", "schema_id"],
+    ),
+    View.options: _render_rows(["option", "value", "source"], ["key", "value", "source"]),
+}
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inspect", epilog=EPILOG)(inspect)
+
+
+__all__ = ["instant", "register"]

@@ -1,0 +1,60 @@
+"""Engine values -> JSON-ready dicts (snake_case, ints for ids/sizes, epoch ms + UTC ISO)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from core.model import Consumer, Snapshot, Tag
+from core.timeparse import iso_utc
+
+
+def instant(ms: int | None) -> dict[str, Any] | None:
+    return None if ms is None else {"epoch_ms": ms, "utc": iso_utc(ms)}
+
+
+def snapshot_json(s: Snapshot) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "schema_id": s.schema_id,
+        "commit_kind": s.commit_kind,
+        "commit_user": s.commit_user,
+        "commit_identifier": s.commit_identifier,
+        "time": instant(s.time_millis),
+        "total_record_count": s.total_record_count,
+        "delta_record_count": s.delta_record_count,
+        "changelog_record_count": s.changelog_record_count,
+        "watermark": s.watermark,
+        "base_manifest_list": s.base_manifest_list,
+        "delta_manifest_list": s.delta_manifest_list,
+        "changelog_manifest_list": s.changelog_manifest_list,
+        "index_manifest": s.index_manifest,
+        "statistics": s.statistics,
+    }
+
+
+def tag_json(t: Tag) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "snapshot_id": t.snapshot.id,
+        "snapshot_time": instant(t.snapshot.time_millis),
+        "create_time_local": t.create_time.isoformat(sep=" ") if t.create_time else None,
+        "time_retained_ms": t.time_retained_ms,
+        "expire_at_local": t.expire_at.isoformat(sep=" ") if t.expire_at else None,
+        "record_count": t.snapshot.total_record_count,
+    }
+
+
+def consumer_json(c: Consumer) -> dict[str, Any]:
+    return {"id": c.id, "next_snapshot": c.next_snapshot, "modified": instant(c.mtime_ms)}
+
+
+def plain(value: Any) -> Any:
+    """Dataclass rows -> dicts (tuples become lists)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {k: plain(v) for k, v in asdict(value).items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,70 @@
+"""Map engine errors to one or two clear lines and an exit code; the only typer.Exit raiser."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+
+from core.errors import InvalidOptionError, PaimonError
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def debug_enabled(debug: bool) -> bool:
+    return debug or os.environ.get("PAIMON_DEBUG", "") not in ("", "0", "false")
+
+
+def report_error(kind: str, message: str, hint: str | None, *, as_json: bool) -> None:
+    if as_json:
+        payload: dict[str, object] = {"kind": kind, "message": message}
+        if hint:
+            payload["hint"] = hint
+        sys.stderr.write(json.dumps({"error": payload}) + "\n")
+        return
+    sys.stderr.write(f"Error: {message}\n")
+    if hint:
+        sys.stderr.write(f"Hint: {hint}\n")
+
+
+@contextmanager
+def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
+    """Run a command body: engine errors exit 1 with a message, never a traceback."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except PaimonError as exc:
+        if debug_enabled(debug):
+            traceback.print_exc()
+        report_error(exc.kind, exc.message, exc.hint, as_json=as_json)
+        # Impossible options are usage errors (exit 2) wherever they are detected.
+        code = EXIT_USAGE if isinstance(exc, InvalidOptionError) else EXIT_FAILURE
+        raise typer.Exit(code) from None
+    except KeyboardInterrupt:
+        report_error("interrupted", "interrupted", None, as_json=as_json)
+        raise typer.Exit(130) from None
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
+        if debug_enabled(debug):
+            traceback.print_exc()
+        report_error(
+            "internal_error",
+            f"unexpected {type(exc).__name__}: {exc}",
+            "rerun with --debug for a traceback and report it as a bug",
+            as_json=as_json,
+        )
+        raise typer.Exit(EXIT_FAILURE) from None
+
+
+def usage_error(message: str) -> typer.BadParameter:
+    return typer.BadParameter(message)

@@ -1,0 +1,36 @@
+"""Configure logging once: WARNING by default, -v INFO, -vv DEBUG, or --log-level."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+
+def configure(verbosity: int, level_name: str | None) -> None:
+    name = level_name or os.environ.get("PAIMON_LOG_LEVEL")
+    if name:
+        level = logging.getLevelName(name.upper())
+        if not isinstance(level, int):
+            level = logging.WARNING
+    else:
+        level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        if getattr(old, "_paimon_cli", False):
+            root.removeHandler(old)
+    handler: logging.Handler
+    if sys.stderr.isatty():
+        from rich.logging import RichHandler
+
+        handler = RichHandler(show_path=False, rich_tracebacks=False)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    setattr(handler, "_paimon_cli", True)  # noqa: B010 - marks our handler for reconfiguration
+    root.addHandler(handler)
+    root.setLevel(level)
+    # Storage libraries are chatty at DEBUG and may log request details: keep them quieter.
+    for noisy in ("fsspec", "s3fs", "aiobotocore", "botocore", "urllib3", "py4j"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))

@@ -1,0 +1,71 @@
+"""The `paimon` Typer app: global diagnostics options and command registration."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from core import __version__
+from paimon_cli import logs
+from paimon_cli.commands import inspect as inspect_cmd
+from paimon_cli.state import AppState
+
+app = typer.Typer(
+    name="paimon",
+    help="Fast, safe maintenance for Apache Paimon tables.\n\n"
+    "Every destructive command builds a plan first: --dry-run prints it, --json emits it, "
+    "and nothing a retained snapshot, tag, branch or consumer needs is ever deleted.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"paimon-cli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose", "-v", count=True, help="More logging on stderr (-v info, -vv debug)."
+        ),
+    ] = 0,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            envvar="PAIMON_LOG_LEVEL",
+            help="Log level name (overrides -v).",
+            show_default=False,
+        ),
+    ] = None,
+    no_color: Annotated[bool, typer.Option("--no-color", help="Disable colours.")] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", envvar="PAIMON_DEBUG", help="Show tracebacks on errors.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Fast, safe maintenance for Apache Paimon tables."""
+    logs.configure(verbose, log_level)
+    ctx.obj = AppState(verbosity=verbose, debug=debug, no_color=no_color)
+
+
+inspect_cmd.register(app)
+
+
+def main() -> None:
+    app(prog_name="paimon")

@@ -1,0 +1,97 @@
+"""Output: the only writer to stdout. Human (Rich), JSON, or quiet; diagnostics to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from enum import Enum
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+SCHEMA_VERSION = 1
+
+
+class Mode(str, Enum):
+    HUMAN = "human"
+    JSON = "json"
+    QUIET = "quiet"
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(value) < 1024 or unit == "PiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+class Output:
+    def __init__(self, mode: Mode, *, no_color: bool = False) -> None:
+        self.mode = mode
+        # Human tables show paths relative to the table being rendered.
+        self.table_root: str | None = None
+        color = None if not no_color and mode is Mode.HUMAN else False
+        # Pipes get a wide fixed width so paths are not folded into unreadable columns.
+        width = None if sys.stdout.isatty() else 160
+        self.console = Console(
+            file=sys.stdout,
+            no_color=no_color or None,
+            highlight=False,
+            force_terminal=None if color is None else False,
+            soft_wrap=False,
+            width=width,
+        )
+        self.err = Console(file=sys.stderr, no_color=no_color or None, highlight=False)
+
+    @property
+    def human(self) -> bool:
+        return self.mode is Mode.HUMAN
+
+    def json(self, document: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(document, indent=2, sort_keys=False, default=str) + "\n")
+        sys.stdout.flush()
+
+    def line(self, text: str = "", *, markup: bool = True) -> None:
+        if self.mode is Mode.HUMAN:
+            self.console.print(text, markup=markup, highlight=False)
+
+    def plain(self, text: str) -> None:
+        """Unstyled line for quiet mode and pipes."""
+        sys.stdout.write(text + "\n")
+
+    def table(
+        self,
+        title: str | None,
+        columns: Sequence[str],
+        rows: Iterable[Sequence[Any]],
+        *,
+        limit: int | None = None,
+        total: int | None = None,
+    ) -> None:
+        if self.mode is not Mode.HUMAN:
+            return
+        t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+        for col in columns:
+            t.add_column(col, overflow="fold")
+        shown = 0
+        for row in rows:
+            if limit is not None and shown >= limit:
+                break
+            t.add_row(*["-" if v is None else str(v) for v in row])
+            shown += 1
+        self.console.print(t)
+        if total is not None and limit is not None and total > shown:
+            self.console.print(f"[dim]... {total - shown} more (use --json for all)[/dim]")
+
+    def warn(self, text: str) -> None:
+        self.err.print(f"[yellow]warning:[/yellow] {text}", highlight=False)
+
+    def info(self, text: str) -> None:
+        if self.mode is Mode.HUMAN:
+            self.err.print(text, highlight=False)

@@ -1,0 +1,99 @@
+"""Shared option aliases (so every command spells them the same) and their parsers."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from core.errors import InvalidOptionError
+from core.options import parse_dynamic_options
+
+
+class Engine(str, Enum):
+    local = "local"
+    spark = "spark"
+
+
+TableArg = Annotated[
+    str,
+    typer.Argument(
+        help="Table location (/path, s3://..., oss://..., hdfs://...), DB.TABLE with "
+        "--warehouse, or a glob such as 'db.*' to handle many tables.",
+        show_default=False,
+    ),
+]
+WarehouseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--warehouse",
+        "-w",
+        envvar="PAIMON_WAREHOUSE",
+        help="Warehouse root for DB.TABLE names and globs.",
+        show_default=False,
+    ),
+]
+BranchOpt = Annotated[str, typer.Option("--branch", help="Branch to work on.")]
+FsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fs-option",
+        metavar="KEY=VALUE",
+        help="Storage setting passed to fsspec (repeatable), e.g. "
+        "endpoint_url=http://127.0.0.1:9000.",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only essential output.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")]
+ParallelismOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--parallelism",
+        min=1,
+        max=1024,
+        help="Concurrent storage operations (default: 2 x CPUs, at least 4).",
+        show_default=False,
+    ),
+]
+EngineOpt = Annotated[
+    Engine, typer.Option("--engine", help="Where heavy work runs: local threads or Spark.")
+]
+TimezoneOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timezone",
+        help="Zone for local date-times (default: this machine's).",
+        show_default=False,
+    ),
+]
+OptionsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--options",
+        metavar="K=V,...",
+        help="Dynamic table options applied before anything else, as in Paimon's procedures.",
+        show_default=False,
+    ),
+]
+
+
+def parse_fs_options(values: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values or []:
+        if "=" not in item:
+            raise typer.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--fs-option")
+        key, value = item.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parse_options_arg(text: str | None) -> dict[str, str]:
+    if not text:
+        return {}
+    try:
+        return parse_dynamic_options(text)
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--options") from None

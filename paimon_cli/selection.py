@@ -1,0 +1,106 @@
+"""Run a command body on one table or on every table a glob selects (each in isolation)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import typer
+
+from core.errors import PaimonError
+from core.fileio import FileIO
+from core.table import PaimonTable, open_table
+from core.warehouse import is_glob, resolve_tables
+from paimon_cli.errors import EXIT_FAILURE, guard, report_error
+from paimon_cli.output import SCHEMA_VERSION, Output
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class TableJob(Generic[R]):
+    command: str
+    run: Callable[[PaimonTable], R]
+    to_json: Callable[[R], dict[str, Any]]
+    render: Callable[[R, Output], None]
+    failed: Callable[[R], bool] = lambda _result: False
+
+
+@dataclass(frozen=True)
+class Selection:
+    spec: str
+    warehouse: str | None
+    branch: str
+    fs_options: dict[str, str]
+    dynamic_options: dict[str, str]
+
+
+def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"command": command, "schema_version": SCHEMA_VERSION, "table": table, **body}
+
+
+def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:
+    as_json = out.mode.value == "json"
+    fileio = FileIO(sel.fs_options)
+    if not is_glob(sel.spec):
+        with guard(as_json=as_json, debug=debug):
+            locations = resolve_tables(sel.spec, sel.warehouse, fileio)
+            table = open_table(
+                locations[0], fileio=fileio, branch=sel.branch, dynamic_options=sel.dynamic_options
+            )
+            result = job.run(table)
+            out.table_root = table.location
+            if as_json:
+                out.json(document(job.command, table.location, job.to_json(result)))
+            else:
+                job.render(result, out)
+        if job.failed(result):
+            raise typer.Exit(EXIT_FAILURE)
+        return
+    with guard(as_json=as_json, debug=debug):
+        locations = resolve_tables(sel.spec, sel.warehouse, fileio)
+    docs: list[dict[str, Any]] = []
+    failures = 0
+    for location in locations:
+        try:
+            table = open_table(
+                location, fileio=fileio, branch=sel.branch, dynamic_options=sel.dynamic_options
+            )
+            result = job.run(table)
+        except PaimonError as exc:
+            failures += 1
+            docs.append(
+                {
+                    "table": location,
+                    "status": "failed",
+                    "error": {"kind": exc.kind, "message": exc.message},
+                }
+            )
+            if not as_json:
+                report_error(exc.kind, f"{location}: {exc.message}", exc.hint, as_json=False)
+            continue
+        bad = job.failed(result)
+        failures += int(bad)
+        docs.append({"table": location, "status": "failed" if bad else "ok", **job.to_json(result)})
+        if not as_json:
+            out.table_root = table.location
+            out.line(f"[bold]== {location}[/bold]")
+            job.render(result, out)
+            out.line()
+    if as_json:
+        out.json(
+            {
+                "command": job.command,
+                "schema_version": SCHEMA_VERSION,
+                "tables": docs,
+                "summary": {"tables": len(locations), "failed": failures},
+            }
+        )
+    else:
+        out.line(f"{len(locations)} tables, {failures} failed")
+    if failures:
+        raise typer.Exit(EXIT_FAILURE)

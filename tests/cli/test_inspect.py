@@ -1,0 +1,187 @@
+"""`paimon inspect`: views, JSON documents, --check, and bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pypaimon_writer as pw
+import pytest
+
+VIEWS = [
+    "summary",
+    "snapshots",
+    "files",
+    "manifests",
+    "partitions",
+    "tags",
+    "consumers",
+    "branches",
+    "schema",
+    "options",
+    "retention",
+]
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_every_view_renders_for_people_and_machines(run, scenarios, view: str) -> None:
+    root = scenarios["tags_consumers_branches"].root
+    human = run("inspect", root, view)
+    assert human.exit_code == 0, human.stderr
+    assert human.stdout.strip()
+    doc = run.json("inspect", root, view)
+    assert doc["command"] == "inspect" and doc["schema_version"] == 1
+    assert doc["view"] == view and view in doc
+    assert doc["table"] == str(root)
+
+
+def test_summary_numbers_and_retention(run, scenarios) -> None:
+    s = scenarios["append_partitioned"]
+    doc = run.json("inspect", s.root)["summary"]
+    assert doc["snapshots"] == {"count": 6, "earliest": 1, "latest": 6}
+    assert doc["live"]["rows"] == len(s.expected[6])
+    assert doc["storage"]["bytes"] >= doc["live"]["bytes"] > 0
+    assert [t["name"] for t in doc["tags"]] == ["mid"]
+    assert [c["id"] for c in doc["consumers"]] == ["reader"]
+    retention = doc["retention"]
+    # 6 snapshots < retain-min 10: nothing can go, and the summary says why.
+    assert retention["expirable_snapshots"] == 0
+    assert retention["stopped_by"] in ("retain-min", "consumer")
+
+
+def test_files_view_at_tag_and_snapshot(run, scenarios) -> None:
+    s = scenarios["tags_consumers_branches"]
+    at_tag = run.json("inspect", s.root, "files", "--tag", "t2")["files"]
+    at_snap = run.json("inspect", s.root, "files", "--snapshot", "2")["files"]
+    assert at_tag == at_snap
+    assert {f["name"] for f in at_tag} == pw.scan_file_names(
+        s.warehouse, s.identifier, snapshot_id=2
+    )
+
+
+def test_partitions_view_sums(run, scenarios) -> None:
+    s = scenarios["append_partitioned"]
+    rows = run.json("inspect", s.root, "partitions")["partitions"]
+    assert sum(r["rows"] for r in rows) == len(s.expected[6])
+    assert all(r["path"].startswith("dt=") for r in rows)
+
+
+def test_db_table_with_warehouse_and_glob(run, scenarios) -> None:
+    s = scenarios["many_commits"]
+    doc = run.json("inspect", s.identifier, "--warehouse", s.warehouse, "snapshots")
+    assert len(doc["snapshots"]) == 30
+    result = run("inspect", "db.*", "--warehouse", s.warehouse, "--json", "--skip-storage")
+    assert result.exit_code == 0, result.stderr
+    multi = json.loads(result.stdout)
+    assert multi["summary"]["failed"] == 0
+    assert multi["summary"]["tables"] == len(scenarios)
+
+
+def test_glob_isolates_a_broken_table(run, scenarios, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    for name in ("many_commits", "path_directory"):
+        shutil.copytree(scenarios[name].root, wh / "db.db" / scenarios[name].root.name)
+    (wh / "db.db" / "many_commits" / "snapshot" / "snapshot-30").write_text("{not json")
+    result = run("inspect", "db.*", "--warehouse", wh, "--skip-storage")
+    assert result.exit_code == 1
+    assert "2 tables, 1 failed" in result.stdout
+    assert "path_directory" in result.stdout
+
+
+def test_check_names_a_deleted_data_file(run, scenarios, copy_table) -> None:
+    root = copy_table(scenarios["append_partitioned"].root)
+    assert run("inspect", root, "--check").exit_code == 0
+    victim = next(root.glob("dt=*/hr=*/bucket-0/*.parquet"))
+    files = run.json("inspect", root, "files")["files"]
+    if victim.name not in {f["name"] for f in files}:
+        victim = Path(files[0]["path"])
+    victim.unlink()
+    result = run("inspect", root, "--check")
+    assert result.exit_code == 1
+    assert victim.name in result.stdout
+    doc = json.loads(run("inspect", root, "--check", "--json").stdout)
+    assert doc["check"]["ok"] is False
+    assert victim.name in {Path(p["path"]).name for p in doc["check"]["problems"]}
+
+
+# -- bad input: one clear line on stderr, exit 1 (2 for usage), no traceback ---------------------
+def _assert_clean_error(result, code: int, phrase: str) -> None:
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert phrase in result.stderr
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+
+
+def test_missing_path(run, tmp_path: Path) -> None:
+    _assert_clean_error(run("inspect", tmp_path / "nope"), 1, "does not exist")
+
+
+def test_directory_that_is_not_a_table(run, tmp_path: Path) -> None:
+    _assert_clean_error(run("inspect", tmp_path), 1, "not a Paimon table")
+
+
+def test_corrupt_snapshot_json(run, scenarios, copy_table) -> None:
+    root = copy_table(scenarios["many_commits"].root)
+    (root / "snapshot" / "snapshot-30").write_text('{"version": 3, "id": ')
+    _assert_clean_error(run("inspect", root), 1, "snapshot-30")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
+def test_bad_manifest(run, scenarios, copy_table, damage: str) -> None:
+    root = copy_table(scenarios["many_commits"].root)
+    manifest = sorted((root / "manifest").glob("manifest-[0-9a-f]*"))[-1]
+    data = manifest.read_bytes()
+    manifest.write_bytes(
+        {"truncate": data[: len(data) // 2], "garbage": b"\x00garbage" * 50, "empty": b""}[damage]
+    )
+    result = run("inspect", root, "files")
+    files_ok = result.exit_code == 0  # the damaged manifest may not be in the latest view
+    check = run("inspect", root, "--check", "--json")
+    assert check.exit_code == 1
+    problems = json.loads(check.stdout)["check"]["problems"]
+    assert {Path(p["path"]).name for p in problems} == {manifest.name}
+    assert "unreadable" in {p["kind"] for p in problems}
+    if not files_ok:
+        _assert_clean_error(result, 1, "corrupt metadata")
+
+
+def test_missing_manifest_list(run, scenarios, copy_table) -> None:
+    root = copy_table(scenarios["many_commits"].root)
+    snap = json.loads((root / "snapshot" / "snapshot-30").read_text())
+    (root / "manifest" / snap["deltaManifestList"]).unlink()
+    _assert_clean_error(run("inspect", root, "files"), 1, "manifest list not found")
+
+
+def test_unknown_option_values(run, scenarios, copy_table) -> None:
+    root = copy_table(scenarios["many_commits"].root)
+    _assert_clean_error(run("inspect", root, "nonsense-view"), 2, "nonsense-view")
+    _assert_clean_error(run("inspect", root, "--parallelism", "0"), 2, "--parallelism")
+    _assert_clean_error(run("inspect", root, "--timezone", "Mars/Olympus"), 2, "Mars/Olympus")
+    _assert_clean_error(
+        run("inspect", root, "files", "--snapshot", "1", "--tag", "x"), 2, "not both"
+    )
+    _assert_clean_error(run("inspect", "db.t"), 2, "--warehouse")
+
+
+def test_bad_table_option_value_is_reported(run, scenarios, copy_table) -> None:
+    root = copy_table(scenarios["many_commits"].root)
+    schema_file = sorted((root / "schema").glob("schema-*"))[-1]
+    schema = json.loads(schema_file.read_text())
+    schema["options"]["snapshot.time-retained"] = "forever"
+    schema_file.write_text(json.dumps(schema))
+    doc = run.json("inspect", root)
+    assert "snapshot.time-retained" in doc["summary"]["retention_error"]
+    _assert_clean_error(run("inspect", root, "retention"), 2, "snapshot.time-retained")
+
+
+def test_json_error_goes_to_stderr(run, tmp_path: Path) -> None:
+    result = run("inspect", tmp_path / "nope", "--json")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert json.loads(result.stderr)["error"]["kind"] == "table_not_found"
+
+
+def test_debug_shows_traceback(run, tmp_path: Path) -> None:
+    result = run("--debug", "inspect", tmp_path / "nope")
+    assert result.exit_code == 1
+    assert "Traceback" in result.stderr

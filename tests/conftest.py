@@ -1,0 +1,41 @@
+"""Shared fixtures: tables written by real Paimon writers (pypaimon here, Java in shared/)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pypaimon_writer as pw
+import pytest
+from fixtures import Run
+
+
+@pytest.fixture
+def run() -> Run:
+    return Run()
+
+
+@pytest.fixture(scope="session")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pypaimon-wh")
+
+
+@pytest.fixture(scope="session")
+def scenarios(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pw.Scenario]:
+    """Every pypaimon scenario, written once per test session (read-only: copy to mutate)."""
+    built = {name: build(warehouse) for name, build in pw.BUILDERS.items()}
+    built["external_paths"] = pw.external_paths(warehouse, tmp_path_factory.mktemp("ext"))
+    return built
+
+
+@pytest.fixture
+def copy_table(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
+    """Copy a table into this test's warehouse (same db/table names); returns the new root."""
+
+    def copy(root: Path) -> Path:
+        dest = tmp_path / "wh" / root.parent.name / root.name
+        shutil.copytree(root, dest, symlinks=True)
+        return dest
+
+    yield copy
