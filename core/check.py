@@ -10,6 +10,7 @@ from core.errors import CorruptMetadataError, MissingFileError
 from core.executors.base import Executor
 from core.model import Snapshot
 from core.progress import NullProgress, Progress
+from core.references import changelog_root_lists, collect_references
 from core.scan import LiveSet, ManifestCache, full_live_set, next_live_set
 from core.table import PaimonTable
 
@@ -64,47 +65,15 @@ def _collect_root(
     live: LiveSet | None,
     ref: str,
     col: _Collector,
-    cache: ManifestCache,
+    *,
+    lists: tuple[str, ...] | None = None,
 ) -> None:
-    paths = table.paths
-    sizes = {
-        snap.base_manifest_list: snap.raw.get("baseManifestListSize"),
-        snap.delta_manifest_list: snap.raw.get("deltaManifestListSize"),
-        snap.changelog_manifest_list: snap.raw.get("changelogManifestListSize"),
-    }
-    for name in snap.manifest_lists:
-        col.want(paths.manifest_path(name), sizes.get(name), "manifest-list", ref)
-        try:
-            for meta in table.manifest_list(name):
-                col.want(paths.manifest_path(meta.file_name), meta.file_size, "manifest", ref)
-        except (MissingFileError, CorruptMetadataError) as exc:
-            col.unreadable(paths.manifest_path(name), "manifest-list", ref, exc.message)
-    if live is not None:
-        for entry in live.values():
-            f = entry.file
-            col.want(paths.data_file_path(entry), f.file_size, "data", ref)
-            for extra in paths.extra_file_paths(entry.partition, entry.bucket, f):
-                col.want(extra, None, "extra", ref)
-    if snap.changelog_manifest_list:
-        try:
-            for entry in table.changelog_files(snap):
-                if entry.kind == 0:
-                    col.want(paths.data_file_path(entry), entry.file.file_size, "changelog", ref)
-        except (MissingFileError, CorruptMetadataError) as exc:
-            col.unreadable(
-                paths.manifest_path(snap.changelog_manifest_list), "manifest", ref, exc.message
-            )
-    if snap.index_manifest:
-        col.want(paths.manifest_path(snap.index_manifest), None, "index-manifest", ref)
-        try:
-            for ie in table.index_manifest(snap.index_manifest):
-                col.want(paths.index_file_path(ie), ie.file_size, "index", ref)
-        except (MissingFileError, CorruptMetadataError) as exc:
-            col.unreadable(
-                paths.manifest_path(snap.index_manifest), "index-manifest", ref, exc.message
-            )
-    if snap.statistics:
-        col.want(paths.statistics_path(snap.statistics), None, "statistics", ref)
+    try:
+        collect_references(
+            table, snap, live, lambda p, size, role: col.want(p, size, role, ref), lists=lists
+        )
+    except (MissingFileError, CorruptMetadataError) as exc:
+        col.unreadable(_error_path(exc, table), "metadata", ref, exc.message)
 
 
 def _error_path(exc: MissingFileError | CorruptMetadataError, table: PaimonTable) -> str:
@@ -134,7 +103,7 @@ def check_table(
             except (MissingFileError, CorruptMetadataError) as exc:
                 col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
                 previous = None
-            _collect_root(view, snap, live, ref, col, cache)
+            _collect_root(view, snap, live, ref, col)
             roots += 1
             progress.advance()
         progress.finish()
@@ -145,10 +114,12 @@ def check_table(
             except (MissingFileError, CorruptMetadataError) as exc:
                 col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
                 live = None
-            _collect_root(view, tag.snapshot, live, ref, col, cache)
+            _collect_root(view, tag.snapshot, live, ref, col)
             roots += 1
         for cl in view.changelogs.snapshots():
-            _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, cache)
+            _collect_root(
+                view, cl, None, f"{prefix}changelog {cl.id}", col, lists=changelog_root_lists(cl)
+            )
             roots += 1
     items = sorted(col.expected.items())
     progress.start("checking files", len(items))

@@ -57,7 +57,10 @@ def expire_config(
             hint="Paimon loses changelogs of kept snapshots with retain-min 0 (refused, D3)",
         )
     if rmax < rmin:
-        raise InvalidOptionError(f"retain-max ({rmax}) must not be less than retain-min ({rmin})")
+        raise InvalidOptionError(
+            f"retain-max ({rmax}) must not be less than retain-min ({rmin})",
+            hint=f"give --retain-min too (1..{rmax}); Paimon refuses this combination as well",
+        )
     if limit < 1:
         raise InvalidOptionError(f"max-deletes must be at least 1, got {limit}")
 

@@ -7,6 +7,18 @@ import os
 import sys
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is at emit time (it may be swapped, e.g. in tests)."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def configure(verbosity: int, level_name: str | None) -> None:
     name = level_name or os.environ.get("PAIMON_LOG_LEVEL")
     if name:
@@ -26,7 +38,7 @@ def configure(verbosity: int, level_name: str | None) -> None:
         handler = RichHandler(show_path=False, rich_tracebacks=False)
         handler.setFormatter(logging.Formatter("%(message)s"))
     else:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     setattr(handler, "_paimon_cli", True)  # noqa: B010 - marks our handler for reconfiguration
     root.addHandler(handler)

@@ -1,0 +1,221 @@
+"""apply(plan): re-check, lock paths, journal, run phases in order, report (STYLE §3, D2)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from core.errors import SafetyRefusalError, StorageError
+from core.executors.base import Executor
+from core.fileio import parent
+from core.journal import Journal, remove_journal, unfinished_journals, write_journal
+from core.plans import FileAction, Phase, Plan
+from core.progress import NullProgress, Progress
+from core.report import ExecutionReport, PhaseReport
+from core.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+# For each command: (module, function) that re-checks a journal's plan against the table
+# now and returns the plan with every newly protected action removed.
+_RESUMERS: dict[str, tuple[str, str]] = {
+    "expire-snapshots": ("core.expire_snapshots", "filter_for_resume"),
+}
+
+Recheck = Callable[[PaimonTable, Plan], Plan]
+
+
+def lock_paths(table: PaimonTable, plan: Plan) -> None:
+    """Second lock: every action must stay inside the table root or declared external roots."""
+    for phase in plan.phases:
+        for action in phase.actions:
+            if not table.paths.is_inside_table(action.path):
+                raise SafetyRefusalError(
+                    f"refusing to touch {action.path}: outside the table root and its "
+                    "declared external paths"
+                )
+
+
+def _run_action(table: PaimonTable, action: FileAction) -> tuple[str, int]:
+    """Returns (outcome, bytes); outcome is done | absent | skipped."""
+    fileio = table.fileio
+    if action.op == "delete":
+        return ("done", action.size or 0) if fileio.delete(action.path) else ("absent", 0)
+    if action.op == "write":
+        fileio.write_bytes(action.path, (action.content or "").encode("utf-8"))
+        return "done", 0
+    if not fileio.exists(action.path):
+        return "absent", 0
+    return ("done", 0) if fileio.delete_empty_dir(action.path) else ("skipped", 0)
+
+
+def _run_phase(
+    table: PaimonTable, phase: Phase, executor: Executor, progress: Progress
+) -> PhaseReport:
+    report = PhaseReport(phase.name)
+    start = time.monotonic()
+    progress.start(phase.name, len(phase.actions))
+
+    def one(action: FileAction) -> tuple[FileAction, str, int, str | None]:
+        try:
+            outcome, size = _run_action(table, action)
+            return action, outcome, size, None
+        except StorageError as exc:
+            return action, "failed", 0, exc.message
+        finally:
+            progress.advance()
+
+    if phase.sequential:
+        results = []
+        for action in phase.actions:
+            results.append(one(action))
+            if results[-1][3] is not None:
+                break  # strict order: never skip ahead of a failed step
+    else:
+        results = executor.map(one, phase.actions)
+    for action, outcome, size, error in results:
+        if error is not None:
+            report.failures.append((action.path, error))
+        elif outcome == "done":
+            report.done += 1
+            report.bytes += size
+        elif outcome == "absent":
+            report.already_absent += 1
+        else:
+            report.skipped += 1
+    progress.finish()
+    report.seconds = time.monotonic() - start
+    logger.info(
+        "%s: %d done, %d already absent, %d failed in %.2fs",
+        phase.name,
+        report.done,
+        report.already_absent,
+        len(report.failures),
+        report.seconds,
+    )
+    return report
+
+
+def run_plan(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    executor: Executor,
+    progress: Progress,
+    journal_path: str | None,
+    report: ExecutionReport,
+) -> None:
+    """Run the phases; the journal stays if anything failed (the next run finishes it)."""
+    for phase in plan.phases:
+        if not phase.actions:
+            continue
+        phase_report = _run_phase(table, phase, executor, progress)
+        report.phases.append(phase_report)
+        if phase_report.failures:
+            return  # a phase is a barrier: never start the next one after a failure
+    if journal_path is not None:
+        try:
+            remove_journal(table.fileio, journal_path)
+            directory = parent(journal_path)
+            table.fileio.delete_empty_dir(directory)
+            table.fileio.delete_empty_dir(parent(directory))
+        except StorageError as exc:
+            # All work is done; a leftover journal is only re-finished (a no-op) next time.
+            report.notes.append(f"could not remove journal {journal_path}: {exc.message}")
+
+
+def finish_journals(
+    table: PaimonTable,
+    *,
+    executor: Executor,
+    progress: Progress | None = None,
+    report: ExecutionReport,
+) -> None:
+    """Complete journals left by interrupted runs, after re-checking each against the table."""
+    progress = progress or NullProgress()
+    for journal in unfinished_journals(table.fileio, table.location):
+        finish_journal(table, journal, executor=executor, progress=progress, report=report)
+
+
+def finish_journal(
+    table: PaimonTable,
+    journal: Journal,
+    *,
+    executor: Executor,
+    progress: Progress,
+    report: ExecutionReport,
+) -> None:
+    plan = journal.plan
+    resumer = _RESUMERS.get(plan.command)
+    if resumer is None:
+        raise SafetyRefusalError(
+            f"unfinished journal {journal.path} is from an unknown command "
+            f"{plan.command!r}; refusing to guess"
+        )
+    view = table if plan.branch == table.branch else table.for_branch(plan.branch)
+    recheck: Recheck = getattr(importlib.import_module(resumer[0]), resumer[1])
+    checked = recheck(view, plan)
+    lock_paths(view, checked)
+    dropped = _count(plan) - _count(checked)
+    logger.warning("finishing unfinished %s run from journal %s", plan.command, journal.path)
+    report.resumed_journals.append(journal.path)
+    if dropped:
+        report.notes.append(
+            f"journal {journal.path}: {dropped} actions dropped because the "
+            "table changed since (newly protected)"
+        )
+    run_plan(
+        view,
+        checked,
+        executor=executor,
+        progress=progress,
+        journal_path=journal.path,
+        report=report,
+    )
+
+
+def _count(plan: Plan) -> int:
+    return sum(len(p.actions) for p in plan.phases)
+
+
+def apply(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    recheck: Recheck,
+    executor: Executor,
+    progress: Progress | None = None,
+    report: ExecutionReport | None = None,
+) -> ExecutionReport:
+    """Apply a fresh plan: re-check (StalePlanError if stale), lock paths, journal, run."""
+    progress = progress or NullProgress()
+    report = report or ExecutionReport()
+    start = time.monotonic()
+    plan = recheck(table, plan)
+    lock_paths(table, plan)
+    if not plan.empty:
+        journal_path = write_journal(table.fileio, table.location, plan)
+        run_plan(
+            table,
+            plan,
+            executor=executor,
+            progress=progress,
+            journal_path=journal_path,
+            report=report,
+        )
+    report.seconds += time.monotonic() - start
+    return report
+
+
+def without_paths(plan: Plan, protected: set[str]) -> Plan:
+    """The plan minus every delete of a protected path."""
+    phases = tuple(
+        replace(
+            p, actions=tuple(a for a in p.actions if not (a.op == "delete" and a.path in protected))
+        )
+        for p in plan.phases
+    )
+    return replace(plan, phases=phases)

@@ -1,0 +1,171 @@
+"""Plan value types shared by every destructive command; lossless to/from JSON.
+
+A plan is what will change and why, in phases applied in order (a phase is a barrier),
+plus requirements re-checked right before acting (STYLE §3, DECISIONS D2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from core.errors import CorruptMetadataError
+
+PLAN_FORMAT = 1
+
+Op = Literal["delete", "write", "rmdir"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileAction:
+    op: Op
+    path: str
+    kind: str  # snapshot, manifest-list, manifest, index-manifest, data, extra, changelog, ...
+    size: int | None = None
+    reason: str = ""
+    content: str | None = None  # for op == "write"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "op": self.op,
+            "path": self.path,
+            "kind": self.kind,
+            "size": self.size,
+            "reason": self.reason,
+        }
+        if self.content is not None:
+            out["content"] = self.content
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FileAction:
+        op = data["op"]
+        if op not in ("delete", "write", "rmdir"):
+            raise ValueError(f"unknown op {op!r}")
+        return cls(
+            op,
+            str(data["path"]),
+            str(data["kind"]),
+            data.get("size"),
+            str(data.get("reason", "")),
+            data.get("content"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    name: str
+    actions: tuple[FileAction, ...]
+    sequential: bool = False  # snapshot files go strictly in ascending order
+
+    @property
+    def bytes(self) -> int:
+        return sum(a.size or 0 for a in self.actions if a.op == "delete")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "sequential": self.sequential,
+            "files": len(self.actions),
+            "bytes": self.bytes,
+            "actions": [a.to_json() for a in self.actions],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Phase:
+        return cls(
+            str(data["name"]),
+            tuple(FileAction.from_json(a) for a in data["actions"]),
+            bool(data.get("sequential", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Requirements:
+    """Facts the plan was built on; apply() re-reads the table and compares."""
+
+    latest_snapshot: int | None
+    expire_end: int | None  # snapshots below this id are expired by the plan
+    tags: Mapping[str, int]  # "<branch>/<tag>" -> snapshot id, every branch
+    branches: tuple[str, ...]
+    consumers_min_next: int | None  # None when consumers do not bound the plan
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "latest_snapshot": self.latest_snapshot,
+            "expire_end": self.expire_end,
+            "tags": dict(sorted(self.tags.items())),
+            "branches": list(self.branches),
+            "consumers_min_next": self.consumers_min_next,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Requirements:
+        return cls(
+            data.get("latest_snapshot"),
+            data.get("expire_end"),
+            {str(k): int(v) for k, v in (data.get("tags") or {}).items()},
+            tuple(data.get("branches") or ()),
+            data.get("consumers_min_next"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    command: str
+    table: str
+    branch: str
+    created_ms: int
+    phases: tuple[Phase, ...]
+    requirements: Requirements
+    details: Mapping[str, Any] = field(default_factory=dict)  # command-specific, JSON-ready
+
+    @property
+    def empty(self) -> bool:
+        return not any(p.actions for p in self.phases)
+
+    def totals(self) -> dict[str, Any]:
+        by_kind: dict[str, dict[str, int]] = {}
+        for phase in self.phases:
+            for a in phase.actions:
+                if a.op != "delete":
+                    continue
+                slot = by_kind.setdefault(a.kind, {"files": 0, "bytes": 0})
+                slot["files"] += 1
+                slot["bytes"] += a.size or 0
+        return {
+            "files": sum(v["files"] for v in by_kind.values()),
+            "bytes": sum(v["bytes"] for v in by_kind.values()),
+            "by_kind": dict(sorted(by_kind.items())),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FORMAT,
+            "command": self.command,
+            "table": self.table,
+            "branch": self.branch,
+            "created_ms": self.created_ms,
+            "details": dict(self.details),
+            "requirements": self.requirements.to_json(),
+            "totals": self.totals(),
+            "phases": [p.to_json() for p in self.phases],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, source: str = "plan") -> Plan:
+        try:
+            if data.get("format") != PLAN_FORMAT:
+                raise ValueError(f"unsupported plan format {data.get('format')!r}")
+            return cls(
+                str(data["command"]),
+                str(data["table"]),
+                str(data["branch"]),
+                int(data["created_ms"]),
+                tuple(Phase.from_json(p) for p in data["phases"]),
+                Requirements.from_json(data["requirements"]),
+                dict(data.get("details") or {}),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptMetadataError(source, f"not a paimon-cli plan ({exc})") from exc

@@ -1,0 +1,287 @@
+"""paimon expire-snapshots: Paimon's snapshot expiry, pointers first, with a readable plan."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from core.apply import apply, finish_journals
+from core.clock import SystemClock
+from core.errors import CorruptMetadataError, InvalidOptionError, StalePlanError
+from core.executors.local import LocalExecutor
+from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.journal import unfinished_journals
+from core.options import INT_MAX
+from core.plans import Plan
+from core.report import ExecutionReport
+from core.table import PaimonTable
+from core.timeparse import format_instant, parse_instant, resolve_zone
+from paimon_cli.output import Mode, Output
+from paimon_cli.params import (
+    BranchOpt,
+    DryRunOpt,
+    FsOpt,
+    JsonOpt,
+    OptionsOpt,
+    ParallelismOpt,
+    QuietOpt,
+    TableArg,
+    TimezoneOpt,
+    WarehouseOpt,
+    parse_fs_options,
+    parse_options_arg,
+)
+from paimon_cli.progress import progress_for
+from paimon_cli.render import render_plan, render_report
+from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.state import state_of
+
+EPILOG = """Examples:
+
+  paimon expire-snapshots s3://lake/wh/db.db/orders --retain-max 5
+
+  paimon expire-snapshots /wh/db.db/orders --older-than '7 d' --retain-min 3 --dry-run
+
+  paimon expire-snapshots 'db.*' --warehouse s3://lake/wh --json
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan: Plan
+    report: ExecutionReport | None
+    pending_journals: int
+
+
+def expire_snapshots(
+    ctx: typer.Context,
+    table: TableArg,
+    retain_min: Annotated[
+        int | None,
+        typer.Option(
+            "--retain-min",
+            help="Newest snapshots always kept (default: table option "
+            "snapshot.num-retained.min, else 10). Must be at least 1.",
+            show_default=False,
+        ),
+    ] = None,
+    retain_max: Annotated[
+        int | None,
+        typer.Option(
+            "--retain-max",
+            help="Snapshots beyond this count expire whatever their age (default: "
+            "table option snapshot.num-retained.max, else unlimited).",
+            show_default=False,
+        ),
+    ] = None,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than",
+            help="Expire a snapshot once its successor is older than this: a "
+            "duration (90m, 7 d), epoch millis, ISO-8601, or 'YYYY-MM-DD HH:MM:SS' in local time "
+            "(default: now minus table option snapshot.time-retained, else 1 h).",
+            show_default=False,
+        ),
+    ] = None,
+    max_deletes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-deletes",
+            help="At most this many snapshot ids per run (default: table option "
+            "snapshot.expire.limit, else 50).",
+            show_default=False,
+        ),
+    ] = None,
+    options: OptionsOpt = None,
+    plan_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            help="Apply a plan saved from --dry-run --json (re-checked first).",
+            show_default=False,
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    parallelism: ParallelismOpt = None,
+    timezone: TimezoneOpt = None,
+) -> None:
+    """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
+    state = state_of(ctx)
+    for name, value in (
+        ("--retain-min", retain_min),
+        ("--retain-max", retain_max),
+        ("--max-deletes", max_deletes),
+    ):
+        if value is not None and value < 1:
+            raise typer.BadParameter(
+                f"must be at least 1, got {value}"
+                + (
+                    " (retain-min 0 loses the changelogs of kept snapshots in Paimon; refused)"
+                    if name == "--retain-min"
+                    else ""
+                ),
+                param_hint=name,
+            )
+    if retain_min is not None and retain_max is not None and retain_min > retain_max:
+        raise typer.BadParameter(
+            f"--retain-min ({retain_min}) is greater than --retain-max ({retain_max})"
+        )
+    try:
+        zone = resolve_zone(timezone)
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--timezone") from None
+    now = SystemClock().now_ms()
+    older_than_ms = None
+    if older_than is not None:
+        try:
+            older_than_ms = parse_instant(older_than, now_ms=now, zone=zone)
+        except InvalidOptionError as exc:
+            raise typer.BadParameter(exc.message, param_hint="--older-than") from None
+    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
+    out = Output(mode, no_color=state.no_color)
+    flags = ExpireFlags(retain_min, retain_max, older_than_ms, max_deletes)
+    saved = _load_plan(plan_file) if plan_file else None
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
+    )
+    executor = LocalExecutor(parallelism)
+
+    def run(t: PaimonTable) -> Outcome:
+        progress = progress_for(out)
+        if dry_run:
+            pending = len(unfinished_journals(t.fileio, t.location))
+            plan = saved or plan_expire_snapshots(
+                t, flags, now_ms=now, executor=executor, progress=progress
+            )
+            return Outcome(plan, None, pending)
+        report = ExecutionReport()
+        finish_journals(t, executor=executor, progress=progress, report=report)
+        plan = saved or plan_expire_snapshots(
+            t, flags, now_ms=now, executor=executor, progress=progress
+        )
+        try:
+            apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
+        except StalePlanError:
+            if saved is not None:
+                raise
+            # The table moved between planning and acting: plan once more, then act or refuse.
+            plan = plan_expire_snapshots(
+                t, flags, now_ms=SystemClock().now_ms(), executor=executor, progress=progress
+            )
+            report.notes.append("re-planned once: the table changed while planning")
+            apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
+        return Outcome(plan, report, 0)
+
+    job = TableJob(
+        "expire-snapshots",
+        run,
+        lambda o: {
+            "dry_run": dry_run,
+            "plan": o.plan.to_json(),
+            "report": o.report.to_json() if o.report else None,
+            "unfinished_journals": o.pending_journals,
+        },
+        lambda o, output: _render(o, output, zone, dry_run),
+        failed=lambda o: o.report is not None and o.report.failed,
+    )
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
+
+
+def _load_plan(path: Path) -> Plan:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise typer.BadParameter(f"cannot read plan: {exc}", param_hint="--plan") from None
+    if isinstance(data, dict) and "plan" in data:
+        data = data["plan"]
+    try:
+        plan = Plan.from_json(data, source=str(path))
+    except CorruptMetadataError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--plan") from None
+    if plan.command != "expire-snapshots":
+        raise typer.BadParameter(f"plan is for {plan.command}", param_hint="--plan")
+    return plan
+
+
+def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
+    d = o.plan.details
+    if out.mode is Mode.QUIET:
+        if dry_run:
+            for phase in o.plan.phases:
+                for action in phase.actions:
+                    if action.op == "delete":
+                        out.plain(action.path)
+        return
+    cfg = d.get("config", {})
+    title = "expire-snapshots" + (" (dry run)" if dry_run else "")
+    out.line(
+        f"[bold]{title}[/bold] {o.plan.table}"
+        + (f" (branch {o.plan.branch})" if o.plan.branch != "main" else "")
+    )
+    if cfg:
+        rmax = cfg["retain_max"]["value"]
+        out.line(
+            f"  retain-min {cfg['retain_min']['value']} ({cfg['retain_min']['source']}), "
+            f"retain-max {'unlimited' if rmax >= INT_MAX else rmax} "
+            f"({cfg['retain_max']['source']}), max-deletes {cfg['max_deletes']['value']} "
+            f"({cfg['max_deletes']['source']})"
+        )
+        out.line(
+            f"  older than {format_instant(cfg['older_than_ms'], zone)} "
+            f"(time-retained {cfg['time_retained_ms']['value'] // 1000} s, "
+            f"{cfg['time_retained_ms']['source']})"
+        )
+    earliest, latest = d.get("earliest_snapshot"), d.get("latest_snapshot")
+    if earliest is None:
+        out.line("  the table has no snapshots: nothing to do")
+    else:
+        snaps = d.get("snapshots") or []
+        span = f"{snaps[0]}..{snaps[-1]}" if snaps else "none"
+        out.line(
+            f"  snapshots {earliest}..{latest}: expiring {span} ({len(snaps)}); "
+            f"stopped by {d['stopped_by']}: {d['stop_detail']}"
+        )
+    if d.get("stale_consumers"):
+        out.line(
+            f"  stale consumers (past consumer.expiration-time, not blocking): "
+            f"{', '.join(d['stale_consumers'])}"
+        )
+    if d.get("kept_by_tag"):
+        tags: dict[str, int] = {}
+        for k in d["kept_by_tag"]:
+            tags[k["tag"]] = tags.get(k["tag"], 0) + 1
+        out.line(
+            "  kept because of tags: "
+            + ", ".join(f"{t} ({n} files)" for t, n in sorted(tags.items()))
+        )
+    if d.get("kept_for_changelog"):
+        out.line(f"  kept for the decoupled changelog: {d['kept_for_changelog']} files")
+    if o.pending_journals:
+        out.line(
+            f"  [yellow]{o.pending_journals} unfinished run(s) found: a real run finishes "
+            "them first[/yellow]"
+        )
+    render_plan(o.plan, out, show_actions=dry_run)
+    for note in d.get("notes") or []:
+        out.line(f"  note: {note}")
+    if o.report is not None:
+        render_report(o.report, out)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("expire-snapshots", epilog=EPILOG)(expire_snapshots)

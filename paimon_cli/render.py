@@ -1,0 +1,72 @@
+"""Human rendering of plans and execution reports, shared by destructive commands."""
+
+from __future__ import annotations
+
+from core.plans import Plan
+from core.report import ExecutionReport
+from paimon_cli.output import Output, human_bytes
+
+SCREEN = 40
+
+
+def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
+    totals = plan.totals()
+    if plan.empty:
+        out.line("  nothing to do")
+        return
+    rows = [(kind, v["files"], human_bytes(v["bytes"])) for kind, v in totals["by_kind"].items()]
+    rows.append(("total", totals["files"], human_bytes(totals["bytes"])))
+    out.table(None, ["kind", "files", "bytes"], rows)
+    if not show_actions:
+        return
+    actions = [(p.name, a) for p in plan.phases for a in p.actions]
+    root = plan.table + "/"
+    out.table(
+        None,
+        ["phase", "op", "kind", "size", "path"],
+        (
+            [
+                phase,
+                a.op,
+                a.kind,
+                human_bytes(a.size) if a.size is not None else "-",
+                a.path[len(root) :] if a.path.startswith(root) else a.path,
+            ]
+            for phase, a in actions
+        ),
+        limit=SCREEN,
+        total=len(actions),
+    )
+
+
+def render_report(report: ExecutionReport, out: Output) -> None:
+    for journal in report.resumed_journals:
+        out.line(f"  finished an interrupted run first (journal {journal})")
+    for note in report.notes:
+        out.line(f"  note: {note}")
+    if report.phases:
+        out.table(
+            None,
+            ["phase", "done", "already absent", "skipped", "failed", "bytes", "seconds"],
+            (
+                [
+                    p.name,
+                    p.done,
+                    p.already_absent,
+                    p.skipped,
+                    len(p.failures),
+                    human_bytes(p.bytes),
+                    f"{p.seconds:.2f}",
+                ]
+                for p in report.phases
+            ),
+        )
+    for phase in report.phases:
+        for path, error in phase.failures:
+            out.line(f"  [red]failed[/red] {path}: {error}", markup=True)
+    status = (
+        "[red]partial[/red]: the journal stays and the next run finishes it"
+        if report.failed
+        else "[green]done[/green]"
+    )
+    out.line(f"  {status} in {report.seconds:.2f}s")

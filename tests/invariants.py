@@ -1,0 +1,99 @@
+"""Invariants checked after destructive tests (STYLE §9): not counts, but truths."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pypaimon_writer as pw
+
+from core.check import check_table
+from core.errors import StorageError
+from core.executors.local import LocalExecutor
+from core.fileio import FileIO
+from core.references import collect_references
+from core.scan import ManifestCache, full_live_set
+from core.table import PaimonTable, open_table
+
+
+def tree_state(*roots: Path) -> dict[str, tuple[int, int]]:
+    """Every file under the roots with size and mtime (ns): a dry run must not change it."""
+    out = {}
+    for root in roots:
+        for dirpath, _dirs, files in os.walk(root):
+            for name in files:
+                st = os.lstat(os.path.join(dirpath, name))
+                out[os.path.join(dirpath, name)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def files_under(root: Path) -> set[str]:
+    return {p for p in tree_state(root) if "/.paimon-cli/" not in p}
+
+
+def assert_no_dangling_references(root: Path) -> None:
+    """Every snapshot, tag and changelog present references only files that exist."""
+    with LocalExecutor(4) as ex:
+        report = check_table(open_table(str(root)), executor=ex)
+    assert report.problems == (), report.problems[:5]
+
+
+def assert_rows_intact(warehouse: Path, scenario: pw.Scenario) -> None:
+    """Every snapshot still present and every tag reads back in pypaimon as before."""
+    root = pw.table_root(warehouse, scenario.identifier)
+    table = open_table(str(root))
+    for sid in table.snapshots.ids():
+        if sid in scenario.expected:
+            got = pw.read_rows(warehouse, scenario.identifier, snapshot_id=sid)
+            assert got == pw.sort_rows(scenario.expected[sid]), f"snapshot {sid}"
+    present = set(table.tags.names())
+    for tag in scenario.tags:
+        if tag in scenario.tag_snapshots and tag in present:
+            got = pw.read_rows(warehouse, scenario.identifier, tag=tag)
+            assert got == pw.sort_rows(scenario.expected[scenario.tag_snapshots[tag]]), tag
+
+
+def referenced_paths(table: PaimonTable, snapshots: Iterable[Any]) -> set[str]:
+    """All files the given snapshot-shaped roots reference (oracle for expected deletions)."""
+    out: set[str] = set()
+    with LocalExecutor(2) as ex:
+        cache = ManifestCache(table, ex)
+        for snap in snapshots:
+            live = full_live_set(table, snap, cache)
+            collect_references(table, snap, live, lambda p, _s, _r: out.add(p))
+    return out
+
+
+class Crash(BaseException):
+    """Simulated process death: not an error the tool may catch."""
+
+
+class CrashingFileIO(FileIO):
+    """Dies on the Nth mutating storage operation (write or delete)."""
+
+    def __init__(self, fail_at: int, *, crash: bool = True) -> None:
+        super().__init__()
+        self.fail_at = fail_at
+        self.crash = crash
+        self.count = 0
+
+    def _tick(self, path: str) -> None:
+        self.count += 1
+        if self.count == self.fail_at:
+            if self.crash:
+                raise Crash(path)
+            raise StorageError(f"injected failure on {path}")
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        self._tick(path)
+        super().write_bytes(path, data)
+
+    def delete(self, path: str) -> bool:
+        self._tick(path)
+        return super().delete(path)
+
+    def delete_empty_dir(self, path: str) -> bool:
+        self._tick(path)
+        return super().delete_empty_dir(path)
