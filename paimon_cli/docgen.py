@@ -44,28 +44,38 @@ WIDTH = 80
 
 EXIT_STATUS = (
     ("0", "Success, including dry runs and runs with nothing to do."),
-    ("1", "Failure, or partial failure: some work was done and some failed; with "
-          '--json the report still goes to stdout with "status": "partial".'),
+    (
+        "1",
+        "Failure, or partial failure: some work was done and some failed; with "
+        '--json the report still goes to stdout with "status": "partial".',
+    ),
     ("2", "Usage error: an unknown option, a bad value or conflicting options."),
 )
 
 ENVIRONMENT = (
     ("PAIMON_WAREHOUSE", "Warehouse root for DB.TABLE names and globs (--warehouse)."),
-    ("PAIMON_LOG_LEVEL", "Log level name such as DEBUG or INFO (--log-level); "
-                         "overrides -v."),
+    ("PAIMON_LOG_LEVEL", "Log level name such as DEBUG or INFO (--log-level); overrides -v."),
     ("PAIMON_DEBUG", "Set to 1 to show tracebacks on errors (--debug)."),
     ("NO_COLOR", "When set, human output has no colours (--no-color)."),
     ("FORCE_COLOR", "When set, human output is coloured even when not on a terminal."),
-    ("AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN",
-     "Credentials for s3:// tables, read by s3fs through botocore."),
-    ("AWS_PROFILE, AWS_REGION, AWS_DEFAULT_REGION, AWS_ENDPOINT_URL",
-     "Profile, region and endpoint (for example MinIO) for s3:// tables."),
+    (
+        "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN",
+        "Credentials for s3:// tables, read by s3fs through botocore.",
+    ),
+    (
+        "AWS_PROFILE, AWS_REGION, AWS_DEFAULT_REGION, AWS_ENDPOINT_URL",
+        "Profile, region and endpoint (for example MinIO) for s3:// tables.",
+    ),
     ("GOOGLE_APPLICATION_CREDENTIALS", "Service account key file for gs:// tables (gcsfs)."),
-    ("AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_ACCOUNT_NAME, "
-     "AZURE_STORAGE_ACCOUNT_KEY", "Account and credentials for abfs:// and az:// tables "
-                                  "(adlfs)."),
-    ("FSSPEC_<PROTOCOL>_<OPTION>", "Any fsspec storage option, for example "
-                                   "FSSPEC_S3_ENDPOINT_URL; --fs-option takes precedence."),
+    (
+        "AZURE_STORAGE_CONNECTION_STRING, AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY",
+        "Account and credentials for abfs:// and az:// tables (adlfs).",
+    ),
+    (
+        "FSSPEC_<PROTOCOL>_<OPTION>",
+        "Any fsspec storage option, for example "
+        "FSSPEC_S3_ENDPOINT_URL; --fs-option takes precedence.",
+    ),
 )
 
 
@@ -129,8 +139,9 @@ def iter_pages(page: Page) -> Iterator[Page]:
 def roff(text: str) -> str:
     """Escape text for roff: backslashes, hyphens, and control characters at line start."""
     text = text.replace("\\", "\\e").replace("-", "\\-")
-    return "\n".join("\\&" + line if line.startswith((".", "'")) else line
-                     for line in text.split("\n"))
+    return "\n".join(
+        "\\&" + line if line.startswith((".", "'")) else line for line in text.split("\n")
+    )
 
 
 def _bold(text: str) -> str:
@@ -138,7 +149,9 @@ def _bold(text: str) -> str:
 
 
 def _italic(text: str) -> str:
-    return f"\\fI{roff(text)}\\fR"
+    # `\:` lets a long list of choices (a|b|c) break after a bar.
+    breakable = roff(text).replace("|", "|\\:")
+    return f"\\fI{breakable}\\fR"
 
 
 def _help_text(command: _click.Command) -> str:
@@ -191,22 +204,24 @@ def _page_examples(page: Page) -> list[str]:
     return [ex[0] for child in page.children if (ex := _page_examples(child))]
 
 
+def _name_roff(param: _click.Parameter, name: str) -> str:
+    """A help record's name column: option names in bold, the value's metavar in italics."""
+    if param.param_type_name == "argument":
+        arg, _, kind = name.partition(" ")
+        return _bold(arg) + (f" {_italic(kind)}" if kind else "")
+    groups: list[str] = []
+    for group in name.split(" / "):  # a flag and its secondary (--x / --no-x)
+        *opts, last = group.split(", ")
+        last, _, metavar = last.partition(" ")
+        text = ", ".join(_bold(opt) for opt in [*opts, last])
+        groups.append(f"{text} {_italic(metavar)}" if metavar else text)
+    return " / ".join(groups)
+
+
 def _help_record_roff(param: _click.Parameter, record: tuple[str, str]) -> str:
     name, help_text = record
-    words = name.split(" ")
-    rendered: list[str] = []
-    for i, word in enumerate(words):
-        if word == "/":
-            rendered.append(word)
-        elif word.startswith("-"):
-            comma = "," if word.endswith(",") else ""
-            rendered.append(_bold(word.rstrip(",")) + comma)
-        elif param.param_type_name == "argument" and i == 0:
-            rendered.append(_bold(word))
-        else:
-            rendered.append(_italic(word))
-    body = roff(" ".join(help_text.split())) if help_text.strip() else ""
-    return ".TP\n" + " ".join(rendered) + ("\n" + body if body else "")
+    body = roff(" ".join(help_text.split()))
+    return f".TP\n{_name_roff(param, name)}" + (f"\n{body}" if body else "")
 
 
 def _is_help_option(param: _click.Parameter, ctx: typer.Context) -> bool:
@@ -258,6 +273,9 @@ def man_page(page: Page, parent: Page | None) -> str:
     lines = [
         f'.TH "{roff(page.name.upper())}" "1" "" "{roff(f"paimon-cli {__version__}")}" '
         f'"{roff(PROG)} Manual"',
+        # Left-aligned and unhyphenated, so option names and paths stay whole.
+        ".ad l",
+        ".nh",
         ".SH NAME",
         f"{roff(page.name)} \\- {roff(_summary(cmd))}",
         ".SH SYNOPSIS",
@@ -273,13 +291,16 @@ def man_page(page: Page, parent: Page | None) -> str:
     lines.append(".SH OPTIONS")
     lines += [_help_record_roff(p, r) for p, r in _params(page, "option")]
     if parent is not None:
-        lines += [".PP", f"Global options ({roff('-v, --log-level, --no-color, --debug')}) "
-                  f"go before the command name; see {_bold(PROG)}(1)."]
+        lines += [".PP", f"Global options go before the command name; see {_bold(PROG)}(1)."]
     if page.children:
         lines.append(".SH COMMANDS")
         for child in page.children:
-            lines += [".TP", _bold(child.path[-1]), roff(_summary(child.command)) + ".",
-                      f"See {_bold(child.name)}(1)."]
+            lines += [
+                ".TP",
+                _bold(child.path[-1]),
+                roff(_summary(child.command)) + ".",
+                f"See {_bold(child.name)}(1).",
+            ]
     lines.append(".SH EXIT STATUS")
     for code, meaning in EXIT_STATUS:
         lines += [".TP", _bold(code), roff(meaning)]
@@ -312,23 +333,34 @@ def man_pages() -> dict[str, str]:
 # -- completions ------------------------------------------------------------------------------
 def completion_script(shell: str) -> str:
     """The completion script the installed program prints for `shell`."""
-    env = {k: v for k, v in os.environ.items()
-           if k != _TYPER_NO_DETECTION and not k.endswith("_COMPLETE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != _TYPER_NO_DETECTION and not k.endswith("_COMPLETE")
+    }
     env[COMPLETE_VAR] = f"source_{shell}"
     proc = subprocess.run(
         [sys.executable, "-m", "paimon_cli"],
-        env=env, capture_output=True, text=True, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0 or not proc.stdout.strip():
-        raise RuntimeError(f"{COMPLETE_VAR}=source_{shell} {PROG} failed "
-                           f"(exit {proc.returncode}): {proc.stderr.strip()}")
-    return proc.stdout.rstrip("\n") + "\n"
+        raise RuntimeError(
+            f"{COMPLETE_VAR}=source_{shell} {PROG} failed "
+            f"(exit {proc.returncode}): {proc.stderr.strip()}"
+        )
+    # zsh needs `#compdef` on the first line; one final newline keeps whitespace hooks quiet.
+    return proc.stdout.strip("\n") + "\n"
 
 
 def completion_scripts() -> dict[str, str]:
     """`completions/<file>` -> script, for bash, zsh and fish."""
-    return {f"{COMPLETIONS_DIR}/{name}": completion_script(shell)
-            for shell, name in COMPLETION_FILES.items()}
+    return {
+        f"{COMPLETIONS_DIR}/{name}": completion_script(shell)
+        for shell, name in COMPLETION_FILES.items()
+    }
 
 
 # -- update and check -------------------------------------------------------------------------
@@ -358,11 +390,14 @@ def diff(expected: Mapping[str, str], root: Path) -> str:
         old, new = actual.get(rel), expected.get(rel)
         if old == new:
             continue
-        chunks.extend(difflib.unified_diff(
-            (old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
-            fromfile=f"a/{rel}" if old is not None else "/dev/null",
-            tofile=f"b/{rel}" if new is not None else "/dev/null",
-        ))
+        chunks.extend(
+            difflib.unified_diff(
+                (old or "").splitlines(keepends=True),
+                (new or "").splitlines(keepends=True),
+                fromfile=f"a/{rel}" if old is not None else "/dev/null",
+                tofile=f"b/{rel}" if new is not None else "/dev/null",
+            )
+        )
     return "".join(chunks)
 
 
@@ -384,22 +419,32 @@ def write(files: Mapping[str, str], root: Path) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `python -m paimon_cli.docgen`."""
-    parser = argparse.ArgumentParser(prog="python -m paimon_cli.docgen",
-                                     description="Generate man pages and completion scripts.")
+    parser = argparse.ArgumentParser(
+        prog="python -m paimon_cli.docgen", description="Generate man pages and completion scripts."
+    )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--update", action="store_true", help="Rewrite the generated files.")
-    mode.add_argument("--check", action="store_true",
-                      help="Exit 1 with a unified diff when a generated file is stale.")
-    parser.add_argument("--out", type=Path, default=REPO_ROOT,
-                        help="Root to write or check (default: the repository).")
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="Exit 1 with a unified diff when a generated file is stale.",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO_ROOT,
+        help="Root to write or check (default: the repository).",
+    )
     args = parser.parse_args(argv)
     files = render()
     if args.check:
         stale = diff(files, args.out)
         if stale:
             sys.stdout.write(stale)
-            print("generated docs are stale: run `python -m paimon_cli.docgen --update`",
-                  file=sys.stderr)
+            print(
+                "generated docs are stale: run `python -m paimon_cli.docgen --update`",
+                file=sys.stderr,
+            )
             return 1
         return 0
     for rel in write(files, args.out):

@@ -1,0 +1,1 @@
+complete --command paimon --no-files --arguments "(env _PAIMON_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon)" --condition "env _PAIMON_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon"
