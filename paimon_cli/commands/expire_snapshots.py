@@ -42,7 +42,7 @@ from paimon_cli.state import state_of
 
 EPILOG = """Examples:
 
-  paimon expire-snapshots s3://lake/wh/db.db/orders --retain-max 5
+  paimon expire-snapshots s3://lake/wh/db.db/orders --retain-max 5 --retain-min 1
 
   paimon expire-snapshots /wh/db.db/orders --older-than '7 d' --retain-min 3 --dry-run
 
