@@ -23,6 +23,8 @@ logger = logging.getLogger(__name__)
 # now and returns the plan with every newly protected action removed.
 _RESUMERS: dict[str, tuple[str, str]] = {
     "expire-snapshots": ("core.expire_snapshots", "filter_for_resume"),
+    "delete-tag": ("core.tags", "filter_for_resume"),
+    "expire-tags": ("core.tags", "filter_for_resume"),
 }
 
 Recheck = Callable[[PaimonTable, Plan], Plan]
@@ -99,6 +101,9 @@ def _run_phase(
     return report
 
 
+BeforePhase = Callable[[Phase], Phase]
+
+
 def run_plan(
     table: PaimonTable,
     plan: Plan,
@@ -107,9 +112,21 @@ def run_plan(
     progress: Progress,
     journal_path: str | None,
     report: ExecutionReport,
+    before_phase: BeforePhase | None = None,
 ) -> None:
-    """Run the phases; the journal stays if anything failed (the next run finishes it)."""
-    for phase in plan.phases:
+    """Run the phases; the journal stays if anything failed (the next run finishes it).
+
+    ``before_phase`` may drop actions right before a phase runs (last-moment re-checks)."""
+    for planned in plan.phases:
+        phase = planned
+        if before_phase is not None and planned.actions:
+            phase = before_phase(planned)
+            lock_paths(table, replace(plan, phases=(phase,)))
+            dropped = len(planned.actions) - len(phase.actions)
+            if dropped:
+                report.notes.append(
+                    f"{phase.name}: {dropped} files kept: they became referenced after planning"
+                )
         if not phase.actions:
             continue
         phase_report = _run_phase(table, phase, executor, progress)
@@ -189,15 +206,19 @@ def apply(
     executor: Executor,
     progress: Progress | None = None,
     report: ExecutionReport | None = None,
+    journal: bool = True,
+    before_phase: BeforePhase | None = None,
 ) -> ExecutionReport:
-    """Apply a fresh plan: re-check (StalePlanError if stale), lock paths, journal, run."""
+    """Apply a fresh plan: re-check (StalePlanError if stale), lock paths, journal, run.
+
+    Without a journal an interruption leaves only what a rerun plans again (orphans)."""
     progress = progress or NullProgress()
     report = report or ExecutionReport()
     start = time.monotonic()
     plan = recheck(table, plan)
     lock_paths(table, plan)
     if not plan.empty:
-        journal_path = write_journal(table.fileio, table.location, plan)
+        journal_path = write_journal(table.fileio, table.location, plan) if journal else None
         run_plan(
             table,
             plan,
@@ -205,17 +226,7 @@ def apply(
             progress=progress,
             journal_path=journal_path,
             report=report,
+            before_phase=before_phase,
         )
     report.seconds += time.monotonic() - start
     return report
-
-
-def without_paths(plan: Plan, protected: set[str]) -> Plan:
-    """The plan minus every delete of a protected path."""
-    phases = tuple(
-        replace(
-            p, actions=tuple(a for a in p.actions if not (a.op == "delete" and a.path in protected))
-        )
-        for p in plan.phases
-    )
-    return replace(plan, phases=phases)

@@ -8,6 +8,7 @@ import typer
 
 from core import __version__
 from paimon_cli import logs
+from paimon_cli.commands import delete_orphan_files as delete_orphan_files_cmd
 from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
 from paimon_cli.commands import inspect as inspect_cmd
 from paimon_cli.state import AppState
@@ -67,6 +68,7 @@ def root(
 
 inspect_cmd.register(app)
 expire_snapshots_cmd.register(app)
+delete_orphan_files_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,202 @@
+"""paimon delete-orphan-files: reclaim storage without ever touching live data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+from core.apply import apply, finish_journals
+from core.clock import SystemClock
+from core.errors import InvalidOptionError
+from core.executors.local import LocalExecutor
+from core.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
+from core.plans import Plan
+from core.report import ExecutionReport
+from core.table import PaimonTable
+from core.timeparse import format_instant, parse_instant, resolve_zone
+from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.params import (
+    DryRunOpt,
+    FsOpt,
+    JsonOpt,
+    ParallelismOpt,
+    QuietOpt,
+    TableArg,
+    TimezoneOpt,
+    WarehouseOpt,
+    parse_fs_options,
+)
+from paimon_cli.progress import progress_for
+from paimon_cli.render import SCREEN, render_report
+from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.state import state_of
+
+EPILOG = """Examples:
+
+  paimon delete-orphan-files s3://lake/wh/db.db/orders --dry-run
+
+  paimon delete-orphan-files /wh/db.db/orders --older-than '3 d' --json
+
+  paimon delete-orphan-files 'db.*' --warehouse /wh
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan: Plan
+    report: ExecutionReport | None
+
+
+def delete_orphan_files(
+    ctx: typer.Context,
+    table: TableArg,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than",
+            help="Only files last modified strictly before this are candidates: "
+            "a duration (3 d), epoch millis, ISO-8601 or 'YYYY-MM-DD HH:MM:SS' local time "
+            "(default: 1 day ago, as Paimon). Less than 1 hour ago needs --allow-recent.",
+            show_default=False,
+        ),
+    ] = None,
+    allow_recent: Annotated[
+        bool,
+        typer.Option(
+            "--allow-recent",
+            help="Allow --older-than less than one hour ago (only when no "
+            "writer can be running: their uncommitted files would look like orphans).",
+        ),
+    ] = False,
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    fs_option: FsOpt = None,
+    parallelism: ParallelismOpt = None,
+    timezone: TimezoneOpt = None,
+) -> None:
+    """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
+    state = state_of(ctx)
+    try:
+        zone = resolve_zone(timezone)
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--timezone") from None
+    now = SystemClock().now_ms()
+    cutoff = now - DEFAULT_AGE_MS
+    if older_than is not None:
+        try:
+            cutoff = parse_instant(older_than, now_ms=now, zone=zone)
+        except InvalidOptionError as exc:
+            raise typer.BadParameter(exc.message, param_hint="--older-than") from None
+    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
+    out = Output(mode, no_color=state.no_color)
+    sel = Selection(table, warehouse, "main", parse_fs_options(fs_option), {})
+    executor = LocalExecutor(parallelism)
+
+    def run(t: PaimonTable) -> Outcome:
+        progress = progress_for(out)
+        report = None if dry_run else ExecutionReport()
+        if report is not None:
+            finish_journals(t, executor=executor, progress=progress, report=report)
+        plan = plan_orphan_clean(
+            t,
+            older_than_ms=cutoff,
+            now_ms=now,
+            executor=executor,
+            allow_recent=allow_recent,
+            progress=progress,
+        )
+        if report is not None:
+            watcher = RootWatcher(t, plan, executor)
+            apply(
+                t,
+                plan,
+                recheck=lambda _t, p: p,
+                executor=executor,
+                progress=progress,
+                report=report,
+                journal=False,
+                before_phase=watcher.filter,
+            )
+        return Outcome(plan, report)
+
+    job = TableJob(
+        "delete-orphan-files",
+        run,
+        lambda o: {
+            "dry_run": dry_run,
+            "plan": o.plan.to_json(),
+            "report": o.report.to_json() if o.report else None,
+        },
+        lambda o, output: _render(o, output, zone, dry_run),
+        failed=lambda o: o.report is not None and o.report.failed,
+    )
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    except InvalidOptionError as exc:  # pragma: no cover - run_job maps these already
+        raise typer.BadParameter(exc.message) from None
+    finally:
+        executor.close()
+
+
+def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
+    d = o.plan.details
+    orphans: list[dict[str, Any]] = d["orphans"]
+    if out.mode is Mode.QUIET:
+        if dry_run:
+            for orphan in orphans:
+                out.plain(orphan["path"])
+        return
+    title = "delete-orphan-files" + (" (dry run)" if dry_run else "")
+    out.line(f"[bold]{title}[/bold] {o.plan.table}")
+    out.line(
+        f"  files older than {format_instant(d['older_than_ms'], zone)}; "
+        f"{d['used_names']} names in use by {len(d['branches'])} branch(es)"
+    )
+    total = sum(x["size"] for x in orphans)
+    by_kind: dict[str, list[int]] = {}
+    for x in orphans:
+        slot = by_kind.setdefault(x["dir_kind"], [0, 0])
+        slot[0] += 1
+        slot[1] += x["size"]
+    if not orphans:
+        out.line("  no orphan files")
+    else:
+        out.line(f"  {len(orphans)} orphan files, {human_bytes(total)}")
+        out.table(
+            None,
+            ["directory kind", "files", "bytes"],
+            [(k, v[0], human_bytes(v[1])) for k, v in sorted(by_kind.items())],
+        )
+        root = o.plan.table + "/"
+        out.table(
+            None,
+            ["size", "age", "kind", "path"],
+            (
+                [
+                    human_bytes(x["size"]),
+                    _age(x["age_ms"]),
+                    x["dir_kind"],
+                    x["path"][len(root) :] if x["path"].startswith(root) else x["path"],
+                ]
+                for x in orphans
+            ),
+            limit=SCREEN,
+            total=len(orphans),
+        )
+    if d["empty_directories"]:
+        out.line(f"  {len(d['empty_directories'])} empty directories")
+    if o.report is not None:
+        render_report(o.report, out)
+
+
+def _age(ms: int) -> str:
+    hours = ms / 3_600_000
+    return f"{hours / 24:.1f} d" if hours >= 48 else f"{hours:.1f} h"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("delete-orphan-files", epilog=EPILOG)(delete_orphan_files)

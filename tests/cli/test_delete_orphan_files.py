@@ -1,0 +1,84 @@
+"""`paimon delete-orphan-files` as users run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from invariants import assert_no_dangling_references, tree_state
+
+
+def plant(path: Path, days: float = 3) -> Path:
+    path.write_bytes(b"orphan")
+    t = time.time() - days * 86_400
+    os.utime(path, (t, t))
+    return path
+
+
+@pytest.fixture
+def table(scenarios, copy_table) -> Path:
+    root: Path = copy_table(scenarios["append_partitioned"].root)
+    return root
+
+
+def test_dry_run_lists_and_changes_nothing(run, table: Path) -> None:
+    orphan = plant(table / "manifest" / "manifest-deadbeef-0")
+    before = tree_state(table)
+    result = run("delete-orphan-files", table, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert "1 orphan files" in result.stdout and "manifest/manifest-deadbeef-0" in result.stdout
+    assert tree_state(table) == before
+    quiet = run("delete-orphan-files", table, "--dry-run", "-q")
+    assert quiet.stdout.splitlines() == [str(orphan)]
+
+
+def test_json_and_real_run(run, table: Path) -> None:
+    orphan = plant(table / "manifest" / "manifest-deadbeef-0")
+    doc = run.json("delete-orphan-files", table)
+    assert doc["command"] == "delete-orphan-files" and doc["dry_run"] is False
+    orphans = doc["plan"]["details"]["orphans"]
+    assert [o["path"] for o in orphans] == [str(orphan)]
+    assert orphans[0]["dir_kind"] == "manifest" and orphans[0]["size"] == 6
+    assert orphans[0]["age_ms"] > 2 * 86_400_000
+    assert doc["report"]["status"] == "ok"
+    assert not orphan.exists()
+    assert_no_dangling_references(table)
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "phrase"),
+    [
+        (["--older-than", "10m"], 2, "--allow-recent"),
+        (["--older-than", "2999-01-01 00:00:00", "--allow-recent"], 2, "future"),
+        (["--older-than", "whenever"], 2, "cannot read time"),
+    ],
+)
+def test_bad_options(run, table: Path, args: list[str], code: int, phrase: str) -> None:
+    plant(table / "manifest" / "manifest-deadbeef-0")
+    before = tree_state(table)
+    result = run("delete-orphan-files", table, *args)
+    assert result.exit_code == code, result.stderr
+    assert phrase in result.stderr and "Traceback" not in result.stderr
+    assert tree_state(table) == before
+
+
+def test_missing_table(run, tmp_path: Path) -> None:
+    result = run("delete-orphan-files", tmp_path / "nope")
+    assert result.exit_code == 1 and "does not exist" in result.stderr
+
+
+def test_glob(run, scenarios, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    for name in ("many_commits", "path_directory"):
+        shutil.copytree(scenarios[name].root, wh / "db.db" / scenarios[name].root.name)
+    plant(wh / "db.db" / "many_commits" / "manifest" / "manifest-deadbeef-0")
+    result = run("delete-orphan-files", "db.*", "--warehouse", wh, "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["summary"] == {"tables": 2, "failed": 0}
+    counts = {Path(t["table"]).name: len(t["plan"]["details"]["orphans"]) for t in doc["tables"]}
+    assert counts == {"many_commits": 1, "path_directory": 0}
