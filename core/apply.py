@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from core.errors import SafetyRefusalError, StorageError
 from core.executors.base import Executor
@@ -54,30 +55,30 @@ def _run_action(table: PaimonTable, action: FileAction) -> tuple[str, int]:
     return ("done", 0) if fileio.delete_empty_dir(action.path) else ("skipped", 0)
 
 
+def _run_one(table: PaimonTable, action: FileAction) -> tuple[FileAction, str, int, str | None]:
+    try:
+        outcome, size = _run_action(table, action)
+        return action, outcome, size, None
+    except StorageError as exc:
+        return action, "failed", 0, exc.message
+
+
 def _run_phase(
     table: PaimonTable, phase: Phase, executor: Executor, progress: Progress
 ) -> PhaseReport:
     report = PhaseReport(phase.name)
     start = time.monotonic()
     progress.start(phase.name, len(phase.actions))
-
-    def one(action: FileAction) -> tuple[FileAction, str, int, str | None]:
-        try:
-            outcome, size = _run_action(table, action)
-            return action, outcome, size, None
-        except StorageError as exc:
-            return action, "failed", 0, exc.message
-        finally:
-            progress.advance()
-
+    one = partial(_run_one, table)
     if phase.sequential:
         results = []
         for action in phase.actions:
             results.append(one(action))
+            progress.advance()
             if results[-1][3] is not None:
                 break  # strict order: never skip ahead of a failed step
     else:
-        results = executor.map(one, phase.actions)
+        results = executor.map(one, phase.actions, on_result=lambda _r: progress.advance())
     for action, outcome, size, error in results:
         if error is not None:
             report.failures.append((action.path, error))

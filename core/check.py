@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 
 from core.errors import CorruptMetadataError, MissingFileError
 from core.executors.base import Executor
+from core.fileio import FileIO
 from core.model import Snapshot
 from core.progress import NullProgress, Progress
 from core.references import changelog_root_lists, collect_references
@@ -123,24 +125,28 @@ def check_table(
             roots += 1
     items = sorted(col.expected.items())
     progress.start("checking files", len(items))
-
-    def probe(item: tuple[str, _Expectation]) -> Problem | None:
-        path, exp = item
-        info = table.fileio.info(path)
-        progress.advance()
-        if info is None:
-            return Problem(path, "missing", exp.role, exp.referenced_by, "file does not exist")
-        if exp.size is not None and info.size != exp.size:
-            return Problem(
-                path,
-                "size-mismatch",
-                exp.role,
-                exp.referenced_by,
-                f"recorded {exp.size} bytes, found {info.size}",
-            )
-        return None
-
-    found = [p for p in executor.map(probe, items) if p is not None]
+    probe = partial(_probe, table.fileio)
+    found = [
+        p
+        for p in executor.map(probe, items, on_result=lambda _r: progress.advance())
+        if p is not None
+    ]
     progress.finish()
     problems = sorted([*col.problems.values(), *found], key=lambda p: (p.path, p.kind))
     return CheckReport(roots=roots, files_checked=len(items), problems=tuple(problems))
+
+
+def _probe(fileio: FileIO, item: tuple[str, _Expectation]) -> Problem | None:
+    path, exp = item
+    info = fileio.info(path)
+    if info is None:
+        return Problem(path, "missing", exp.role, exp.referenced_by, "file does not exist")
+    if exp.size is not None and info.size != exp.size:
+        return Problem(
+            path,
+            "size-mismatch",
+            exp.role,
+            exp.referenced_by,
+            f"recorded {exp.size} bytes, found {info.size}",
+        )
+    return None

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from core.errors import MissingFileError, SafetyRefusalError, StalePlanError
 from core.executors.base import Executor
+from core.executors.local import LocalExecutor
 from core.expire_range import ExpireRange, active_consumers, compute_range, expire_config
 from core.fileio import join
 from core.model import FileKind, ManifestEntry, Snapshot, Tag
@@ -162,6 +163,10 @@ def _delta_deletions(table: PaimonTable, snap: Snapshot) -> list[tuple[str, Mani
             else:
                 pending[path] = entry
     return list(pending.items())
+
+
+def _read_delta(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]] | None:
+    return _vanished_or_raise(table, snap, partial(_delta_deletions, table, snap))
 
 
 def _skipping_names(table: PaimonTable, roots: Iterable[Snapshot]) -> set[str]:
@@ -352,13 +357,9 @@ def plan_expire_snapshots(
     planned = [s for s in found if s.id > begin]
     progress.start("reading deltas", len(planned))
 
-    def read_delta(snap: Snapshot) -> list[tuple[str, ManifestEntry]] | None:
-        try:
-            return _vanished_or_raise(table, snap, lambda: _delta_deletions(table, snap))
-        finally:
-            progress.advance()
-
-    deltas = executor.map(read_delta, planned)
+    deltas = executor.map(
+        partial(_read_delta, table), planned, on_result=lambda _r: progress.advance()
+    )
     progress.finish()
     for snap, deleted in zip(planned, deltas, strict=True):
         if deleted is None:
@@ -568,17 +569,11 @@ def _snapshot_id(path: str) -> int | None:
     return int(suffix) if suffix.isdigit() else None
 
 
-class _Inline:
+class _Inline(LocalExecutor):
     """A sequential executor for re-checks (small, rare work)."""
 
-    name = "inline"
-    parallelism = 1
-
-    def map(self, fn: Any, items: Iterable[Any]) -> list[Any]:
-        return [fn(i) for i in items]
-
-    def close(self) -> None:
-        pass
+    def __init__(self) -> None:
+        super().__init__(1)
 
 
 __all__ = [

@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError, SafetyRefusalError
 from core.executors.base import Executor
-from core.fileio import FileInfo, join, parent
+from core.fileio import FileInfo, FileIO, join, parent
 from core.model import Snapshot
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
@@ -90,11 +91,36 @@ def _root_names(view: PaimonTable, snap: Snapshot, used: _Used) -> None:
         used.names.add(snap.statistics)
 
 
-def _add_root(view: PaimonTable, kind: str, key: int | str, load: Any, used: _Used) -> None:
+def _load_root(view: PaimonTable, kind: str, key: int | str) -> Snapshot:
+    if kind == "snapshot":
+        return view.snapshots.snapshot(int(key))
+    if kind == "changelog":
+        return view.changelogs.snapshot(int(key))
+    return view.tags.tag(str(key)).snapshot
+
+
+def _root_job(job: tuple[PaimonTable, str, int | str]) -> _Used:
+    part = _Used()
+    _add_root(job[0], job[1], job[2], part)
+    return part
+
+
+def _names_in_manifest(reader: PaimonTable, manifest: str) -> set[str]:
+    out: set[str] = set()
+    try:
+        for entry in reader.manifest(manifest):
+            out.add(entry.file.file_name)
+            out.update(entry.file.extra_files)
+    except MissingFileError:
+        pass  # listed by a root that vanished meanwhile (checked per root)
+    return out
+
+
+def _add_root(view: PaimonTable, kind: str, key: int | str, used: _Used) -> None:
     """Collect one root; metadata that vanished together with its root is skipped (a
     concurrent expiry), missing metadata of a root that still exists is fatal (D3)."""
     try:
-        snap = load()
+        snap = _load_root(view, kind, key)
     except MissingFileError:
         return  # the root itself was removed meanwhile
     try:
@@ -145,49 +171,28 @@ def used_names(
 ) -> set[str]:
     """Every file name any root references (ADD and DELETE entries alike, as Paimon)."""
     used = _Used()
-    jobs: list[tuple[PaimonTable, str, int | str, Any]] = []
+    jobs: list[tuple[PaimonTable, str, int | str]] = []
     for view in views:
         b = view.branch
         old = only_new_since
         for sid in roots.snapshots.get(b, []):
             if old is None or sid not in old.snapshots.get(b, []):
-                jobs.append((view, "snapshot", sid, lambda v=view, i=sid: v.snapshots.snapshot(i)))
+                jobs.append((view, "snapshot", sid))
         for name, tid in roots.tags.get(b, {}).items():
             if old is None or old.tags.get(b, {}).get(name) != tid:
-                jobs.append((view, "tag", name, lambda v=view, n=name: v.tags.tag(n).snapshot))
+                jobs.append((view, "tag", name))
         for cid in roots.changelogs.get(b, []):
             if old is None or cid not in old.changelogs.get(b, []):
-                jobs.append(
-                    (view, "changelog", cid, lambda v=view, i=cid: v.changelogs.snapshot(i))
-                )
+                jobs.append((view, "changelog", cid))
     progress.start("reading roots", len(jobs))
-
-    def one(job: tuple[PaimonTable, str, int | str, Any]) -> _Used:
-        part = _Used()
-        _add_root(job[0], job[1], job[2], job[3], part)
-        progress.advance()
-        return part
-
-    for part in executor.map(one, jobs):
+    for part in executor.map(_root_job, jobs, on_result=lambda _r: progress.advance()):
         used.names |= part.names
         used.manifests |= part.manifests
     progress.finish()
     manifests = sorted(used.manifests)
     progress.start("reading manifests", len(manifests))
-    reader = views[0]
-
-    def names_in(manifest: str) -> set[str]:
-        out: set[str] = set()
-        try:
-            for entry in reader.manifest(manifest):
-                out.add(entry.file.file_name)
-                out.update(entry.file.extra_files)
-        except MissingFileError:
-            pass  # listed by a root that vanished meanwhile (checked per root above)
-        progress.advance()
-        return out
-
-    for names in executor.map(names_in, manifests):
+    names_in = partial(_names_in_manifest, views[0])
+    for names in executor.map(names_in, manifests, on_result=lambda _r: progress.advance()):
         used.names |= names
     progress.finish()
     return used.names
@@ -226,6 +231,10 @@ def _is_candidate_in(kind: str, info: FileInfo) -> bool:
     return not name.endswith(".managed.blob")
 
 
+def _list_one(fileio: FileIO, d: _Dir) -> tuple[_Dir, list[FileInfo]]:
+    return d, fileio.list_dir(d.path)
+
+
 def list_candidates(
     table: PaimonTable,
     views: list[PaimonTable],
@@ -239,7 +248,7 @@ def list_candidates(
     level = _candidate_dirs(table, views)
     progress.start("listing", None)
     while level:
-        listings = executor.map(lambda d: (d, table.fileio.list_dir(d.path)), level)
+        listings = executor.map(partial(_list_one, table.fileio), level)
         level = []
         for d, entries in listings:
             progress.advance(len(entries))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from core.executors.base import Executor
@@ -12,6 +13,10 @@ from core.model import FileKind, ManifestEntry, ManifestFileMeta, Snapshot
 from core.table import PaimonTable
 
 LiveSet = dict[Any, ManifestEntry]
+
+
+def _read_manifest(table: PaimonTable, name: str) -> list[ManifestEntry]:
+    return list(table.manifest(name))
 
 
 class ManifestCache:
@@ -27,7 +32,7 @@ class ManifestCache:
         missing = [n for n in dict.fromkeys(names) if n not in self._cache]
         for name, entries in zip(
             missing,
-            self.executor.map(lambda n: list(self.table.manifest(n)), missing),
+            self.executor.map(partial(_read_manifest, self.table), missing),
             strict=True,
         ):
             self._put(name, entries)

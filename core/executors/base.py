@@ -10,9 +10,18 @@ R = TypeVar("R")
 
 
 class Executor(Protocol):
+    """``fn`` must be picklable and pure (a module-level function or a partial of one):
+    a distributed executor runs it elsewhere. ``on_result`` runs on the caller's side,
+    once per finished item (progress)."""
+
     name: str
     parallelism: int
 
-    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]: ...
+    def map(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        on_result: Callable[[R], None] | None = None,
+    ) -> list[R]: ...
 
     def close(self) -> None: ...

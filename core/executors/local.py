@@ -23,13 +23,26 @@ class LocalExecutor:
         self.parallelism = parallelism or default_parallelism()
         self._pool: ThreadPoolExecutor | None = None
 
-    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    def map(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        on_result: Callable[[R], None] | None = None,
+    ) -> list[R]:
         batch = list(items)
+        results: Iterable[R]
         if self.parallelism <= 1 or len(batch) <= 1:
-            return [fn(item) for item in batch]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="paimon-io")
-        return list(self._pool.map(fn, batch))
+            results = (fn(item) for item in batch)
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="paimon-io")
+            results = self._pool.map(fn, batch)
+        out = []
+        for result in results:
+            if on_result is not None:
+                on_result(result)
+            out.append(result)
+        return out
 
     def close(self) -> None:
         if self._pool is not None:
