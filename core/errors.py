@@ -5,6 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 
+def _rebuild(cls: type[PaimonError], message: str, state: dict[str, Any]) -> PaimonError:
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)
+    exc.__dict__.update(state)
+    return exc
+
+
 class PaimonError(Exception):
     """Base of every error the engine raises on purpose."""
 
@@ -14,6 +21,10 @@ class PaimonError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Errors raised on Spark executors travel back pickled, whatever their __init__.
+        return (_rebuild, (type(self), self.message, dict(self.__dict__)))
 
 
 class TableNotFoundError(PaimonError):
@@ -57,6 +68,12 @@ class StalePlanError(PaimonError):
 
 class StorageError(PaimonError):
     kind = "storage_error"
+
+
+class EngineUnavailableError(PaimonError):
+    """The requested execution engine cannot start (pyspark or Java missing, ...)."""
+
+    kind = "engine_unavailable"
 
 
 class PartialFailureError(PaimonError):

@@ -305,17 +305,7 @@ def _empty_dir_actions(
     return actions
 
 
-def plan_orphan_clean(
-    table: PaimonTable,
-    *,
-    older_than_ms: int,
-    now_ms: int,
-    executor: Executor,
-    allow_recent: bool = False,
-    progress: Progress | None = None,
-) -> Plan:
-    """Pure planner: what delete-orphan-files would remove, with age and directory kind."""
-    progress = progress or NullProgress()
+def validate_cutoff(older_than_ms: int, now_ms: int, *, allow_recent: bool) -> None:
     if older_than_ms > now_ms:
         raise InvalidOptionError(
             "--older-than must not be in the future: files being written now would be removed"
@@ -326,59 +316,73 @@ def plan_orphan_clean(
             "committed, could be removed",
             hint="pass --allow-recent only when no writer can be running (default: 1 day)",
         )
-    views = _views(table)
-    roots = collect_roots(views)
-    used = used_names(views, roots, executor, progress)
-    if not used and any(roots.snapshots.values()):
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    path: str
+    name: str
+    size: int
+    mtime_ms: int
+    kind: str
+
+
+def check_used_set(used_count: int, roots: RootsSeen) -> None:
+    if used_count == 0 and any(roots.snapshots.values()):
         raise SafetyRefusalError(
             "the set of used files is empty but the table has snapshots; "
             "refusing to delete anything"
         )
-    actions: list[FileAction] = []
-    orphans: list[dict[str, Any]] = []
-    empty_dirs: list[str] = []
-    manifest_dir = join(table.location, "manifest")
-    listed_in_manifest_dir: set[str] = set()
-    for info, kind in list_candidates(table, views, older_than_ms, executor, progress):
-        if info is None:
-            empty_dirs.append(kind)
-            continue
-        if kind == "manifest":
-            listed_in_manifest_dir.add(info.name)
-        if info.name in used:
-            continue
-        if not table.paths.is_inside_table(info.path):
-            raise SafetyRefusalError(f"listing returned {info.path}, outside the table")
-        mtime = info.mtime_ms or 0  # candidates always have one (age filter)
-        actions.append(
-            FileAction("delete", info.path, kind, info.size, f"unreferenced {kind} file")
-        )
-        orphans.append(
-            {
-                "path": info.path,
-                "size": info.size,
-                "dir_kind": kind,
-                "modified": {"epoch_ms": mtime, "utc": iso_utc(mtime)},
-                "age_ms": now_ms - mtime,
-            }
-        )
-    _check_manifest_listing(table, manifest_dir, used, listed_in_manifest_dir, older_than_ms)
-    actions.sort(key=lambda a: a.path)
-    orphans.sort(key=lambda o: o["path"])
+
+
+def build_plan(
+    table: PaimonTable,
+    views: list[PaimonTable],
+    roots: RootsSeen,
+    *,
+    used_count: int,
+    orphans: list[Orphan],
+    empty_dirs: list[str],
+    older_than_ms: int,
+    now_ms: int,
+    allow_recent: bool,
+    total: tuple[int, int] | None = None,
+) -> Plan:
+    """The plan both engines produce; ``total`` (count, bytes) when ``orphans`` is a sample."""
+    orphans = sorted(orphans, key=lambda o: o.path)
+    for o in orphans:
+        if not table.paths.is_inside_table(o.path):
+            raise SafetyRefusalError(f"listing returned {o.path}, outside the table")
+    actions = [
+        FileAction("delete", o.path, o.kind, o.size, f"unreferenced {o.kind} file") for o in orphans
+    ]
     batches = [
         Phase(f"orphan-files-{i // BATCH + 1}", tuple(actions[i : i + BATCH]))
         for i in range(0, len(actions), BATCH)
     ]
     dirs = _empty_dir_actions(table, {parent(a.path) for a in actions}, empty_dirs)
     phases = batches + ([Phase("empty-directories", tuple(dirs), sequential=True)] if dirs else [])
+    count, size = total or (len(orphans), sum(o.size for o in orphans))
     details = {
         "older_than_ms": older_than_ms,
         "older_than": iso_utc(older_than_ms),
         "now_ms": now_ms,
         "allow_recent": allow_recent,
-        "used_names": len(used),
+        "used_names": used_count,
         "roots": roots.to_json(),
-        "orphans": orphans,
+        "orphans": [
+            {
+                "path": o.path,
+                "size": o.size,
+                "dir_kind": o.kind,
+                "modified": {"epoch_ms": o.mtime_ms, "utc": iso_utc(o.mtime_ms)},
+                "age_ms": now_ms - o.mtime_ms,
+            }
+            for o in orphans
+        ],
+        "orphan_count": count,
+        "orphan_bytes": size,
+        "truncated": count > len(orphans),
         "empty_directories": sorted(empty_dirs),
         "branches": [v.branch for v in views],
     }
@@ -392,19 +396,62 @@ def plan_orphan_clean(
     return Plan(COMMAND, table.location, table.branch, now_ms, tuple(phases), requirements, details)
 
 
-def _check_manifest_listing(
-    table: PaimonTable, manifest_dir: str, used: set[str], listed: set[str], older_than_ms: int
-) -> None:
-    """A manifest list every root uses must show up in the listing (if old enough to be
-    listed): otherwise the listing is incomplete and nothing may be trusted (D3)."""
+def plan_orphan_clean(
+    table: PaimonTable,
+    *,
+    older_than_ms: int,
+    now_ms: int,
+    executor: Executor,
+    allow_recent: bool = False,
+    progress: Progress | None = None,
+) -> Plan:
+    """Pure planner: what delete-orphan-files would remove, with age and directory kind."""
+    progress = progress or NullProgress()
+    validate_cutoff(older_than_ms, now_ms, allow_recent=allow_recent)
+    views = _views(table)
+    roots = collect_roots(views)
+    used = used_names(views, roots, executor, progress)
+    check_used_set(len(used), roots)
+    orphans: list[Orphan] = []
+    empty_dirs: list[str] = []
+    listed_in_manifest_dir: set[str] = set()
+    for info, kind in list_candidates(table, views, older_than_ms, executor, progress):
+        if info is None:
+            empty_dirs.append(kind)
+            continue
+        if kind == "manifest":
+            listed_in_manifest_dir.add(info.name)
+        if info.name not in used:
+            # candidates always have an mtime (the age filter needs it)
+            orphans.append(Orphan(info.path, info.name, info.size, info.mtime_ms or 0, kind))
+    check_manifest_listing(table, listed_in_manifest_dir, older_than_ms)
+    return build_plan(
+        table,
+        views,
+        roots,
+        used_count=len(used),
+        orphans=orphans,
+        empty_dirs=empty_dirs,
+        older_than_ms=older_than_ms,
+        now_ms=now_ms,
+        allow_recent=allow_recent,
+    )
+
+
+def latest_manifest_lists(table: PaimonTable) -> tuple[str, ...]:
     latest = table.snapshots.latest()
-    if latest is None:
-        return
-    for name in (latest.base_manifest_list, latest.delta_manifest_list):
+    return () if latest is None else (latest.base_manifest_list, latest.delta_manifest_list)
+
+
+def check_manifest_listing(table: PaimonTable, listed: set[str], older_than_ms: int) -> None:
+    """The latest snapshot's manifest lists must show up in the listing (if old enough to
+    be listed): otherwise the listing is incomplete and nothing may be trusted (D3)."""
+    manifest_dir = join(table.location, "manifest")
+    for name in latest_manifest_lists(table):
         info = table.fileio.info(join(manifest_dir, name))
         if info is None or info.mtime_ms is None or info.mtime_ms >= older_than_ms:
             continue
-        if name in used and name not in listed:
+        if name not in listed:
             raise SafetyRefusalError(
                 f"the listing of {manifest_dir} misses {name}, which exists: the listing is "
                 "unreliable; refusing to delete anything"
