@@ -59,7 +59,37 @@ ParallelismOpt = Annotated[
     ),
 ]
 EngineOpt = Annotated[
-    Engine, typer.Option("--engine", help="Where heavy work runs: local threads or Spark.")
+    Engine,
+    typer.Option(
+        "--engine",
+        help="Where heavy work runs: local threads, or Spark (pip install "
+        "'paimon-cli[spark]'; needs Java for local Spark).",
+    ),
+]
+SparkMasterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        help="Spark master URL for --engine spark (default: local[*]).",
+        show_default=False,
+    ),
+]
+SparkRemoteOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-remote",
+        help="Spark Connect URL (sc://host:15002) for --engine spark.",
+        show_default=False,
+    ),
+]
+SparkConfOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--spark-conf",
+        metavar="KEY=VALUE",
+        help="Spark configuration for --engine spark (repeatable).",
+        show_default=False,
+    ),
 ]
 TimezoneOpt = Annotated[
     str | None,

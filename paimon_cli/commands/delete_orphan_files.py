@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -10,19 +12,26 @@ import typer
 from core.apply import apply, finish_journals
 from core.clock import SystemClock
 from core.errors import InvalidOptionError
-from core.executors.local import LocalExecutor
+from core.executors.spark import SparkExecutor
 from core.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
+from core.orphan_files_spark import SparkOrphanClean
 from core.plans import Plan
 from core.report import ExecutionReport
 from core.table import PaimonTable
 from core.timeparse import format_instant, parse_instant, resolve_zone
+from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
     DryRunOpt,
+    Engine,
+    EngineOpt,
     FsOpt,
     JsonOpt,
     ParallelismOpt,
     QuietOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
+    SparkRemoteOpt,
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
@@ -77,6 +86,20 @@ def delete_orphan_files(
     fs_option: FsOpt = None,
     parallelism: ParallelismOpt = None,
     timezone: TimezoneOpt = None,
+    engine: EngineOpt = Engine.local,
+    spark_master: SparkMasterOpt = None,
+    spark_remote: SparkRemoteOpt = None,
+    spark_conf: SparkConfOpt = None,
+    report_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--report-file",
+            help="Also write every orphan as a JSON line to this file (the plan lists at "
+            "most 10,000 with --engine spark).",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
     state = state_of(ctx)
@@ -94,13 +117,21 @@ def delete_orphan_files(
     mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
     out = Output(mode, no_color=state.no_color)
     sel = Selection(table, warehouse, "main", parse_fs_options(fs_option), {})
-    executor = LocalExecutor(parallelism)
+    choice = EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
+    holder = ExecutorHolder(choice)
 
     def run(t: PaimonTable) -> Outcome:
         progress = progress_for(out)
+        executor = holder.get()
         report = None if dry_run else ExecutionReport()
         if report is not None:
             finish_journals(t, executor=executor, progress=progress, report=report)
+        if isinstance(executor, SparkExecutor):
+            clean = SparkOrphanClean(t, executor, cutoff, now, allow_recent=allow_recent)
+            plan = clean.plan(progress, str(report_file) if report_file else None)
+            if report is not None:
+                clean.apply(plan, report)
+            return Outcome(plan, report)
         plan = plan_orphan_clean(
             t,
             older_than_ms=cutoff,
@@ -121,6 +152,8 @@ def delete_orphan_files(
                 journal=False,
                 before_phase=watcher.filter,
             )
+        if report_file is not None:
+            _write_report(report_file, plan)
         return Outcome(plan, report)
 
     job = TableJob(
@@ -139,7 +172,13 @@ def delete_orphan_files(
     except InvalidOptionError as exc:  # pragma: no cover - run_job maps these already
         raise typer.BadParameter(exc.message) from None
     finally:
-        executor.close()
+        holder.close()
+
+
+def _write_report(path: Path, plan: Plan) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for orphan in plan.details["orphans"]:
+            fh.write(json.dumps(orphan) + "\n")
 
 
 def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
@@ -156,7 +195,6 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
         f"  files older than {format_instant(d['older_than_ms'], zone)}; "
         f"{d['used_names']} names in use by {len(d['branches'])} branch(es)"
     )
-    total = sum(x["size"] for x in orphans)
     by_kind: dict[str, list[int]] = {}
     for x in orphans:
         slot = by_kind.setdefault(x["dir_kind"], [0, 0])
@@ -165,9 +203,11 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
     if not orphans:
         out.line("  no orphan files")
     else:
-        out.line(f"  {len(orphans)} orphan files, {human_bytes(total)}")
+        out.line(f"  {d['orphan_count']} orphan files, {human_bytes(d['orphan_bytes'])}")
+        if d["truncated"]:
+            out.line(f"  (the plan lists the first {len(orphans)}; --report-file writes all)")
         out.table(
-            None,
+            "sample" if d["truncated"] else None,
             ["directory kind", "files", "bytes"],
             [(k, v[0], human_bytes(v[1])) for k, v in sorted(by_kind.items())],
         )

@@ -12,7 +12,6 @@ import typer
 from core.apply import apply, finish_journals
 from core.clock import SystemClock
 from core.errors import CorruptMetadataError, InvalidOptionError, StalePlanError
-from core.executors.local import LocalExecutor
 from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
 from core.journal import unfinished_journals
 from core.options import INT_MAX
@@ -20,15 +19,21 @@ from core.plans import Plan
 from core.report import ExecutionReport
 from core.table import PaimonTable
 from core.timeparse import format_instant, parse_instant, resolve_zone
+from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
     BranchOpt,
     DryRunOpt,
+    Engine,
+    EngineOpt,
     FsOpt,
     JsonOpt,
     OptionsOpt,
     ParallelismOpt,
     QuietOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
+    SparkRemoteOpt,
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
@@ -115,6 +120,10 @@ def expire_snapshots(
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
     parallelism: ParallelismOpt = None,
+    engine: EngineOpt = Engine.local,
+    spark_master: SparkMasterOpt = None,
+    spark_remote: SparkRemoteOpt = None,
+    spark_conf: SparkConfOpt = None,
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
@@ -156,10 +165,13 @@ def expire_snapshots(
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
     )
-    executor = LocalExecutor(parallelism)
+    holder = ExecutorHolder(
+        EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
+    )
 
     def run(t: PaimonTable) -> Outcome:
         progress = progress_for(out)
+        executor = holder.get()
         if dry_run:
             pending = len(unfinished_journals(t.fileio, t.location))
             plan = saved or plan_expire_snapshots(
@@ -199,7 +211,7 @@ def expire_snapshots(
     try:
         run_job(sel, job, out, debug=state.debug)
     finally:
-        executor.close()
+        holder.close()
 
 
 def _load_plan(path: Path) -> Plan:

@@ -10,7 +10,7 @@ import typer
 from core.check import CheckReport, check_table
 from core.clock import SystemClock
 from core.errors import InvalidOptionError, MissingFileError
-from core.executors.local import LocalExecutor
+from core.executors.base import Executor
 from core.inspect import (
     Summary,
     file_rows,
@@ -24,12 +24,18 @@ from core.options import INT_MAX
 from core.table import PaimonTable
 from core.timeparse import format_instant, resolve_zone
 from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
+from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
     BranchOpt,
+    Engine,
+    EngineOpt,
     FsOpt,
     JsonOpt,
     ParallelismOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
+    SparkRemoteOpt,
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
@@ -106,6 +112,10 @@ def inspect(
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
     parallelism: ParallelismOpt = None,
+    engine: EngineOpt = Engine.local,
+    spark_master: SparkMasterOpt = None,
+    spark_remote: SparkRemoteOpt = None,
+    spark_conf: SparkConfOpt = None,
     timezone: TimezoneOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -119,12 +129,14 @@ def inspect(
     except InvalidOptionError as exc:
         raise typer.BadParameter(exc.message, param_hint="--timezone") from None
     sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
-    executor = LocalExecutor(parallelism)
+    holder = ExecutorHolder(
+        EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
+    )
     try:
         if check:
             job: TableJob[Any] = TableJob(
                 "inspect",
-                lambda t: check_table(t, executor=executor, progress=progress_for(out)),
+                lambda t: check_table(t, executor=holder.get(), progress=progress_for(out)),
                 _check_json,
                 lambda r, o: _render_check(r, o),
                 failed=lambda r: not r.ok,
@@ -132,13 +144,13 @@ def inspect(
         else:
             job = TableJob(
                 "inspect",
-                lambda t: _build_view(t, view, snapshot, tag, executor, zone, skip_storage),
+                lambda t: _build_view(t, view, snapshot, tag, holder.get(), zone, skip_storage),
                 lambda r: {"view": view.value, view.value: r[1]},
                 lambda r, o: _RENDER[view](r[0], r[1], o, zone),
             )
         run_job(sel, job, out, debug=state.debug)
     finally:
-        executor.close()
+        holder.close()
 
 
 # -- building views ---------------------------------------------------------------------------
@@ -158,7 +170,7 @@ def _build_view(
     view: View,
     snapshot: int | None,
     tag: str | None,
-    executor: LocalExecutor,
+    executor: Executor,
     zone: Any,
     skip_storage: bool,
 ) -> tuple[Any, Any]:

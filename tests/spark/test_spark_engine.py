@@ -1,0 +1,248 @@
+"""The Spark engine decides exactly what the local engine decides (differential tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fixtures import java_tables
+from invariants import assert_no_dangling_references, files_under
+
+from core.apply import apply
+from core.check import check_table
+from core.executors.local import LocalExecutor
+from core.executors.spark import SparkExecutor
+from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.orphan_files import RootWatcher, plan_orphan_clean
+from core.orphan_files_spark import SparkOrphanClean
+from core.report import ExecutionReport
+from core.table import open_table
+
+pytestmark = pytest.mark.spark
+
+DAY = 86_400
+NOW = 4_000_000_000_000
+
+
+AGED = int(time.time()) - 3 * DAY  # one instant for every copy, so twins stay identical
+
+
+def _age_tree(root: Path) -> None:
+    t = AGED
+    for dirpath, dirs, files in os.walk(root):
+        for name in files + dirs:
+            os.utime(Path(dirpath) / name, (t, t), follow_symlinks=False)
+
+
+def _plant(root: Path) -> None:
+    bucket = next(root.rglob("bucket-*"))
+    for path in (
+        bucket / "data-feedface-orphan-0.parquet",
+        root / "manifest" / "manifest-ff-0",
+        root / "snapshot" / ".snapshot-9.tmp",
+        root / "index" / "index-ff-0",
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"orphan")
+    (root / "dt=zz-empty" / "bucket-0").mkdir(parents=True, exist_ok=True)
+
+
+def _twins(src: Path, tmp_path: Path) -> tuple[Path, Path]:
+    out = []
+    for name in ("local", "spark"):
+        dest = tmp_path / name / src.parent.name / src.name
+        shutil.copytree(src, dest, symlinks=True)
+        _plant(dest)
+        _age_tree(dest)
+        out.append(dest)
+    return out[0], out[1]
+
+
+def _normalised(files: set[str], root: Path) -> set[str]:
+    return {f.replace(str(root), "ROOT") for f in files}
+
+
+def _dirs(root: Path) -> set[str]:
+    return {str(Path(d).relative_to(root)) for d, _sub, _files in os.walk(root)}
+
+
+def _plan_json(plan, root: Path) -> str:
+    return json.dumps(plan.to_json(), sort_keys=True).replace(str(root), "ROOT")
+
+
+ORPHAN_TABLES = [
+    "tags_consumers_branches",
+    "append_partitioned",
+    "awkward_partitions",
+    "append_deletion_vectors",
+]
+
+
+@pytest.mark.parametrize("name", ORPHAN_TABLES)
+def test_orphans_identical_plans_and_final_files(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path, name: str
+) -> None:
+    local_root, spark_root = _twins(scenarios[name].root, tmp_path)
+    now = int(time.time() * 1000)
+    cutoff = now - DAY * 1000
+    with LocalExecutor(4) as ex:
+        table = open_table(str(local_root))
+        local_plan = plan_orphan_clean(table, older_than_ms=cutoff, now_ms=now, executor=ex)
+        apply(
+            table,
+            local_plan,
+            recheck=lambda _t, p: p,
+            executor=ex,
+            journal=False,
+            before_phase=RootWatcher(table, local_plan, ex).filter,
+        )
+    clean = SparkOrphanClean(open_table(str(spark_root)), spark_executor, cutoff, now)
+    spark_plan = clean.plan()
+    assert _plan_json(spark_plan, spark_root) == _plan_json(local_plan, local_root)
+    assert spark_plan.details["orphan_count"] >= 4
+    report = clean.apply(spark_plan, ExecutionReport())
+    assert report.status == "ok"
+    assert _normalised(files_under(spark_root), spark_root) == _normalised(
+        files_under(local_root), local_root
+    )
+    assert _dirs(spark_root) == _dirs(local_root)  # the same empty directories removed
+    assert_no_dangling_references(spark_root)
+
+
+def test_orphans_on_java_fixture_copies(spark_executor: SparkExecutor, tmp_path: Path) -> None:
+    tables = [t for t in java_tables() if "branch" in t.name or "dv_index_in_data_no" in t.name]
+    if not tables:
+        pytest.skip("shared Java fixture corpus not present")
+    for src in tables:
+        local_root, spark_root = _twins(src, tmp_path / src.name)
+        now = int(time.time() * 1000)
+        with LocalExecutor(4) as ex:
+            local_plan = plan_orphan_clean(
+                open_table(str(local_root)),
+                older_than_ms=now - 1000,
+                now_ms=now,
+                executor=ex,
+                allow_recent=True,
+            )
+        spark_plan = SparkOrphanClean(
+            open_table(str(spark_root)), spark_executor, now - 1000, now, allow_recent=True
+        ).plan()
+        assert _plan_json(spark_plan, spark_root) == _plan_json(local_plan, local_root), src
+
+
+def test_spark_plan_is_bounded_and_streams_the_rest(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path
+) -> None:
+    _local, root = _twins(scenarios["many_commits"].root, tmp_path)
+    for i in range(30):
+        (root / "manifest" / f"manifest-extra-{i}").write_bytes(b"x")
+    _age_tree(root)
+    now = int(time.time() * 1000)
+    report_file = tmp_path / "orphans.jsonl"
+    clean = SparkOrphanClean(open_table(str(root)), spark_executor, now - DAY * 1000, now, sample=5)
+    plan = clean.plan(report_file=str(report_file))
+    d = plan.details
+    assert d["truncated"] is True and len(d["orphans"]) == 5
+    lines = [json.loads(line) for line in report_file.read_text().splitlines()]
+    assert len(lines) == d["orphan_count"] >= 33
+    assert [x["path"] for x in lines[:5]] == [x["path"] for x in d["orphans"]]
+
+
+@pytest.mark.parametrize("name", ["many_commits", "append_partitioned"])
+def test_expire_identical_plans_and_final_files(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path, name: str
+) -> None:
+    roots = []
+    for engine in ("local", "spark"):
+        dest = tmp_path / engine / scenarios[name].root.parent.name / scenarios[name].root.name
+        shutil.copytree(scenarios[name].root, dest)
+        roots.append(dest)
+    plans = []
+    for root, ex in ((roots[0], LocalExecutor(4)), (roots[1], spark_executor)):
+        table = open_table(str(root))
+        plan = plan_expire_snapshots(table, ExpireFlags(retain_min=3), now_ms=NOW, executor=ex)
+        apply(table, plan, recheck=recheck, executor=ex)
+        plans.append(_plan_json(plan, root))
+    assert plans[0] == plans[1]
+    assert _normalised(files_under(roots[0]), roots[0]) == _normalised(
+        files_under(roots[1]), roots[1]
+    )
+    assert_no_dangling_references(roots[1])
+
+
+def test_check_identical(spark_executor: SparkExecutor, scenarios, copy_table) -> None:
+    root = copy_table(scenarios["append_partitioned"].root)
+    victim = next(root.rglob("*.parquet"))
+    victim.unlink()
+    local = check_table(open_table(str(root)), executor=LocalExecutor(2))
+    remote = check_table(open_table(str(root)), executor=spark_executor)
+    assert local == remote
+
+
+def test_engine_errors_come_back_typed(
+    spark_executor: SparkExecutor, scenarios, copy_table
+) -> None:
+    from core.errors import CorruptMetadataError
+
+    root = copy_table(scenarios["many_commits"].root)
+    manifest = sorted((root / "manifest").glob("manifest-[0-9a-f]*"))[0]
+    manifest.write_bytes(b"garbage")
+    with pytest.raises(CorruptMetadataError) as info:
+        spark_executor.map(lambda name: list(open_table(str(root)).manifest(name)), [manifest.name])
+    assert info.value.path.endswith(manifest.name)
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "paimon_cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def test_cli_spark_connect_dry_run(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path
+) -> None:
+    """Spark Connect (DataFrame operations only) gives the same plan as the local engine."""
+    pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio)")
+    _local, root = _twins(scenarios["append_partitioned"].root, tmp_path)
+    local = _cli("delete-orphan-files", str(root), "--dry-run", "--json")
+    remote = _cli(
+        "delete-orphan-files",
+        str(root),
+        "--dry-run",
+        "--json",
+        "--engine",
+        "spark",
+        "--spark-remote",
+        "local[2]",
+    )
+    assert remote.returncode == 0, remote.stderr[-2000:]
+    a, b = json.loads(local.stdout)["plan"], json.loads(remote.stdout)["plan"]
+    for plan in (a, b):
+        plan.pop("created_ms")
+        plan["details"].pop("now_ms")
+        plan["details"].pop("older_than_ms")
+        plan["details"].pop("older_than")
+        for o in plan["details"]["orphans"]:
+            o.pop("age_ms")
+    assert a == b
+
+
+def test_cli_without_java_says_what_to_install(tmp_path: Path, scenarios) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(Path(sys.executable).parent)  # no java on this PATH
+    result = _cli(
+        "inspect", str(scenarios["many_commits"].root), "--check", "--engine", "spark", env=env
+    )
+    assert result.returncode == 1
+    assert "needs Java" in result.stderr and "openjdk-17" in result.stderr
+    assert "Traceback" not in result.stderr
