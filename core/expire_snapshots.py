@@ -174,7 +174,7 @@ def _skipping_names(table: PaimonTable, roots: Iterable[Snapshot]) -> set[str]:
     for snap in roots:
         for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
             names.add(list_name)
-            names.update(m.file_name for m in table.manifest_list(list_name))
+            names.update(name for name, _size in table.manifest_list_names(list_name))
         if snap.index_manifest:
             names.add(snap.index_manifest)
             names.update(e.file_name for e in table.index_manifest(snap.index_manifest))
@@ -195,16 +195,10 @@ def _plan_manifests(
         if list_name in skip:
             continue
         skip.add(list_name)
-        for meta in table.manifest_list(list_name):
-            if meta.file_name not in skip:
-                skip.add(meta.file_name)
-                b.add(
-                    b.manifests,
-                    paths.manifest_path(meta.file_name),
-                    "manifest",
-                    meta.file_size,
-                    reason,
-                )
+        for name, size in table.manifest_list_names(list_name):
+            if name not in skip:
+                skip.add(name)
+                b.add(b.manifests, paths.manifest_path(name), "manifest", size, reason)
         b.add(b.manifests, paths.manifest_path(list_name), "manifest-list", None, reason)
     if snap.index_manifest and snap.index_manifest not in skip:
         for ie in table.index_manifest(snap.index_manifest):

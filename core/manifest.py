@@ -155,6 +155,30 @@ def _to_index_entry(row: Mapping[str, Any], path: str) -> IndexManifestEntry:
     )
 
 
+def decode_rows(data: bytes, path: str) -> Iterator[Mapping[str, Any]]:
+    """Raw rows of a metadata file (any format), for writers that copy rows unchanged."""
+    return _rows(data, path)
+
+
+def decode_manifest_list_names(data: bytes, path: str) -> list[tuple[str, int]]:
+    """(file name, size) of each manifest in a list: the lean path expiry and orphan
+    cleaning need (they read the base list of every expiring snapshot)."""
+    out = []
+    try:
+        for row in _rows(data, path):
+            name = row["_FILE_NAME"]
+            if row.get("_VERSION", 2) != 2:
+                _check_version(row, 2, path)
+            if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
+                _plain_name(name, path)
+            out.append((name, int(row["_FILE_SIZE"])))
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, CorruptMetadataError):
+            raise
+        raise CorruptMetadataError(path, f"unexpected row layout ({exc!r})") from exc
+    return out
+
+
 def decode_manifest_list(data: bytes, path: str) -> list[ManifestFileMeta]:
     return list(_decode(data, path, _to_manifest_meta))
 

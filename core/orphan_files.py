@@ -76,9 +76,9 @@ def _root_names(view: PaimonTable, snap: Snapshot, used: _Used) -> None:
     """Names a root references directly; manifests are decoded later, once each."""
     for list_name in snap.manifest_lists:
         used.names.add(list_name)
-        for meta in view.manifest_list(list_name):
-            used.names.add(meta.file_name)
-            used.manifests.add(meta.file_name)
+        for name, _size in view.manifest_list_names(list_name):
+            used.names.add(name)
+            used.manifests.add(name)
     if snap.index_manifest:
         try:
             entries = view.index_manifest(snap.index_manifest)

@@ -10,7 +10,13 @@ from core.branch_manager import BranchManager
 from core.consumer_manager import ConsumerManager
 from core.errors import MissingFileError, TableNotFoundError
 from core.fileio import FileIO, normalize_path
-from core.manifest import decode_index_manifest, decode_manifest, decode_manifest_list, live_entries
+from core.manifest import (
+    decode_index_manifest,
+    decode_manifest,
+    decode_manifest_list,
+    decode_manifest_list_names,
+    live_entries,
+)
 from core.model import IndexManifestEntry, ManifestEntry, ManifestFileMeta, Snapshot, TableSchema
 from core.options import TableOptions
 from core.paths import PathFactory, branch_root_of
@@ -64,6 +70,11 @@ class PaimonTable:
     def manifest_list(self, name: str) -> list[ManifestFileMeta]:
         path, data = self._read(name, "manifest list")
         return decode_manifest_list(data, path)
+
+    def manifest_list_names(self, name: str) -> list[tuple[str, int]]:
+        """(manifest name, size) pairs of a manifest list, without building objects."""
+        path, data = self._read(name, "manifest list")
+        return decode_manifest_list_names(data, path)
 
     def manifest(self, name: str) -> Iterator[ManifestEntry]:
         path, data = self._read(name, "manifest")
