@@ -316,6 +316,12 @@ class FileIO:
         except OSError as exc:
             raise StorageError(f"cannot create {path}: {exc}") from exc
 
+    def conditional_create_supported(self, path: str) -> bool:
+        """True where ``write_if_absent`` is a real compare-and-swap: local file systems
+        (link) and S3 (``If-None-Match: *`` in s3fs); other stores may accept exclusive
+        mode yet overwrite."""
+        return self.is_local(path) or protocol_of(path) in ("s3", "s3a")
+
     def delete(self, path: str) -> bool:
         """Delete one file; False when it was already absent (deletes are idempotent)."""
         if self.is_local(path):

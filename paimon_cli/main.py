@@ -9,8 +9,10 @@ import typer
 from core import __version__
 from paimon_cli import logs
 from paimon_cli.commands import delete_orphan_files as delete_orphan_files_cmd
+from paimon_cli.commands import expire_partitions as expire_partitions_cmd
 from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
 from paimon_cli.commands import inspect as inspect_cmd
+from paimon_cli.commands import tags as tags_cmd
 from paimon_cli.state import AppState
 
 app = typer.Typer(
@@ -68,6 +70,8 @@ def root(
 
 inspect_cmd.register(app)
 expire_snapshots_cmd.register(app)
+expire_partitions_cmd.register(app)
+tags_cmd.register(app)
 delete_orphan_files_cmd.register(app)
 
 

@@ -760,3 +760,28 @@ BUILDERS: dict[str, Callable[[Path], Scenario]] = {
     "many_commits": many_commits,
 }
 """Builders taking only a warehouse (``external_paths`` also needs ``ext_root``)."""
+
+
+DATED_DAYS = ("2024-07-01", "2024-07-02", "2024-07-03", "2024-07-08", "2024-07-09")
+
+
+def dated_partitions(warehouse: Path, name: str = "dated_partitions") -> Scenario:
+    """Append table partitioned by (dt STRING 'yyyy-MM-dd', hr STRING 'HH') for partition
+    expiry: two appends over ``DATED_DAYS`` x hours 00/11, then one append into the
+    awkward partitions (dt='2024-07-01', hr='a,b') (a comma inside a value, PR #9277)
+    and (dt='par-1', hr='00') (no date: values-time must skip it). Tag ``before`` at 2."""
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("hr", pa.string())])
+    rec = _Recorder(warehouse, name, schema, partition_keys=("dt", "hr"))
+    for c in range(2):
+        rec.append(
+            [
+                {"id": 100 * c + 10 * d + h, "dt": day, "hr": hr}
+                for d, day in enumerate(DATED_DAYS)
+                for h, hr in enumerate(("00", "11"))
+            ]
+        )
+    rec.tag("before", 2)
+    rec.append(
+        [{"id": 900, "dt": "2024-07-01", "hr": "a,b"}, {"id": 901, "dt": "par-1", "hr": "00"}]
+    )
+    return rec.scenario("dated partitions with a comma value and a non-date value")

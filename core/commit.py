@@ -1,0 +1,476 @@
+"""Publish new snapshots and tags atomically, as Paimon's committers do (format §16).
+
+A commit writes its delta manifest, the base and delta manifest lists (and a new index
+manifest when index entries go), then creates ``snapshot-<latest+1>`` only if it is
+absent. Losing that race to another writer means: delete what this attempt wrote, wait
+(exponential backoff with jitter), re-read the new latest snapshot, rebuild the changes
+from it, re-check that every file marked DELETE is still live, and try again, up to
+``commit.max-retries``. The ``LATEST`` hint follows a successful commit.
+
+Atomic create is a hard link on local file systems (never replaces a target) and a
+conditional put (``If-None-Match: *``) on S3. Other object stores cannot refuse an
+overwrite, so committing there is refused unless the caller opts in (``allow_unsafe``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from core import __version__
+from core.errors import PaimonError, SafetyRefusalError, StorageError
+from core.fileio import FileIO, join
+from core.manifest_writer import (
+    INDEX_MANIFEST_ENTRY_SCHEMA,
+    INDEX_MANIFEST_VERSION,
+    MANIFEST_ENTRY_SCHEMA,
+    MANIFEST_FILE_META_SCHEMA,
+    WrittenFile,
+    avro_codec,
+    conform_entry,
+    conform_index_entry,
+    conform_manifest_meta,
+    encode_avro,
+    manifest_meta,
+    read_raw_rows,
+)
+from core.metadata_io import read_json
+from core.model import Snapshot
+from core.options import parse_duration_ms
+from core.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1  # Long.MAX_VALUE: batch jobs and procedures
+WRITER_VERSION = f"paimon-cli-{__version__}"
+
+# Jackson writes Snapshot properties in constructor order (Snapshot.java); unknown keys a
+# newer writer added are kept after them.
+SNAPSHOT_FIELD_ORDER = (
+    "version",
+    "uuid",
+    "id",
+    "schemaId",
+    "baseManifestList",
+    "baseManifestListSize",
+    "deltaManifestList",
+    "deltaManifestListSize",
+    "changelogManifestList",
+    "changelogManifestListSize",
+    "indexManifest",
+    "commitUser",
+    "writerVersion",
+    "commitIdentifier",
+    "commitKind",
+    "timeMillis",
+    "logOffsets",
+    "totalRecordCount",
+    "deltaRecordCount",
+    "changelogRecordCount",
+    "watermark",
+    "statistics",
+    "properties",
+    "nextRowId",
+    "operation",
+)
+TAG_FIELDS = ("tagCreateTime", "tagTimeRetained")
+
+
+class CommitConflictError(PaimonError):
+    """Another writer kept winning, or a file to delete is no longer live."""
+
+    kind = "commit_conflict"
+
+
+class JavaDecimal(str):
+    """A JSON number written verbatim (Java's Duration as ``86400.000000000``)."""
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, JavaDecimal):
+        return str(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return json.dumps(value, ensure_ascii=False)
+
+
+def java_json(value: Any, indent: str = "") -> str:
+    """Jackson's default pretty printer: ``"key" : value``, two-space indent, ``[ a, b ]``."""
+    if isinstance(value, Mapping):
+        if not value:
+            return "{ }"
+        inner = indent + "  "
+        items = [
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)} : {java_json(v, inner)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[ ]"
+        return "[ " + ", ".join(java_json(v, indent) for v in value) + " ]"
+    return _scalar(value)
+
+
+def ordered_snapshot_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Snapshot fields in Java's order, then unknown keys (kept), tag-only fields dropped."""
+    out = {k: raw[k] for k in SNAPSHOT_FIELD_ORDER if k in raw}
+    out.update({k: v for k, v in raw.items() if k not in out and k not in TAG_FIELDS})
+    return out
+
+
+def snapshot_json(raw: Mapping[str, Any]) -> str:
+    return java_json(ordered_snapshot_fields(raw))
+
+
+# -- changes ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Changes:
+    """What one commit attempt changes, built from the latest snapshot it is based on."""
+
+    entries: tuple[dict[str, Any], ...]  # delta manifest rows (Java layout), ADD and DELETE
+    # Index entries to drop, by (partition, bucket, index type, file name).
+    index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.entries and not self.index_deletes
+
+
+Builder = Callable[[Snapshot], Changes]
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    snapshot: Snapshot | None  # None: nothing to commit
+    attempts: int
+    changes: Changes | None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """commit.max-retries (10), commit.min-retry-wait (10 ms), commit.max-retry-wait (10 s)."""
+
+    max_retries: int = 10
+    min_wait_ms: int = 10
+    max_wait_ms: int = 10_000
+
+    @classmethod
+    def of(cls, table: PaimonTable) -> RetryPolicy:
+        opts = table.options
+        retries = opts.get_int("commit.max-retries")
+        low = opts.get("commit.min-retry-wait")
+        high = opts.get("commit.max-retry-wait")
+        return cls(
+            10 if retries is None else max(retries, 0),
+            10 if low is None else parse_duration_ms(low),
+            10_000 if high is None else parse_duration_ms(high),
+        )
+
+    def wait_ms(self, attempt: int) -> float:
+        ceiling = min(self.max_wait_ms, self.min_wait_ms * 2 ** min(attempt, 20))
+        return random.uniform(self.min_wait_ms, max(ceiling, self.min_wait_ms))
+
+
+def entry_identifier(entry: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Paimon's FileEntry identifier of a raw manifest row (matches ManifestEntry.identifier)."""
+    f = entry["_FILE"]
+    return (
+        bytes(entry["_PARTITION"]),
+        entry["_BUCKET"],
+        f["_LEVEL"],
+        f["_FILE_NAME"],
+        tuple(f.get("_EXTRA_FILES") or ()),
+        f.get("_EMBEDDED_FILE_INDEX"),
+        f.get("_EXTERNAL_PATH"),
+    )
+
+
+def check_publishable(table: PaimonTable, *, allow_unsafe: bool) -> None:
+    """Refuse before writing anything when the store cannot create files atomically."""
+    if table.fileio.conditional_create_supported(table.snapshots.directory) or allow_unsafe:
+        return
+    raise SafetyRefusalError(
+        f"{table.location} is on a store without an atomic create-if-absent, so a concurrent "
+        "writer could overwrite (lose) this commit",
+        hint="stop other writers and pass --allow-unsafe-commit, or use a local/HDFS/S3 table",
+    )
+
+
+def refuse_non_avro_manifests(table: PaimonTable) -> None:
+    """Java <= 2.0 reads manifests in the table's ``manifest.format``; we only write Avro."""
+    fmt = (table.options.get("manifest.format") or "avro").strip().lower()
+    if fmt != "avro":
+        raise SafetyRefusalError(
+            f"the table uses manifest.format={fmt}; paimon-cli writes Avro manifests only, "
+            "which Paimon up to 2.0 would fail to read in this table",
+            hint="run this operation with Paimon itself (e.g. the Spark or Flink procedure)",
+        )
+
+
+def publish_if_absent(
+    fileio: FileIO, path: str, data: bytes, *, allow_unsafe: bool = False
+) -> bool:
+    """Create ``path`` only if absent; False when another writer has it already."""
+    if fileio.conditional_create_supported(path):
+        return fileio.write_if_absent(path, data)
+    if not allow_unsafe:
+        raise SafetyRefusalError(f"no atomic create-if-absent for {path}")
+    logger.warning("non-atomic create of %s (opted in): a concurrent writer may win", path)
+    if fileio.exists(path):
+        return False
+    fileio.write_bytes(path, data)
+    return True
+
+
+def write_latest_hint(table: PaimonTable, snapshot_id: int) -> str | None:
+    """Overwrite ``LATEST``; a failure does not fail the commit (Paimon tolerates it too)."""
+    try:
+        table.fileio.write_bytes(
+            join(table.snapshots.directory, "LATEST"), str(snapshot_id).encode()
+        )
+        return None
+    except StorageError as exc:
+        return f"could not update the LATEST hint: {exc.message}"
+
+
+# -- one attempt ---------------------------------------------------------------------------------
+@dataclass
+class _Attempt:
+    table: PaimonTable
+    codec: str
+    prefix: str = field(default_factory=lambda: str(uuid.uuid4()))
+    counter: int = 0
+    written: list[WrittenFile] = field(default_factory=list)
+
+    def write(
+        self, kind: str, schema: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
+    ) -> WrittenFile:
+        name = f"{kind}-{self.prefix}-{self.counter}"
+        self.counter += 1
+        path = self.table.paths.manifest_path(name)
+        data = encode_avro(schema, rows, self.codec)
+        if not self.table.fileio.write_if_absent(path, data):
+            raise StorageError(f"{path} already exists (UUID collision?)")
+        written = WrittenFile(name, path, len(data))
+        self.written.append(written)
+        return written
+
+    def discard(self) -> None:
+        for f in self.written:
+            try:
+                self.table.fileio.delete(f.path)
+            except StorageError as exc:
+                logger.warning("could not remove unreferenced %s: %s", f.path, exc.message)
+        self.written.clear()
+
+
+def _stats_to_inherit(table: PaimonTable, latest: Snapshot) -> str | None:
+    if not latest.statistics:
+        return None
+    try:
+        stats = read_json(table.fileio, table.paths.statistics_path(latest.statistics))
+    except FileNotFoundError:
+        return None
+    return latest.statistics if stats.get("schemaId") == table.schema.id else None
+
+
+def _total_before(table: PaimonTable, latest: Snapshot) -> int:
+    if latest.total_record_count is not None:
+        return latest.total_record_count
+    return sum(e.file.row_count for e in table.live_files(latest))
+
+
+def build_snapshot(
+    table: PaimonTable,
+    latest: Snapshot,
+    changes: Changes,
+    attempt: _Attempt,
+    *,
+    commit_kind: str,
+    commit_user: str,
+    identifier: int,
+    now_ms: int,
+) -> dict[str, Any]:
+    """Write manifests and lists for ``changes`` on top of ``latest``; the snapshot fields."""
+    ptypes = table.schema.partition_types
+    delta_rows = [conform_entry(e) for e in changes.entries]
+    delta_lists: list[dict[str, Any]] = []
+    if delta_rows:
+        manifest = attempt.write("manifest", MANIFEST_ENTRY_SCHEMA, delta_rows)
+        delta_lists.append(
+            manifest_meta(
+                manifest.name, manifest.size, delta_rows, ptypes, latest_schema_id=table.schema.id
+            )
+        )
+    # Base = the previous base and delta manifests, re-listed unchanged (no merging).
+    base_rows = [
+        conform_manifest_meta(r)
+        for name in (latest.base_manifest_list, latest.delta_manifest_list)
+        for r in read_raw_rows(table.fileio, table.paths.manifest_path(name))
+    ]
+    base = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, base_rows)
+    delta = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, delta_lists)
+    index_manifest = latest.index_manifest
+    if changes.index_deletes and latest.index_manifest:
+        path = table.paths.manifest_path(latest.index_manifest)
+        keep = [
+            conform_index_entry(r)
+            for r in read_raw_rows(table.fileio, path)
+            if (bytes(r["_PARTITION"]), r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"])
+            not in changes.index_deletes
+        ]
+        for r in keep:
+            r["_VERSION"] = INDEX_MANIFEST_VERSION
+        index_manifest = (
+            attempt.write("index-manifest", INDEX_MANIFEST_ENTRY_SCHEMA, keep).name
+            if keep
+            else None
+        )
+    delta_count = sum((1 if e["_KIND"] == 0 else -1) * e["_FILE"]["_ROW_COUNT"] for e in delta_rows)
+    raw: dict[str, Any] = {
+        "version": 3,
+        "uuid": str(uuid.uuid4()),
+        "id": latest.id + 1,
+        "schemaId": table.schema.id,
+        "baseManifestList": base.name,
+        "baseManifestListSize": base.size,
+        "deltaManifestList": delta.name,
+        "deltaManifestListSize": delta.size,
+        "indexManifest": index_manifest,
+        "commitUser": commit_user,
+        "writerVersion": WRITER_VERSION,
+        "commitIdentifier": identifier,
+        "commitKind": commit_kind,
+        "timeMillis": now_ms,
+        "totalRecordCount": _total_before(table, latest) + delta_count,
+        "deltaRecordCount": delta_count,
+        "watermark": latest.watermark,
+        "statistics": _stats_to_inherit(table, latest),
+        "nextRowId": latest.raw.get("nextRowId"),
+    }
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+def _unmatched_deletes(table: PaimonTable, latest: Snapshot, changes: Changes) -> list[str]:
+    deletes = [e for e in changes.entries if e["_KIND"] == 1]
+    if not deletes:
+        return []
+    live = {e.identifier for e in table.live_files(latest)}
+    return [e["_FILE"]["_FILE_NAME"] for e in deletes if entry_identifier(e) not in live]
+
+
+def commit(
+    table: PaimonTable,
+    build: Builder,
+    *,
+    commit_kind: str = "OVERWRITE",
+    commit_user: str | None = None,
+    identifier: int = BATCH_COMMIT_IDENTIFIER,
+    clock: Callable[[], int] = lambda: int(time.time() * 1000),
+    policy: RetryPolicy | None = None,
+    allow_unsafe: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> CommitResult:
+    """Commit ``build(latest)`` as a new snapshot; rebuild and retry when another writer wins."""
+    refuse_non_avro_manifests(table)
+    check_publishable(table, allow_unsafe=allow_unsafe)
+    policy = policy or RetryPolicy.of(table)
+    codec = avro_codec(table.options.get("manifest.compression"))
+    user = commit_user or str(uuid.uuid4())
+    notes: list[str] = []
+    for attempt_no in range(1, policy.max_retries + 2):
+        latest = table.snapshots.latest()
+        if latest is None:
+            raise CommitConflictError(f"{table.location} has no snapshot to commit on top of")
+        changes = build(latest)
+        if changes.empty:
+            return CommitResult(None, attempt_no, changes, tuple(notes))
+        stale = _unmatched_deletes(table, latest, changes)
+        attempt = _Attempt(table, codec)
+        if not stale:
+            try:
+                raw = build_snapshot(
+                    table,
+                    latest,
+                    changes,
+                    attempt,
+                    commit_kind=commit_kind,
+                    commit_user=user,
+                    identifier=identifier,
+                    now_ms=clock(),
+                )
+                published = _publish(table, raw, allow_unsafe=allow_unsafe)
+            except BaseException:
+                attempt.discard()
+                raise
+            if published is not None:
+                hint = write_latest_hint(table, published.id)
+                if hint:
+                    notes.append(hint)
+                logger.info(
+                    "committed snapshot %d (%s) after %d attempt(s)",
+                    published.id,
+                    commit_kind,
+                    attempt_no,
+                )
+                return CommitResult(published, attempt_no, changes, tuple(notes))
+            attempt.discard()
+            notes.append(f"snapshot {latest.id + 1} was taken by another writer; retried")
+        else:
+            notes.append(
+                f"{len(stale)} file(s) to delete are no longer live in snapshot {latest.id} "
+                f"(e.g. {stale[0]}); rebuilt"
+            )
+        if attempt_no <= policy.max_retries:
+            sleep(policy.wait_ms(attempt_no) / 1000)
+    raise CommitConflictError(
+        f"gave up after {policy.max_retries + 1} attempts: other writers kept committing "
+        "first or kept removing the files this commit deletes",
+        hint="retry later; raise commit.max-retries with --options if the table is busy",
+    )
+
+
+def _publish(table: PaimonTable, raw: dict[str, Any], *, allow_unsafe: bool) -> Snapshot | None:
+    """Create the snapshot file; None if the id is taken. An ambiguous failure counts as
+    success only if the file now holds our snapshot (same uuid), as Paimon master does."""
+    path = table.snapshots.path(raw["id"])
+    data = snapshot_json(raw).encode("utf-8")
+    try:
+        created = publish_if_absent(table.fileio, path, data, allow_unsafe=allow_unsafe)
+    except StorageError:
+        theirs = table.snapshots.try_snapshot(raw["id"])
+        if theirs is not None and theirs.raw.get("uuid") == raw["uuid"]:
+            return theirs
+        raise
+    if not created:
+        return None
+    return Snapshot.from_json(raw, path)
+
+
+__all__ = [
+    "BATCH_COMMIT_IDENTIFIER",
+    "Changes",
+    "CommitConflictError",
+    "CommitResult",
+    "JavaDecimal",
+    "RetryPolicy",
+    "check_publishable",
+    "commit",
+    "entry_identifier",
+    "java_json",
+    "ordered_snapshot_fields",
+    "publish_if_absent",
+    "refuse_non_avro_manifests",
+    "snapshot_json",
+    "write_latest_hint",
+]

@@ -1,0 +1,251 @@
+"""paimon expire-partitions: drop expired partitions with an OVERWRITE commit, as Paimon does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+from core.clock import SystemClock
+from core.commit import CommitResult
+from core.errors import InvalidOptionError
+from core.expire_partitions import (
+    STRATEGIES,
+    PartitionExpireFlags,
+    apply_partition_expire,
+    plan_partition_expire,
+)
+from core.options import parse_duration_ms
+from core.partition_time import Formatter
+from core.plans import Plan
+from core.table import PaimonTable
+from core.timeparse import resolve_zone
+from paimon_cli.convert import instant
+from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.params import (
+    BranchOpt,
+    DryRunOpt,
+    FsOpt,
+    JsonOpt,
+    OptionsOpt,
+    QuietOpt,
+    TableArg,
+    TimezoneOpt,
+    WarehouseOpt,
+    parse_fs_options,
+    parse_options_arg,
+)
+from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.state import state_of
+
+EPILOG = """Examples:
+
+  paimon expire-partitions /wh/db.db/events --expiration-time '30 d' --dry-run
+
+  paimon expire-partitions db.events -w /wh --expiration-time 7d --timestamp-formatter yyyyMMdd
+
+  paimon expire-partitions /wh/db.db/logs --expiration-time 2d --timestamp-pattern '$dt $hour:00:00'
+"""
+
+AllowUnsafeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unsafe-commit",
+        help="Commit on an object store without atomic create-if-absent (GCS, Azure, OSS, "
+        "...). Only safe when no other writer commits meanwhile.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan: Plan
+    result: CommitResult | None
+
+
+def expire_partitions(
+    ctx: typer.Context,
+    table: TableArg,
+    expiration_time: Annotated[
+        str | None,
+        typer.Option(
+            "--expiration-time",
+            help="Partitions older than this expire, e.g. '7 d' (default: table option "
+            "partition.expiration-time; one of the two is required).",
+            show_default=False,
+        ),
+    ] = None,
+    timestamp_formatter: Annotated[
+        str | None,
+        typer.Option(
+            "--timestamp-formatter",
+            help="Java DateTimeFormatter pattern for the partition time, e.g. yyyyMMdd "
+            "(default: table option partition.timestamp-formatter, else 'y-M-d[ H:m:s]').",
+            show_default=False,
+        ),
+    ] = None,
+    timestamp_pattern: Annotated[
+        str | None,
+        typer.Option(
+            "--timestamp-pattern",
+            help="How partition values form the time, e.g. '$dt $hour:00:00' (default: table "
+            "option partition.timestamp-pattern, else the first partition key).",
+            show_default=False,
+        ),
+    ] = None,
+    expire_strategy: Annotated[
+        str | None,
+        typer.Option(
+            "--expire-strategy",
+            help="values-time (parse the values) or update-time (newest file creation) "
+            "(default: table option partition.expiration-strategy, else values-time).",
+            show_default=False,
+        ),
+    ] = None,
+    max_expires: Annotated[
+        int | None,
+        typer.Option(
+            "--max-expires",
+            help="At most this many partitions per run (default: table option "
+            "partition.expiration-max-num, else 100).",
+            show_default=False,
+        ),
+    ] = None,
+    options: OptionsOpt = None,
+    allow_unsafe_commit: AllowUnsafeOpt = False,
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    timezone: TimezoneOpt = None,
+) -> None:
+    """Drop expired partitions (an OVERWRITE commit); expire-snapshots frees their files later."""
+    state = state_of(ctx)
+    if expiration_time is not None:
+        _check(lambda: parse_duration_ms(expiration_time), "--expiration-time")
+    if timestamp_formatter is not None:
+        _check(lambda: Formatter.of(timestamp_formatter), "--timestamp-formatter")
+    if expire_strategy is not None and expire_strategy not in STRATEGIES:
+        raise typer.BadParameter(
+            f"unknown strategy {expire_strategy!r} (use {' or '.join(STRATEGIES)})",
+            param_hint="--expire-strategy",
+        )
+    if max_expires is not None and max_expires < 1:
+        raise typer.BadParameter(
+            f"must be at least 1, got {max_expires}", param_hint="--max-expires"
+        )
+    zone = _check(lambda: resolve_zone(timezone), "--timezone")
+    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
+    out = Output(mode, no_color=state.no_color)
+    flags = PartitionExpireFlags(
+        expiration_time, timestamp_formatter, timestamp_pattern, expire_strategy, max_expires
+    )
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
+    )
+
+    def run(t: PaimonTable) -> Outcome:
+        plan = plan_partition_expire(
+            t, flags, now_ms=SystemClock().now_ms(), zone=zone, warn=out.warn
+        )
+        if dry_run:
+            return Outcome(plan, None)
+        return Outcome(plan, apply_partition_expire(t, plan, allow_unsafe=allow_unsafe_commit))
+
+    job = TableJob(
+        "expire-partitions",
+        run,
+        lambda o: _to_json(o, dry_run),
+        lambda o, output: _render(o, output, dry_run),
+    )
+    run_job(sel, job, out, debug=state.debug)
+
+
+def _check(fn: Any, hint: str) -> Any:
+    try:
+        return fn()
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, param_hint=hint) from None
+
+
+def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
+    r = o.result
+    report = None
+    if r is not None and r.snapshot is not None:
+        report = {
+            "status": "ok",
+            "snapshot_id": r.snapshot.id,
+            "attempts": r.attempts,
+            "files_marked_delete": len(r.changes.entries) if r.changes else 0,
+            "time": instant(r.snapshot.time_millis),
+            "notes": list(r.notes),
+        }
+    return {"dry_run": dry_run, "plan": o.plan.to_json(), "report": report}
+
+
+def _render(o: Outcome, out: Output, dry_run: bool) -> None:
+    d = o.plan.details
+    parts = d.get("partitions") or []
+    if out.mode is Mode.QUIET:
+        if dry_run:
+            for p in parts:
+                out.plain(p["path"])
+        return
+    cfg = d.get("config", {})
+    title = "expire-partitions" + (" (dry run)" if dry_run else "")
+    out.line(f"[bold]{title}[/bold] {o.plan.table}")
+    strategy = cfg.get("strategy", {}).get("value")
+    out.line(
+        f"  strategy {strategy}, expiration {cfg.get('expiration_time', {}).get('value')} "
+        f"({cfg.get('expiration_time', {}).get('source')}): expiring partitions older than "
+        f"{d.get('expire_before_local')} local"
+    )
+    if d.get("latest_snapshot") is None:
+        out.line("  the table has no snapshots: nothing to do")
+        return
+    if not parts:
+        out.line("  no expired partitions")
+    else:
+        out.table(
+            None,
+            [
+                "partition",
+                "time" if strategy == "values-time" else "last update",
+                "files",
+                "rows",
+                "bytes",
+                "last update",
+            ],
+            (
+                [
+                    p["path"],
+                    p["time_local"],
+                    p["files"],
+                    p["rows"],
+                    human_bytes(p["bytes"]),
+                    p["last_update_local"],
+                ]
+                for p in parts
+            ),
+            limit=40,
+            total=len(parts),
+        )
+    if d.get("capped"):
+        out.line(f"  {d['capped']} more expired partitions left for the next run (max expires)")
+    if d.get("skipped"):
+        out.line(f"  {len(d['skipped'])} partitions kept: their values do not parse as a time")
+    r = o.result
+    if r is not None and r.snapshot is not None:
+        out.line(
+            f"  [green]committed[/green] snapshot {r.snapshot.id} (OVERWRITE) after "
+            f"{r.attempts} attempt(s); files are deleted later by expire-snapshots"
+        )
+        for note in r.notes:
+            out.line(f"  note: {note}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("expire-partitions", epilog=EPILOG)(expire_partitions)

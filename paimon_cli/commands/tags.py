@@ -1,0 +1,381 @@
+"""paimon create-tag / delete-tag / rename-tag / expire-tags (listing is `inspect tags`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+from core.apply import apply, finish_journals
+from core.clock import SystemClock
+from core.errors import InvalidOptionError
+from core.executors.local import LocalExecutor
+from core.options import parse_duration_ms
+from core.plans import Plan
+from core.report import ExecutionReport
+from core.table import PaimonTable
+from core.tags import (
+    apply_create_tag,
+    filter_for_resume,
+    plan_create_tag,
+    plan_delete_tags,
+    rename_tag,
+    select_expired_tags,
+    validate_tag_name,
+)
+from core.timeparse import parse_instant, resolve_zone
+from paimon_cli.output import Mode, Output
+from paimon_cli.params import (
+    BranchOpt,
+    DryRunOpt,
+    FsOpt,
+    JsonOpt,
+    OptionsOpt,
+    ParallelismOpt,
+    QuietOpt,
+    TableArg,
+    TimezoneOpt,
+    WarehouseOpt,
+    parse_fs_options,
+    parse_options_arg,
+)
+from paimon_cli.progress import progress_for
+from paimon_cli.render import render_plan, render_report
+from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.state import state_of
+
+CREATE_EPILOG = """Examples:
+
+  paimon create-tag /wh/db.db/orders release-1
+
+  paimon create-tag /wh/db.db/orders nightly --snapshot 42 --time-retained '7 d' --replace
+"""
+DELETE_EPILOG = """Examples:
+
+  paimon delete-tag /wh/db.db/orders release-1 --dry-run
+
+  paimon delete-tag db.orders -w s3://lake/wh old-1 old-2 --json
+"""
+RENAME_EPILOG = """Examples:
+
+  paimon rename-tag /wh/db.db/orders nightly release-2
+
+  paimon rename-tag db.orders -w /wh tmp keep --json
+"""
+EXPIRE_EPILOG = """Examples:
+
+  paimon expire-tags /wh/db.db/orders --dry-run
+
+  paimon expire-tags /wh/db.db/orders --older-than '2024-07-01 00:00:00'
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan: Plan
+    report: ExecutionReport | None
+    done: bool = False
+
+
+def _mode(json_out: bool, quiet: bool) -> Mode:
+    return Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
+
+
+def _usage(fn: Any, hint: str) -> Any:
+    try:
+        return fn()
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, param_hint=hint) from None
+
+
+def _now_local(zone: dt.tzinfo, now_ms: int) -> dt.datetime:
+    return (
+        dt.datetime.fromtimestamp(now_ms / 1000, tz=dt.timezone.utc)
+        .astimezone(zone)
+        .replace(tzinfo=None)
+    )
+
+
+def _doc(o: Outcome, dry_run: bool) -> dict[str, Any]:
+    report = o.report.to_json() if o.report else ({"status": "ok"} if o.done else None)
+    return {"dry_run": dry_run, "plan": o.plan.to_json(), "report": report}
+
+
+def _render(o: Outcome, out: Output, dry_run: bool, title: str) -> None:
+    if out.mode is Mode.QUIET:
+        if dry_run:
+            for phase in o.plan.phases:
+                for a in phase.actions:
+                    out.plain(a.path)
+        return
+    d = o.plan.details
+    out.line(f"[bold]{title}{' (dry run)' if dry_run else ''}[/bold] {o.plan.table}")
+    for name in d.get("missing") or []:
+        out.warn(f"tag {name!r} does not exist")
+    for t in d.get("tags") or []:
+        state = (
+            "snapshot still exists: tag file only"
+            if t["snapshot_exists"]
+            else (f"{t['files_freed']} files only it kept")
+        )
+        out.line(f"  tag {t['tag']} (snapshot {t['snapshot_id']}): {t['reason']}; {state}")
+    if "tag" in d and "snapshot_id" in d:
+        verb = "replace" if d.get("replace") else "create"
+        out.line(f"  {verb} tag {d['tag']} on snapshot {d['snapshot_id']}")
+    render_plan(o.plan, out, show_actions=dry_run)
+    if o.report is not None:
+        render_report(o.report, out)
+    elif o.done:
+        out.line("  [green]done[/green]")
+
+
+def create_tag(
+    ctx: typer.Context,
+    table: TableArg,
+    name: Annotated[str, typer.Argument(help="Tag name.", show_default=False)],
+    snapshot: Annotated[
+        int | None,
+        typer.Option(
+            "--snapshot", help="Snapshot id to tag (default: the latest).", show_default=False
+        ),
+    ] = None,
+    time_retained: Annotated[
+        str | None,
+        typer.Option(
+            "--time-retained",
+            help="Keep the tag this long, e.g. '7 d' (default: no retention, as Paimon's "
+            "create_tag procedure; table option tag.default-time-retained is not applied).",
+            show_default=False,
+        ),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Move an existing tag instead of failing.")
+    ] = False,
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    timezone: TimezoneOpt = None,
+) -> None:
+    """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
+    state = state_of(ctx)
+    _usage(lambda: validate_tag_name(name), "NAME")
+    retained = (
+        _usage(lambda: parse_duration_ms(time_retained), "--time-retained")
+        if time_retained
+        else None
+    )
+    if retained is not None and retained <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--time-retained")
+    if snapshot is not None and snapshot < 1:
+        raise typer.BadParameter("must be at least 1", param_hint="--snapshot")
+    zone = _usage(lambda: resolve_zone(timezone), "--timezone")
+    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+
+    def run(t: PaimonTable) -> Outcome:
+        now = SystemClock().now_ms()
+        plan = plan_create_tag(
+            t,
+            name,
+            snapshot_id=snapshot,
+            time_retained_ms=retained,
+            replace_existing=replace,
+            now_local=_now_local(zone, now),
+            now_ms=now,
+        )
+        if dry_run:
+            return Outcome(plan, None)
+        apply_create_tag(t, plan)
+        return Outcome(plan, None, done=True)
+
+    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    job = TableJob(
+        "create-tag",
+        run,
+        lambda o: _doc(o, dry_run),
+        lambda o, output: _render(o, output, dry_run, "create-tag"),
+    )
+    run_job(sel, job, out, debug=state.debug)
+
+
+def _run_deletion(
+    t: PaimonTable, plan: Plan, executor: LocalExecutor, out: Output
+) -> ExecutionReport:
+    progress = progress_for(out)
+    report = ExecutionReport()
+    finish_journals(t, executor=executor, progress=progress, report=report)
+    apply(t, plan, recheck=filter_for_resume, executor=executor, progress=progress, report=report)
+    return report
+
+
+def delete_tag(
+    ctx: typer.Context,
+    table: TableArg,
+    names: Annotated[list[str], typer.Argument(help="Tag names (also comma-separated).")],
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Delete even a tag a branch was created from (files the branch uses stay).",
+        ),
+    ] = False,
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    parallelism: ParallelismOpt = None,
+) -> None:
+    """Delete tags and the files only they kept alive (Paimon's TagDeletion, branch-safe)."""
+    state = state_of(ctx)
+    wanted = [n.strip() for item in names for n in item.split(",") if n.strip()]
+    if not wanted:
+        raise typer.BadParameter("give at least one tag name", param_hint="NAMES")
+    for n in wanted:
+        _usage(lambda n=n: validate_tag_name(n), "NAMES")
+    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+    executor = LocalExecutor(parallelism)
+
+    def run(t: PaimonTable) -> Outcome:
+        plan = plan_delete_tags(
+            t, wanted, executor=executor, now_ms=SystemClock().now_ms(), force=force
+        )
+        if dry_run:
+            return Outcome(plan, None)
+        return Outcome(plan, _run_deletion(t, plan, executor, out))
+
+    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    job = TableJob(
+        "delete-tag",
+        run,
+        lambda o: _doc(o, dry_run),
+        lambda o, output: _render(o, output, dry_run, "delete-tag"),
+        failed=lambda o: o.report is not None and o.report.failed,
+    )
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
+
+
+def rename_tag_cmd(
+    ctx: typer.Context,
+    table: TableArg,
+    old: Annotated[str, typer.Argument(help="Existing tag name.", show_default=False)],
+    new: Annotated[str, typer.Argument(help="New tag name.", show_default=False)],
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+) -> None:
+    """Rename a tag (the new name is created if absent, then the old file goes)."""
+    state = state_of(ctx)
+    _usage(lambda: validate_tag_name(old), "OLD")
+    _usage(lambda: validate_tag_name(new), "NEW")
+    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+
+    def run(t: PaimonTable) -> dict[str, Any]:
+        if dry_run:
+            names = t.tags.names()
+            return {
+                "dry_run": True,
+                "from": old,
+                "to": new,
+                "possible": old in names and new not in names,
+            }
+        src, dst = rename_tag(t, old, new)
+        return {"dry_run": False, "from": old, "to": new, "old_path": src, "new_path": dst}
+
+    def render(doc: dict[str, Any], output: Output) -> None:
+        if output.mode is Mode.QUIET:
+            return
+        if doc["dry_run"]:
+            verdict = "would rename" if doc["possible"] else "cannot rename (check the names)"
+            output.line(f"rename-tag (dry run): {verdict} {old} -> {new}")
+        else:
+            output.line(f"renamed tag {old} -> {new}")
+
+    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    run_job(sel, TableJob("rename-tag", run, lambda d: d, render), out, debug=state.debug)
+
+
+def expire_tags(
+    ctx: typer.Context,
+    table: TableArg,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than",
+            help="Also expire tags created before this (local time, a duration, epoch millis "
+            "or ISO-8601); tags without retention use their file time (default: only tags "
+            "whose tagTimeRetained has passed, plus table option tag.num-retained-max).",
+            show_default=False,
+        ),
+    ] = None,
+    options: OptionsOpt = None,
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    parallelism: ParallelismOpt = None,
+    timezone: TimezoneOpt = None,
+) -> None:
+    """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
+    state = state_of(ctx)
+    zone = _usage(lambda: resolve_zone(timezone), "--timezone")
+    now = SystemClock().now_ms()
+    older_local = None
+    if older_than is not None:
+        ms = _usage(lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than")
+        older_local = _now_local(zone, ms)
+    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+    executor = LocalExecutor(parallelism)
+
+    def run(t: PaimonTable) -> Outcome:
+        chosen = select_expired_tags(
+            t, now_local=_now_local(zone, now), older_than_local=older_local, zone=zone
+        )
+        reasons = {e.name: e.reason for e in chosen}
+        plan = plan_delete_tags(
+            t,
+            list(reasons),
+            executor=executor,
+            now_ms=now,
+            force=True,
+            command="expire-tags",
+            reasons=reasons,
+        )
+        if dry_run or plan.empty:
+            return Outcome(plan, None, done=not dry_run)
+        return Outcome(plan, _run_deletion(t, plan, executor, out))
+
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
+    )
+    job = TableJob(
+        "expire-tags",
+        run,
+        lambda o: _doc(o, dry_run),
+        lambda o, output: _render(o, output, dry_run, "expire-tags"),
+        failed=lambda o: o.report is not None and o.report.failed,
+    )
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("create-tag", epilog=CREATE_EPILOG)(create_tag)
+    app.command("delete-tag", epilog=DELETE_EPILOG)(delete_tag)
+    app.command("rename-tag", epilog=RENAME_EPILOG)(rename_tag_cmd)
+    app.command("expire-tags", epilog=EXPIRE_EPILOG)(expire_tags)
