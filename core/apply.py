@@ -63,6 +63,26 @@ def _run_one(table: PaimonTable, action: FileAction) -> tuple[FileAction, str, i
         return action, "failed", 0, exc.message
 
 
+DELETE_BATCH = 1000  # keys per S3 DeleteObjects request
+
+
+def _batchable(table: PaimonTable, phase: Phase) -> bool:
+    """Plain deletes on an object store with batch delete: one request per 1,000 keys."""
+    return bool(phase.actions) and all(
+        a.op == "delete" and table.fileio.supports_batch_delete(a.path) for a in phase.actions
+    )
+
+
+def _delete_chunk(
+    table: PaimonTable, actions: tuple[FileAction, ...]
+) -> list[tuple[FileAction, str, int, str | None]]:
+    try:
+        table.fileio.delete_many([a.path for a in actions])
+    except StorageError as exc:
+        return [(a, "failed", 0, exc.message) for a in actions]
+    return [(a, "done", a.size or 0, None) for a in actions]
+
+
 def _run_phase(
     table: PaimonTable, phase: Phase, executor: Executor, progress: Progress
 ) -> PhaseReport:
@@ -77,6 +97,19 @@ def _run_phase(
             progress.advance()
             if results[-1][3] is not None:
                 break  # strict order: never skip ahead of a failed step
+    elif _batchable(table, phase):
+        chunks = [
+            phase.actions[i : i + DELETE_BATCH] for i in range(0, len(phase.actions), DELETE_BATCH)
+        ]
+        results = [
+            row
+            for rows in executor.map(
+                partial(_delete_chunk, table),
+                chunks,
+                on_result=lambda rows: progress.advance(len(rows)),
+            )
+            for row in rows
+        ]
     else:
         results = executor.map(one, phase.actions, on_result=lambda _r: progress.advance())
     for action, outcome, size, error in results:

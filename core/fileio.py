@@ -14,16 +14,20 @@ import os
 import stat
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from core.errors import StorageError
+from core.retry import RateLimiter, Retrier
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
+_BATCH_DELETE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "az", "oss"})
 
 
 def normalize_path(path: str) -> str:
@@ -102,17 +106,39 @@ def _mtime_ms(info: Mapping[str, Any]) -> int | None:
 class FileIO:
     """Storage access for one run; filesystems are created lazily per protocol."""
 
-    def __init__(self, storage_options: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        max_requests_per_second: float | None = None,
+        retries: int = 6,
+    ) -> None:
         self.storage_options: dict[str, str] = dict(storage_options or {})
+        self.max_requests_per_second = max_requests_per_second
+        self.retries = retries
         self._lock = threading.Lock()
         self._filesystems: dict[str, Any] = {}
+        limiter = RateLimiter(max_requests_per_second) if max_requests_per_second else None
+        self._retrier = Retrier(retries=retries, limiter=limiter)
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors (Spark) get the configuration, never live clients.
-        return {"storage_options": self.storage_options}
+        return {
+            "storage_options": self.storage_options,
+            "max_requests_per_second": self.max_requests_per_second,
+            "retries": self.retries,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["storage_options"])  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            state["storage_options"],
+            max_requests_per_second=state.get("max_requests_per_second"),
+            retries=state.get("retries", 6),
+        )
+
+    def _remote(self, fn: Callable[[], T], path: str) -> T:
+        """Object-store calls: rate-limited, transient failures retried with backoff."""
+        return self._retrier.call(fn, path)
 
     def is_local(self, path: str) -> bool:
         return protocol_of(path) in _LOCAL_PROTOCOLS
@@ -137,7 +163,8 @@ class FileIO:
     def _options_for(self, protocol: str) -> dict[str, Any]:
         if protocol in _LOCAL_PROTOCOLS:
             return {}
-        return dict(self.storage_options)
+        # A cached listing could hide a file a writer just added: always ask the store.
+        return {"use_listings_cache": False, **self.storage_options}
 
     # -- reading --------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
@@ -153,7 +180,7 @@ class FileIO:
                 raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
         fs, p = self._fs(path)
         try:
-            data: bytes = fs.cat_file(p)
+            data: bytes = self._remote(lambda: fs.cat_file(p), path)
             return data
         except FileNotFoundError:
             raise
@@ -172,7 +199,7 @@ class FileIO:
             return os.path.lexists(path)
         fs, p = self._fs(path)
         try:
-            return bool(fs.exists(p))
+            return bool(self._remote(lambda: fs.exists(p), path))
         except OSError as exc:
             raise StorageError(f"cannot check {path}: {exc}") from exc
 
@@ -195,7 +222,7 @@ class FileIO:
             )
         fs, p = self._fs(path)
         try:
-            raw = fs.info(p)
+            raw = self._remote(lambda: fs.info(p), path)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -214,7 +241,7 @@ class FileIO:
             return list(self._scan_local(path))
         fs, p = self._fs(path)
         try:
-            raw = fs.ls(p, detail=True, refresh=True)
+            raw = self._remote(lambda: fs.ls(p, detail=True, refresh=True), path)
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -280,7 +307,7 @@ class FileIO:
             return
         fs, p = self._fs(path)
         try:
-            fs.pipe_file(p, data)
+            self._remote(lambda: fs.pipe_file(p, data), path)
         except OSError as exc:
             raise StorageError(f"cannot write {path}: {exc}") from exc
 
@@ -302,9 +329,13 @@ class FileIO:
             finally:
                 _quiet_unlink(tmp)
         fs, p = self._fs(path)
-        try:
+
+        def create() -> None:
             with fs.open(p, "xb") as fh:
                 fh.write(data)
+
+        try:
+            self._remote(create, path)
             return True
         except FileExistsError:
             return False
@@ -334,7 +365,7 @@ class FileIO:
                 raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from exc
         fs, p = self._fs(path)
         try:
-            fs.rm_file(p)
+            self._remote(lambda: fs.rm_file(p), path)
             return True
         except FileNotFoundError:
             return False
@@ -353,10 +384,30 @@ class FileIO:
             return False
         fs, p = self._fs(path)
         try:
-            fs.rmdir(p)
+            self._remote(lambda: fs.rmdir(p), path)
         except (OSError, NotImplementedError):
             return False
         return True
+
+    def supports_batch_delete(self, path: str) -> bool:
+        """Object stores delete many keys per request (S3 DeleteObjects: 1,000)."""
+        return protocol_of(path) in _BATCH_DELETE_PROTOCOLS
+
+    def delete_many(self, paths: list[str]) -> None:
+        """Delete files of one object store in batched requests; absent keys are no error
+        (so callers cannot tell "deleted" from "already absent" here)."""
+        if not paths:
+            return
+        fs, _ = self._fs(paths[0])
+        keys = [fs._strip_protocol(p) for p in paths]
+        try:
+            self._remote(lambda: fs.rm(keys), paths[0])
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StorageError(
+                f"cannot delete {len(paths)} files under {parent(paths[0])}: {exc}"
+            ) from exc
 
 
 def _quiet_unlink(path: str) -> None:

@@ -45,6 +45,16 @@ FsOpt = Annotated[
         show_default=False,
     ),
 ]
+RateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-requests-per-second",
+        min=0.1,
+        help="Cap storage requests per second (object stores; transient errors "
+        "such as 429/503/SlowDown are retried with backoff either way).",
+        show_default=False,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only essential output.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from core.progress import NullProgress, Progress
@@ -17,23 +18,50 @@ logger = logging.getLogger("paimon_cli.progress")
 
 
 class LogProgress:
-    """Non-terminal progress: a log line when each phase ends (visible with -v)."""
+    """Non-terminal progress: a line when each phase ends (INFO, visible with -v) and, in
+    human mode, a line on stderr every ``interval`` seconds of a long phase (cron logs)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        periodic: bool = False,
+        interval: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.periodic = periodic
+        self.interval = interval
+        self.clock = clock
         self._phase: str | None = None
+        self._total: int | None = None
         self._count = 0
         self._start = 0.0
+        self._last = 0.0
+        self._printed = False
 
     def start(self, phase: str, total: int | None = None) -> None:
-        self._phase, self._count, self._start = phase, 0, time.monotonic()
+        self._phase, self._total, self._count = phase, total, 0
+        self._start = self._last = self.clock()
+        self._printed = False
+
+    def _line(self, final: bool) -> str:
+        done = f"{self._count}/{self._total}" if self._total else f"{self._count}"
+        state = "done" if final else "in progress"
+        return f"progress: {self._phase}: {done} {state}, {self.clock() - self._start:.0f}s"
 
     def advance(self, amount: int = 1) -> None:
         self._count += amount
+        if self.periodic and self.clock() - self._last >= self.interval:
+            self._last = self.clock()
+            self._printed = True
+            sys.stderr.write(self._line(final=False) + "\n")
+            sys.stderr.flush()
 
     def finish(self) -> None:
         if self._phase is not None:
+            if self._printed:
+                sys.stderr.write(self._line(final=True) + "\n")
             logger.info(
-                "%s: %d done in %.2fs", self._phase, self._count, time.monotonic() - self._start
+                "%s: %d done in %.2fs", self._phase, self._count, self.clock() - self._start
             )
         self._phase = None
 
@@ -77,6 +105,6 @@ class RichProgress:
 def progress_for(out: Output) -> Progress:
     if out.human and sys.stderr.isatty():
         return RichProgress()
-    if logger.isEnabledFor(logging.INFO):
-        return LogProgress()
+    if out.human or logger.isEnabledFor(logging.INFO):
+        return LogProgress(periodic=out.human)
     return NullProgress()

@@ -37,6 +37,7 @@ class Selection:
     branch: str
     fs_options: dict[str, str]
     dynamic_options: dict[str, str]
+    max_requests_per_second: float | None = None
 
 
 def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
 
 def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:
     as_json = out.mode.value == "json"
-    fileio = FileIO(sel.fs_options)
+    fileio = FileIO(sel.fs_options, max_requests_per_second=sel.max_requests_per_second)
     if not is_glob(sel.spec):
         with guard(as_json=as_json, debug=debug):
             locations = resolve_tables(sel.spec, sel.warehouse, fileio)

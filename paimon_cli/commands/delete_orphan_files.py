@@ -29,6 +29,7 @@ from paimon_cli.params import (
     JsonOpt,
     ParallelismOpt,
     QuietOpt,
+    RateOpt,
     SparkConfOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
@@ -84,6 +85,7 @@ def delete_orphan_files(
     quiet: QuietOpt = False,
     warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
     parallelism: ParallelismOpt = None,
     timezone: TimezoneOpt = None,
     engine: EngineOpt = Engine.local,
@@ -116,7 +118,9 @@ def delete_orphan_files(
             raise typer.BadParameter(exc.message, param_hint="--older-than") from None
     mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
     out = Output(mode, no_color=state.no_color)
-    sel = Selection(table, warehouse, "main", parse_fs_options(fs_option), {})
+    sel = Selection(
+        table, warehouse, "main", parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
+    )
     choice = EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
     holder = ExecutorHolder(choice)
 

@@ -30,6 +30,7 @@ from paimon_cli.params import (
     JsonOpt,
     OptionsOpt,
     QuietOpt,
+    RateOpt,
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
@@ -120,6 +121,7 @@ def expire_partitions(
     warehouse: WarehouseOpt = None,
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
     timezone: TimezoneOpt = None,
 ) -> None:
     """Drop expired partitions (an OVERWRITE commit); expire-snapshots frees their files later."""
@@ -144,7 +146,12 @@ def expire_partitions(
         expiration_time, timestamp_formatter, timestamp_pattern, expire_strategy, max_expires
     )
     sel = Selection(
-        table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
+        table,
+        warehouse,
+        branch,
+        parse_fs_options(fs_option),
+        parse_options_arg(options),
+        max_requests_per_second=max_rps,
     )
 
     def run(t: PaimonTable) -> Outcome:

@@ -31,6 +31,7 @@ from paimon_cli.params import (
     OptionsOpt,
     ParallelismOpt,
     QuietOpt,
+    RateOpt,
     SparkConfOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
@@ -119,6 +120,7 @@ def expire_snapshots(
     warehouse: WarehouseOpt = None,
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
     parallelism: ParallelismOpt = None,
     engine: EngineOpt = Engine.local,
     spark_master: SparkMasterOpt = None,
@@ -163,7 +165,12 @@ def expire_snapshots(
     flags = ExpireFlags(retain_min, retain_max, older_than_ms, max_deletes)
     saved = _load_plan(plan_file) if plan_file else None
     sel = Selection(
-        table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
+        table,
+        warehouse,
+        branch,
+        parse_fs_options(fs_option),
+        parse_options_arg(options),
+        max_requests_per_second=max_rps,
     )
     holder = ExecutorHolder(
         EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)

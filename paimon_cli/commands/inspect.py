@@ -33,6 +33,7 @@ from paimon_cli.params import (
     FsOpt,
     JsonOpt,
     ParallelismOpt,
+    RateOpt,
     SparkConfOpt,
     SparkMasterOpt,
     SparkRemoteOpt,
@@ -111,6 +112,7 @@ def inspect(
     warehouse: WarehouseOpt = None,
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
     parallelism: ParallelismOpt = None,
     engine: EngineOpt = Engine.local,
     spark_master: SparkMasterOpt = None,
@@ -128,7 +130,9 @@ def inspect(
         zone = resolve_zone(timezone)
     except InvalidOptionError as exc:
         raise typer.BadParameter(exc.message, param_hint="--timezone") from None
-    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
+    )
     holder = ExecutorHolder(
         EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
     )

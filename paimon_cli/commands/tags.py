@@ -35,6 +35,7 @@ from paimon_cli.params import (
     OptionsOpt,
     ParallelismOpt,
     QuietOpt,
+    RateOpt,
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
@@ -159,6 +160,7 @@ def create_tag(
     warehouse: WarehouseOpt = None,
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
     timezone: TimezoneOpt = None,
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
@@ -192,7 +194,9 @@ def create_tag(
         apply_create_tag(t, plan)
         return Outcome(plan, None, done=True)
 
-    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
+    )
     job = TableJob(
         "create-tag",
         run,
@@ -229,6 +233,7 @@ def delete_tag(
     warehouse: WarehouseOpt = None,
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
     parallelism: ParallelismOpt = None,
 ) -> None:
     """Delete tags and the files only they kept alive (Paimon's TagDeletion, branch-safe)."""
@@ -249,7 +254,9 @@ def delete_tag(
             return Outcome(plan, None)
         return Outcome(plan, _run_deletion(t, plan, executor, out))
 
-    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
+    )
     job = TableJob(
         "delete-tag",
         run,
@@ -274,6 +281,7 @@ def rename_tag_cmd(
     warehouse: WarehouseOpt = None,
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
 ) -> None:
     """Rename a tag (the new name is created if absent, then the old file goes)."""
     state = state_of(ctx)
@@ -302,7 +310,9 @@ def rename_tag_cmd(
         else:
             output.line(f"renamed tag {old} -> {new}")
 
-    sel = Selection(table, warehouse, branch, parse_fs_options(fs_option), {})
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
+    )
     run_job(sel, TableJob("rename-tag", run, lambda d: d, render), out, debug=state.debug)
 
 
@@ -326,6 +336,7 @@ def expire_tags(
     warehouse: WarehouseOpt = None,
     branch: BranchOpt = "main",
     fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
     parallelism: ParallelismOpt = None,
     timezone: TimezoneOpt = None,
 ) -> None:
@@ -359,7 +370,12 @@ def expire_tags(
         return Outcome(plan, _run_deletion(t, plan, executor, out))
 
     sel = Selection(
-        table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
+        table,
+        warehouse,
+        branch,
+        parse_fs_options(fs_option),
+        parse_options_arg(options),
+        max_requests_per_second=max_rps,
     )
     job = TableJob(
         "expire-tags",

@@ -1,0 +1,106 @@
+"""An S3 endpoint on loopback (moto's server mode), started and stopped by the tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True)
+class S3:
+    endpoint: str
+    bucket: str
+
+    @property
+    def fs_options(self) -> dict[str, str]:
+        return {"endpoint_url": self.endpoint}
+
+    def cli_options(self) -> list[str]:
+        return ["--fs-option", f"endpoint_url={self.endpoint}"]
+
+    def fs(self):  # type: ignore[no-untyped-def]
+        import s3fs
+
+        return s3fs.S3FileSystem(
+            endpoint_url=self.endpoint, use_listings_cache=False, skip_instance_cache=True
+        )
+
+    def upload(self, local: Path, key: str) -> str:
+        """Copy a local table directory to s3://bucket/key; returns the table URI."""
+        fs = self.fs()
+        for dirpath, _dirs, files in os.walk(local):
+            for name in files:
+                src = Path(dirpath) / name
+                rel = src.relative_to(local).as_posix()
+                fs.pipe_file(f"{self.bucket}/{key}/{rel}", src.read_bytes())
+        return f"s3://{self.bucket}/{key}"
+
+    def download(self, uri: str, dest: Path) -> Path:
+        fs = self.fs()
+        prefix = uri.removeprefix("s3://")
+        for path in fs.find(prefix):
+            target = dest / path[len(prefix) + 1 :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(fs.cat_file(path))
+        return dest
+
+    def files(self, uri: str) -> set[str]:
+        prefix = uri.removeprefix("s3://")
+        return {p[len(prefix) + 1 :] for p in self.fs().find(prefix)}
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3]:
+    pytest.importorskip("moto", reason="moto[server] is needed for the S3 tests")
+    pytest.importorskip("s3fs", reason="s3fs is needed for the S3 tests")
+    from moto.server import ThreadedMotoServer
+
+    saved = {
+        k: os.environ.get(k)
+        for k in (
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_DEFAULT_REGION",
+            "AWS_EC2_METADATA_DISABLED",
+        )
+    }
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    s3 = S3(f"http://127.0.0.1:{port}", "lake")
+    s3.fs().mkdir(s3.bucket)
+    try:
+        yield s3
+    finally:
+        server.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture
+def s3_prefix() -> str:
+    return f"wh-{uuid.uuid4().hex[:8]}/db.db"
