@@ -59,7 +59,8 @@ def expire_config(
     if rmax < rmin:
         raise InvalidOptionError(
             f"retain-max ({rmax}) must not be less than retain-min ({rmin})",
-            hint=f"give --retain-min too (1..{rmax}); Paimon refuses this combination as well",
+            hint=f"lower retain-min to at most {rmax} or raise retain-max; Paimon refuses this "
+            "combination as well",
         )
     if limit < 1:
         raise InvalidOptionError(f"max-deletes must be at least 1, got {limit}")

@@ -80,13 +80,10 @@ def _root_names(view: PaimonTable, snap: Snapshot, used: _Used) -> None:
             used.names.add(name)
             used.manifests.add(name)
     if snap.index_manifest:
-        try:
-            entries = view.index_manifest(snap.index_manifest)
-        except MissingFileError:
-            entries = None  # Paimon: an index manifest that does not exist marks nothing
-        if entries is not None:
-            used.names.add(snap.index_manifest)
-            used.names.update(e.file_name for e in entries)
+        # Paimon treats a missing index manifest as empty, which would make the live
+        # deletion vectors look like orphans; here it is missing metadata (D3).
+        used.names.add(snap.index_manifest)
+        used.names.update(e.file_name for e in view.index_manifest(snap.index_manifest))
     if snap.statistics:
         used.names.add(snap.statistics)
 
@@ -219,7 +216,13 @@ def _candidate_dirs(table: PaimonTable, views: list[PaimonTable]) -> list[_Dir]:
     for view in views:
         dirs.append(_Dir(view.snapshots.directory, "snapshot", -1))
         dirs.append(_Dir(view.changelogs.directory, "changelog", -1))
-    return dirs
+    # A Paimon directory that is a symlink may lead anywhere: never list through it (D3).
+    return [d for d in dirs if d.path == root or not _is_link(table.fileio, d.path)]
+
+
+def _is_link(fileio: FileIO, path: str) -> bool:
+    info = fileio.info(path) if fileio.is_local(path) else None
+    return info is not None and info.is_symlink
 
 
 def _is_candidate_in(kind: str, info: FileInfo) -> bool:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
 from core import binary_row
-from core.fileio import is_under, join, normalize_path, parent
+from core.fileio import is_under, join, normalize_path, parent, protocol_of
 from core.model import DataFileMeta, IndexManifestEntry, ManifestEntry, TableSchema
 from core.options import TableOptions
 from core.types import DataType
@@ -114,6 +115,8 @@ class PathFactory:
             join(self.root, options.path_directory) if options.path_directory else self.root
         )
         self.external_roots = tuple(normalize_path(p) for p in options.external_paths)
+        self._real_dirs: dict[str, str] = {}
+        self._real_roots: tuple[str, ...] | None = None
 
     # -- metadata directories -------------------------------------------------------------
     def branch_root(self, branch: str = "main") -> str:
@@ -184,5 +187,20 @@ class PathFactory:
 
     # -- safety ---------------------------------------------------------------------------
     def is_inside_table(self, path: str) -> bool:
-        """The path lock: only the table root and declared external roots may be touched."""
-        return is_under(path, self.root) or any(is_under(path, r) for r in self.external_roots)
+        """The path lock: only the table root and declared external roots may be touched.
+
+        On local disk the directory is also resolved, so a symlinked directory inside the
+        table can never lead a deletion outside it."""
+        roots = (self.root, *self.external_roots)
+        if not any(is_under(path, r) for r in roots):
+            return False
+        if protocol_of(path) not in ("", "file", "local"):
+            return True
+        directory = parent(path)
+        real = self._real_dirs.get(directory)
+        if real is None:
+            real = os.path.realpath(directory)
+            self._real_dirs[directory] = real
+        if self._real_roots is None:
+            self._real_roots = tuple(os.path.realpath(r) for r in roots)
+        return any(real == r or real.startswith(r.rstrip("/") + "/") for r in self._real_roots)

@@ -133,6 +133,11 @@ def open_table(
         )
     schemas = SchemaManager(fileio, branch_root)
     schema = schemas.latest()
+    if schema is None and branch != "main":
+        raise TableNotFoundError(
+            f"branch {branch!r} of {root} has no schema/schema-N file",
+            hint=f"the branch directory {branch_root} is incomplete",
+        )
     if schema is None:
         raise TableNotFoundError(
             f"not a Paimon table: {root} has no schema/schema-N file",

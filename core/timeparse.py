@@ -31,8 +31,20 @@ def local_wall_clock_ms(value: dt.datetime, zone: dt.tzinfo) -> int:
     return int(value.replace(tzinfo=zone).timestamp() * 1000)
 
 
+# Instants a date-time can represent (years 1..9999), so every value can be shown.
+_MIN_MS = -62_135_596_800_000
+_MAX_MS = 253_402_300_799_999
+
+
 def parse_instant(text: str, *, now_ms: int, zone: dt.tzinfo) -> int:
     """Parse a point in time to epoch ms; durations mean ``now - duration``."""
+    value = _parse_instant(text, now_ms=now_ms, zone=zone)
+    if not _MIN_MS <= value <= _MAX_MS:
+        raise InvalidOptionError(f"time {text.strip()!r} is out of range (years 1 to 9999)")
+    return value
+
+
+def _parse_instant(text: str, *, now_ms: int, zone: dt.tzinfo) -> int:
     raw = text.strip()
     if not raw:
         raise InvalidOptionError("empty time value")

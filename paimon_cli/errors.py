@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import typer
 
 from core.errors import InvalidOptionError, PaimonError
+from paimon_cli.output import printable
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +33,9 @@ def report_error(kind: str, message: str, hint: str | None, *, as_json: bool) ->
             payload["hint"] = hint
         sys.stderr.write(json.dumps({"error": payload}) + "\n")
         return
-    sys.stderr.write(f"Error: {message}\n")
+    sys.stderr.write(f"Error: {printable(message)}\n")
     if hint:
-        sys.stderr.write(f"Hint: {hint}\n")
+        sys.stderr.write(f"Hint: {printable(hint)}\n")
 
 
 @contextmanager

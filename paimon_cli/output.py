@@ -20,6 +20,12 @@ class Mode(str, Enum):
     QUIET = "quiet"
 
 
+def printable(text: str) -> str:
+    """File names that are not UTF-8 arrive as surrogate escapes: show them as U+FFFD
+    instead of failing to print (JSON keeps them exactly, as \\udcXX escapes)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def human_bytes(n: int | None) -> str:
     if n is None:
         return "-"
@@ -59,11 +65,11 @@ class Output:
 
     def line(self, text: str = "", *, markup: bool = True) -> None:
         if self.mode is Mode.HUMAN:
-            self.console.print(text, markup=markup, highlight=False)
+            self.console.print(printable(text), markup=markup, highlight=False)
 
     def plain(self, text: str) -> None:
         """Unstyled line for quiet mode and pipes."""
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(printable(text) + "\n")
 
     def table(
         self,
@@ -83,15 +89,15 @@ class Output:
         for row in rows:
             if limit is not None and shown >= limit:
                 break
-            t.add_row(*["-" if v is None else str(v) for v in row])
+            t.add_row(*["-" if v is None else printable(str(v)) for v in row])
             shown += 1
         self.console.print(t)
         if total is not None and limit is not None and total > shown:
             self.console.print(f"[dim]... {total - shown} more (use --json for all)[/dim]")
 
     def warn(self, text: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {text}", highlight=False)
+        self.err.print(f"[yellow]warning:[/yellow] {printable(text)}", highlight=False)
 
     def info(self, text: str) -> None:
         if self.mode is Mode.HUMAN:
-            self.err.print(text, highlight=False)
+            self.err.print(printable(text), highlight=False)
