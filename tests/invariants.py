@@ -90,6 +90,10 @@ class CrashingFileIO(FileIO):
         self._tick(path)
         super().write_bytes(path, data)
 
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        self._tick(path)
+        return super().write_if_absent(path, data)
+
     def delete(self, path: str) -> bool:
         self._tick(path)
         return super().delete(path)
