@@ -139,6 +139,9 @@ class Changes:
     # Index entries to drop, by (partition, bucket, index type, file name).
     index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
     details: Mapping[str, Any] = field(default_factory=dict)
+    # The builder already verified that every DELETE is live in the snapshot it was given
+    # (compaction checks against its own plan), so the commit need not re-read the manifests.
+    deletes_verified: bool = False
 
     @property
     def empty(self) -> bool:
@@ -395,7 +398,7 @@ def commit(
         changes = build(latest)
         if changes.empty:
             return CommitResult(None, attempt_no, changes, tuple(notes))
-        stale = _unmatched_deletes(table, latest, changes)
+        stale = [] if changes.deletes_verified else _unmatched_deletes(table, latest, changes)
         attempt = _Attempt(table, codec)
         if not stale:
             try:

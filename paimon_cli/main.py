@@ -8,6 +8,7 @@ import typer
 
 from core import __version__
 from paimon_cli import logs
+from paimon_cli.commands import compact as compact_cmd
 from paimon_cli.commands import delete_orphan_files as delete_orphan_files_cmd
 from paimon_cli.commands import expire_partitions as expire_partitions_cmd
 from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
@@ -73,6 +74,7 @@ expire_snapshots_cmd.register(app)
 expire_partitions_cmd.register(app)
 tags_cmd.register(app)
 delete_orphan_files_cmd.register(app)
+compact_cmd.register(app)
 
 
 def main() -> None:

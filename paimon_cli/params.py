@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
@@ -118,6 +119,17 @@ OptionsOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+T = TypeVar("T")
+
+
+def as_usage_error(fn: Callable[[], T], param_hint: str) -> T:
+    """Run a value parser; an impossible value becomes a usage error (exit 2)."""
+    try:
+        return fn()
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, param_hint=param_hint) from None
 
 
 def parse_fs_options(values: list[str] | None) -> dict[str, str]:

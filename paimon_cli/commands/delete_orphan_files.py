@@ -11,7 +11,6 @@ import typer
 
 from core.apply import apply, finish_journals
 from core.clock import SystemClock
-from core.errors import InvalidOptionError
 from core.executors.spark import SparkExecutor
 from core.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
 from core.orphan_files_spark import SparkOrphanClean
@@ -36,6 +35,7 @@ from paimon_cli.params import (
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
+    as_usage_error,
     parse_fs_options,
 )
 from paimon_cli.progress import progress_for
@@ -105,17 +105,13 @@ def delete_orphan_files(
 ) -> None:
     """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
     state = state_of(ctx)
-    try:
-        zone = resolve_zone(timezone)
-    except InvalidOptionError as exc:
-        raise typer.BadParameter(exc.message, param_hint="--timezone") from None
+    zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     now = SystemClock().now_ms()
     cutoff = now - DEFAULT_AGE_MS
     if older_than is not None:
-        try:
-            cutoff = parse_instant(older_than, now_ms=now, zone=zone)
-        except InvalidOptionError as exc:
-            raise typer.BadParameter(exc.message, param_hint="--older-than") from None
+        cutoff = as_usage_error(
+            lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
+        )
     mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
     out = Output(mode, no_color=state.no_color)
     sel = Selection(
@@ -173,8 +169,6 @@ def delete_orphan_files(
     )
     try:
         run_job(sel, job, out, debug=state.debug)
-    except InvalidOptionError as exc:  # pragma: no cover - run_job maps these already
-        raise typer.BadParameter(exc.message) from None
     finally:
         holder.close()
 

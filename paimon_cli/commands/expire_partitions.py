@@ -9,7 +9,6 @@ import typer
 
 from core.clock import SystemClock
 from core.commit import CommitResult
-from core.errors import InvalidOptionError
 from core.expire_partitions import (
     STRATEGIES,
     PartitionExpireFlags,
@@ -34,6 +33,7 @@ from paimon_cli.params import (
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
+    as_usage_error,
     parse_fs_options,
     parse_options_arg,
 )
@@ -127,9 +127,9 @@ def expire_partitions(
     """Drop expired partitions (an OVERWRITE commit); expire-snapshots frees their files later."""
     state = state_of(ctx)
     if expiration_time is not None:
-        _check(lambda: parse_duration_ms(expiration_time), "--expiration-time")
+        as_usage_error(lambda: parse_duration_ms(expiration_time), "--expiration-time")
     if timestamp_formatter is not None:
-        _check(lambda: Formatter.of(timestamp_formatter), "--timestamp-formatter")
+        as_usage_error(lambda: Formatter.of(timestamp_formatter), "--timestamp-formatter")
     if expire_strategy is not None and expire_strategy not in STRATEGIES:
         raise typer.BadParameter(
             f"unknown strategy {expire_strategy!r} (use {' or '.join(STRATEGIES)})",
@@ -139,7 +139,7 @@ def expire_partitions(
         raise typer.BadParameter(
             f"must be at least 1, got {max_expires}", param_hint="--max-expires"
         )
-    zone = _check(lambda: resolve_zone(timezone), "--timezone")
+    zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
     out = Output(mode, no_color=state.no_color)
     flags = PartitionExpireFlags(
@@ -169,13 +169,6 @@ def expire_partitions(
         lambda o, output: _render(o, output, dry_run),
     )
     run_job(sel, job, out, debug=state.debug)
-
-
-def _check(fn: Any, hint: str) -> Any:
-    try:
-        return fn()
-    except InvalidOptionError as exc:
-        raise typer.BadParameter(exc.message, param_hint=hint) from None
 
 
 def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import typer
 
 from core.apply import apply, finish_journals
 from core.clock import SystemClock
-from core.errors import CorruptMetadataError, InvalidOptionError, StalePlanError
+from core.errors import CorruptMetadataError, StalePlanError
 from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
 from core.journal import unfinished_journals
 from core.options import INT_MAX
@@ -38,6 +38,7 @@ from paimon_cli.params import (
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
+    as_usage_error,
     parse_fs_options,
     parse_options_arg,
 )
@@ -149,17 +150,13 @@ def expire_snapshots(
         raise typer.BadParameter(
             f"--retain-min ({retain_min}) is greater than --retain-max ({retain_max})"
         )
-    try:
-        zone = resolve_zone(timezone)
-    except InvalidOptionError as exc:
-        raise typer.BadParameter(exc.message, param_hint="--timezone") from None
+    zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     now = SystemClock().now_ms()
     older_than_ms = None
     if older_than is not None:
-        try:
-            older_than_ms = parse_instant(older_than, now_ms=now, zone=zone)
-        except InvalidOptionError as exc:
-            raise typer.BadParameter(exc.message, param_hint="--older-than") from None
+        older_than_ms = as_usage_error(
+            lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
+        )
     mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
     out = Output(mode, no_color=state.no_color)
     flags = ExpireFlags(retain_min, retain_max, older_than_ms, max_deletes)

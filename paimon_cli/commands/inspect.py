@@ -9,7 +9,7 @@ import typer
 
 from core.check import CheckReport, check_table
 from core.clock import SystemClock
-from core.errors import InvalidOptionError, MissingFileError
+from core.errors import MissingFileError
 from core.executors.base import Executor
 from core.inspect import (
     Summary,
@@ -40,6 +40,7 @@ from paimon_cli.params import (
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
+    as_usage_error,
     parse_fs_options,
 )
 from paimon_cli.progress import progress_for
@@ -126,10 +127,7 @@ def inspect(
     if snapshot is not None and tag is not None:
         raise typer.BadParameter("give --snapshot or --tag, not both")
     out = Output(Mode.JSON if json_out else Mode.HUMAN, no_color=state.no_color)
-    try:
-        zone = resolve_zone(timezone)
-    except InvalidOptionError as exc:
-        raise typer.BadParameter(exc.message, param_hint="--timezone") from None
+    zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )

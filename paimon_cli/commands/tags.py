@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any
 
 import typer
 
 from core.apply import apply, finish_journals
 from core.clock import SystemClock
-from core.errors import InvalidOptionError
 from core.executors.local import LocalExecutor
 from core.options import parse_duration_ms
 from core.plans import Plan
@@ -39,6 +39,7 @@ from paimon_cli.params import (
     TableArg,
     TimezoneOpt,
     WarehouseOpt,
+    as_usage_error,
     parse_fs_options,
     parse_options_arg,
 )
@@ -82,13 +83,6 @@ class Outcome:
 
 def _mode(json_out: bool, quiet: bool) -> Mode:
     return Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
-
-
-def _usage(fn: Any, hint: str) -> Any:
-    try:
-        return fn()
-    except InvalidOptionError as exc:
-        raise typer.BadParameter(exc.message, param_hint=hint) from None
 
 
 def _now_local(zone: dt.tzinfo, now_ms: int) -> dt.datetime:
@@ -165,9 +159,9 @@ def create_tag(
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
     state = state_of(ctx)
-    _usage(lambda: validate_tag_name(name), "NAME")
+    as_usage_error(lambda: validate_tag_name(name), "NAME")
     retained = (
-        _usage(lambda: parse_duration_ms(time_retained), "--time-retained")
+        as_usage_error(lambda: parse_duration_ms(time_retained), "--time-retained")
         if time_retained
         else None
     )
@@ -175,7 +169,7 @@ def create_tag(
         raise typer.BadParameter("must be positive", param_hint="--time-retained")
     if snapshot is not None and snapshot < 1:
         raise typer.BadParameter("must be at least 1", param_hint="--snapshot")
-    zone = _usage(lambda: resolve_zone(timezone), "--timezone")
+    zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     out = Output(_mode(json_out, quiet), no_color=state.no_color)
 
     def run(t: PaimonTable) -> Outcome:
@@ -242,7 +236,7 @@ def delete_tag(
     if not wanted:
         raise typer.BadParameter("give at least one tag name", param_hint="NAMES")
     for n in wanted:
-        _usage(lambda n=n: validate_tag_name(n), "NAMES")
+        as_usage_error(partial(validate_tag_name, n), "NAMES")
     out = Output(_mode(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)
 
@@ -285,8 +279,8 @@ def rename_tag_cmd(
 ) -> None:
     """Rename a tag (the new name is created if absent, then the old file goes)."""
     state = state_of(ctx)
-    _usage(lambda: validate_tag_name(old), "OLD")
-    _usage(lambda: validate_tag_name(new), "NEW")
+    as_usage_error(lambda: validate_tag_name(old), "OLD")
+    as_usage_error(lambda: validate_tag_name(new), "NEW")
     out = Output(_mode(json_out, quiet), no_color=state.no_color)
 
     def run(t: PaimonTable) -> dict[str, Any]:
@@ -342,11 +336,13 @@ def expire_tags(
 ) -> None:
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
     state = state_of(ctx)
-    zone = _usage(lambda: resolve_zone(timezone), "--timezone")
+    zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     now = SystemClock().now_ms()
     older_local = None
     if older_than is not None:
-        ms = _usage(lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than")
+        ms = as_usage_error(
+            lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
+        )
         older_local = _now_local(zone, ms)
     out = Output(_mode(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)

@@ -1,0 +1,806 @@
+"""plan_compact() / apply_compact(): rewrite small data files as Paimon's compaction does.
+
+Which files are merged follows Paimon (semantics §7):
+* unaware-bucket append tables (``bucket = -1``): ``AppendCompactCoordinator`` — per
+  partition, files smaller than ``target-file-size × compaction.small-file-ratio`` sorted by
+  size, packed into bins that close at ``2 × target`` (counting
+  ``source.split.open-file-cost`` per file); a last bin needs ``compaction.min.file-num``;
+* fixed-bucket append tables: ``BucketedAppendCompactManager`` per bucket (``full``: skip
+  leading big files, compact when at least 3 remain and small ones outnumber big ones;
+  ``minor``: the first sliding window of ``compaction.min.file-num`` files);
+* primary-key tables (deduplicate engine): full compaction of every bucket into the max level
+  (``num-levels − 1``), keeping the record with the highest ``_SEQUENCE_NUMBER`` per key
+  (retractions first on ties), dropping ``-U``/``-D`` records; sequence numbers and value
+  kinds of survivors are kept as written.
+
+Rewrites are tasks (one per append bin, one per PK bucket) mapped over the executor, so
+Spark runs them on its workers; the driver then makes one COMPACT commit (DELETE of every
+input at its level, ADD of every output with ``_FILE_SOURCE = 1``). If a concurrent writer
+removed any input (or rescaled a partition's buckets) the commit is abandoned and every file
+written by this run is deleted: nothing is lost, the next run plans again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import math
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from core.commit import Changes, CommitConflictError, CommitResult, commit, entry_identifier
+from core.data_files import (
+    KEY_PREFIX,
+    SEQUENCE_NUMBER,
+    SYSTEM_STATS_MODE,
+    VALUE_KIND,
+    FileLayout,
+    WriteOptions,
+    conform,
+    encode_file,
+    key_row,
+    read_raw,
+    stats_of,
+    unsupported_types,
+    value_stats_modes,
+)
+from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
+from core.executors.base import Executor
+from core.expire_partitions import live_raw_entries
+from core.fileio import join
+from core.manifest_writer import MANIFEST_VERSION
+from core.model import DataField, TableSchema
+from core.options import parse_memory_size
+from core.plans import FileAction, Phase, Plan, Requirements
+from core.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+COMMAND = "compact"
+STRATEGIES = ("full", "minor")
+FULL_COMPACT_MIN_FILE = 3  # BucketedAppendCompactManager
+MB = 1024 * 1024
+
+
+class UnsupportedTableError(SafetyRefusalError):
+    """The table uses a feature whose compaction paimon-cli cannot reproduce exactly."""
+
+    kind = "unsupported_table"
+
+
+class CompactConflictError(CommitConflictError):
+    """A concurrent writer removed an input file: Paimon's 'File deletion conflicts'."""
+
+
+# -- configuration -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CompactFlags:
+    """What the user asked for; None falls back to table options, then Paimon defaults."""
+
+    partitions: tuple[Mapping[str, str], ...] = ()
+    strategy: str | None = None
+    target_file_size: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactConfig:
+    mode: str  # unaware-append | bucketed-append | primary-key
+    strategy: str
+    target_file_size: int
+    small_file_ratio: float
+    open_file_cost: int
+    min_file_num: int
+    file_num_limit: int
+    max_level: int
+    ignore_delete: bool
+    sources: Mapping[str, Any]
+
+    @property
+    def small_file_size(self) -> int:
+        """CoreOptions.compactionFileSize: target × compaction.small-file-ratio."""
+        return int(self.target_file_size * self.small_file_ratio)
+
+
+def _true(table: PaimonTable, key: str) -> bool:
+    value = table.options.get(key)
+    return value is not None and value.strip().lower() == "true"
+
+
+def refusals(table: PaimonTable) -> list[str]:
+    """Options under which a Python rewrite would not be Paimon's (each names the option)."""
+    opts = table.options
+    out = []
+    if _true(table, "deletion-vectors.enabled"):
+        out.append("deletion-vectors.enabled=true (deletion vectors must be rewritten too)")
+    for key in ("data-evolution.enabled", "row-tracking.enabled", "data-file.thin-mode"):
+        if _true(table, key):
+            out.append(f"{key}=true")
+    if opts.bucket == -2:
+        out.append("bucket=-2 (postpone bucket)")
+    for key in (
+        "record-level.expire-time",
+        "sequence.field",
+        "file.format.per.level",
+        "file.compression.per.level",
+        "clustering.columns",
+        "chain-table.enabled",
+    ):
+        value = opts.get(key)
+        if value and value.strip().lower() not in ("false", ""):
+            out.append(f"{key}={value}")
+    file_index = sorted(k for k in {**opts.table, **opts.dynamic} if k.startswith("file-index."))
+    if file_index:
+        out.append(f"{file_index[0]} (file indexes are not written by paimon-cli)")
+    if table.is_primary_key:
+        engine = (opts.get("merge-engine") or "deduplicate").strip().lower()
+        if engine != "deduplicate":
+            out.append(f"merge-engine={engine} (only deduplicate is supported)")
+        producer = (opts.get("changelog-producer") or "none").strip().lower()
+        if producer in ("full-compaction", "lookup"):
+            out.append(f"changelog-producer={producer} (compaction must write changelog)")
+    bad = unsupported_types(table.schema.fields)
+    if bad:
+        out.append(f"column types {', '.join(bad)}")
+    return out
+
+
+def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
+    """Flags over table options over Paimon defaults; refuses unsupported tables."""
+    problems = refusals(table)
+    if problems:
+        raise UnsupportedTableError(
+            f"cannot compact {table.location}: " + "; ".join(problems),
+            hint="compact this table with Paimon itself (Spark/Flink sys.compact)",
+        )
+    opts = table.options
+    sources: dict[str, Any] = {}
+    pk = table.is_primary_key
+
+    def pick(flag: Any, key: str, default: str) -> str:
+        if flag is not None:
+            sources[key] = {"value": flag, "source": "flag"}
+            return str(flag)
+        found = opts.lookup(key)
+        if found.value is None:
+            sources[key] = {"value": default, "source": "default"}
+            return default
+        sources[key] = {"value": found.value, "source": found.source}
+        return found.value
+
+    mode = "primary-key" if pk else "unaware-append" if opts.bucket == -1 else "bucketed-append"
+    default_strategy = "full"
+    if _true(table, "clustering.incremental"):
+        default_strategy = "minor"
+    strategy = pick(flags.strategy, "compact-strategy", default_strategy).strip().lower()
+    if strategy not in STRATEGIES:
+        raise InvalidOptionError(f"unknown compact strategy {strategy!r} (use full or minor)")
+    if pk and strategy == "minor":
+        raise InvalidOptionError(
+            "minor compaction of primary-key tables is not supported: use --compact-strategy full"
+        )
+    target = parse_memory_size(
+        pick(flags.target_file_size, "target-file-size", "128 mb" if pk else "256 mb")
+    )
+    if target <= 0:
+        raise InvalidOptionError(f"target file size must be positive, got {target}")
+    try:
+        ratio = float(pick(None, "compaction.small-file-ratio", "0.7"))
+    except ValueError:
+        raise InvalidOptionError("compaction.small-file-ratio must be a number") from None
+    num_levels = opts.get_int("num-levels")
+    if num_levels is None:
+        trigger = opts.get_int("num-sorted-run.compaction-trigger") or 5
+        num_levels = trigger + 1
+    sources["num-levels"] = {"value": num_levels, "source": "derived"}
+    ignore = opts.get("ignore-delete") or opts.get("deduplicate.ignore-delete") or "false"
+    return CompactConfig(
+        mode=mode,
+        strategy=strategy,
+        target_file_size=target,
+        small_file_ratio=ratio,
+        open_file_cost=parse_memory_size(pick(None, "source.split.open-file-cost", "4 mb")),
+        min_file_num=int(pick(None, "compaction.min.file-num", "5")),
+        file_num_limit=int(pick(None, "compaction.file-num-limit", "100000")),
+        max_level=num_levels - 1,
+        ignore_delete=ignore.strip().lower() == "true",
+        sources=sources,
+    )
+
+
+def parse_partition_filter(text: str) -> dict[str, str]:
+    """``k=v[,k2=v2]``: one partition spec (all keys must match)."""
+    spec: dict[str, str] = {}
+    for part in text.split(","):
+        if "=" not in part:
+            raise InvalidOptionError(
+                f"partition filter {text!r}: {part.strip()!r} is not key=value"
+            )
+        key, value = part.split("=", 1)
+        spec[key.strip()] = value.strip()
+    return spec
+
+
+def _check_partition_filters(table: PaimonTable, specs: Sequence[Mapping[str, str]]) -> None:
+    keys = table.schema.partition_keys
+    for spec in specs:
+        if not keys:
+            raise InvalidOptionError(
+                f"{table.location} is not partitioned: --partition cannot be used"
+            )
+        unknown = [k for k in spec if k not in keys]
+        if unknown:
+            raise InvalidOptionError(
+                f"partition filter names {', '.join(unknown)}, not a partition key "
+                f"(partition keys: {', '.join(keys)})"
+            )
+
+
+def _matches(spec_text: Mapping[str, str | None], filters: Sequence[Mapping[str, str]]) -> bool:
+    if not filters:
+        return True
+    return any(all(spec_text.get(k) == v for k, v in f.items()) for f in filters)
+
+
+# -- tasks ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CompactTask:
+    """One rewrite: its inputs (full manifest rows, in read order) and where outputs go."""
+
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    primary_key: bool
+    inputs: tuple[dict[str, Any], ...]
+    output_level: int
+    target_file_size: int
+    ignore_delete: bool = False
+
+    @property
+    def bytes(self) -> int:
+        return sum(int(r["_FILE"]["_FILE_SIZE"]) for r in self.inputs)
+
+    @property
+    def rows(self) -> int:
+        return sum(int(r["_FILE"]["_ROW_COUNT"]) for r in self.inputs)
+
+    @property
+    def estimated_outputs(self) -> int:
+        return max(1, math.ceil(self.bytes / self.target_file_size))
+
+
+@dataclass(frozen=True, slots=True)
+class CompactPlan:
+    plan: Plan
+    tasks: tuple[CompactTask, ...]
+    config: CompactConfig | None
+
+
+def _size(row: Mapping[str, Any]) -> int:
+    return int(row["_FILE"]["_FILE_SIZE"])
+
+
+def _min_seq(row: Mapping[str, Any]) -> int:
+    return int(row["_FILE"]["_MIN_SEQUENCE_NUMBER"])
+
+
+def _pack_unaware(files: list[dict[str, Any]], cfg: CompactConfig) -> list[list[dict[str, Any]]]:
+    """AppendCompactCoordinator.SubCoordinator.pack (no deletion vectors)."""
+    ordered = sorted(files, key=_size)  # stable: ties keep manifest order
+    bins: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    weight = 0
+    for f in ordered:
+        current.append(f)
+        weight += _size(f) + cfg.open_file_cost
+        if len(current) > 1 and weight >= cfg.target_file_size * 2:
+            bins.append(current)
+            current, weight = [], 0
+    if len(current) >= cfg.min_file_num:
+        bins.append(current)
+    return bins
+
+
+def _pick_bucketed(files: list[dict[str, Any]], cfg: CompactConfig) -> list[dict[str, Any]]:
+    """BucketedAppendCompactManager: FullCompactTask or pickCompactBefore (minor)."""
+    ordered = sorted(files, key=_min_seq)
+    if cfg.strategy == "full":
+        if len(ordered) < FULL_COMPACT_MIN_FILE:
+            return []
+        while ordered and _size(ordered[0]) >= cfg.small_file_size:
+            ordered.pop(0)
+        big = sum(1 for f in ordered if _size(f) >= cfg.small_file_size)
+        small = len(ordered) - big
+        return ordered if small > big and len(ordered) >= FULL_COMPACT_MIN_FILE else []
+    window: list[dict[str, Any]] = []
+    total = 0
+    for f in ordered:
+        window.append(f)
+        total += _size(f)
+        if len(window) >= cfg.min_file_num:
+            return window
+        if total >= cfg.target_file_size * 2:
+            total -= _size(window.pop(0))
+    return []
+
+
+def _needs_pk_compaction(files: list[dict[str, Any]], max_level: int) -> bool:
+    """Full compaction does nothing when the bucket is one sorted run at the max level."""
+    levels = {int(f["_FILE"]["_LEVEL"]) for f in files}
+    return bool(files) and levels != {max_level}
+
+
+def _compatible_schemas(table: PaimonTable, files: Sequence[Mapping[str, Any]]) -> bool:
+    """Files written with another schema are compatible when the columns are unchanged."""
+    current = table.schema
+    for sid in {int(f["_FILE"]["_SCHEMA_ID"]) for f in files}:
+        if sid == current.id:
+            continue
+        other: TableSchema = table.schemas.schema(sid)
+        if other.fields != current.fields:
+            return False
+    return True
+
+
+def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> CompactPlan:
+    """Pure planner: which files of the latest snapshot Paimon would merge, per task."""
+    _check_partition_filters(table, flags.partitions)
+    cfg = compact_config(table, flags)
+    latest = table.snapshots.latest()
+    details: dict[str, Any] = {
+        "config": dict(cfg.sources),
+        "mode": cfg.mode,
+        "strategy": cfg.strategy,
+        "latest_snapshot": latest.id if latest else None,
+        "tasks": [],
+        "skipped": [],
+    }
+    requirements = Requirements(latest.id if latest else None, None, {}, (), None)
+    if latest is None:
+        return CompactPlan(
+            Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details),
+            (),
+            cfg,
+        )
+    groups: dict[tuple[bytes, int], list[dict[str, Any]]] = {}
+    scanned = 0
+    for row in live_raw_entries(table, latest):
+        if int(row["_BUCKET"]) < 0:
+            continue
+        partition = bytes(row["_PARTITION"])
+        if flags.partitions and not _matches(
+            table.paths.partition_spec(partition), flags.partitions
+        ):
+            continue
+        if cfg.mode == "unaware-append":
+            # Spark's procedure plans one round of at most compaction.file-num-limit files.
+            if scanned >= cfg.file_num_limit:
+                continue
+            scanned += 1
+            if _size(row) >= cfg.small_file_size:
+                continue
+        groups.setdefault((partition, int(row["_BUCKET"])), []).append(row)
+    tasks: list[CompactTask] = []
+    for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
+        spec = table.paths.partition_spec(partition)
+        if not _compatible_schemas(table, files):
+            details["skipped"].append(
+                {
+                    "partition": spec,
+                    "bucket": bucket,
+                    "reason": "files written before a column change (schema evolution)",
+                }
+            )
+            continue
+        picked: list[list[dict[str, Any]]]
+        if cfg.mode == "unaware-append":
+            picked = _pack_unaware(files, cfg)
+        elif cfg.mode == "bucketed-append":
+            chosen = _pick_bucketed(files, cfg)
+            picked = [chosen] if chosen else []
+        else:
+            picked = (
+                [sorted(files, key=_min_seq)] if _needs_pk_compaction(files, cfg.max_level) else []
+            )
+        for inputs in picked:
+            tasks.append(
+                CompactTask(
+                    partition=partition,
+                    bucket=bucket,
+                    total_buckets=int(inputs[0]["_TOTAL_BUCKETS"]),
+                    primary_key=cfg.mode == "primary-key",
+                    inputs=tuple(inputs),
+                    output_level=cfg.max_level if cfg.mode == "primary-key" else 0,
+                    target_file_size=cfg.target_file_size,
+                    ignore_delete=cfg.ignore_delete,
+                )
+            )
+    for t in tasks:
+        details["tasks"].append(_task_json(table, t))
+    details["files_before"] = sum(len(t.inputs) for t in tasks)
+    details["bytes_before"] = sum(t.bytes for t in tasks)
+    details["files_after_estimate"] = sum(t.estimated_outputs for t in tasks)
+    details["bytes_after_estimate"] = details["bytes_before"]
+    phases: tuple[Phase, ...] = ()
+    if tasks:
+        phases = (
+            Phase(
+                "commit",
+                (
+                    FileAction(
+                        "write",
+                        table.snapshots.path(latest.id + 1),
+                        "snapshot",
+                        None,
+                        f"COMPACT commit replacing {details['files_before']} files with about "
+                        f"{details['files_after_estimate']}",
+                    ),
+                ),
+                sequential=True,
+            ),
+        )
+    plan = Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+    return CompactPlan(plan, tuple(tasks), cfg)
+
+
+def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
+    return {
+        "partition": table.paths.partition_spec(t.partition),
+        "partition_hex": t.partition.hex(),
+        "path": table.paths.bucket_dir(t.partition, t.bucket),
+        "bucket": t.bucket,
+        "output_level": t.output_level,
+        "files": len(t.inputs),
+        "rows": t.rows,
+        "bytes": t.bytes,
+        "files_after_estimate": t.estimated_outputs,
+        "inputs": [
+            {"name": r["_FILE"]["_FILE_NAME"], "level": r["_FILE"]["_LEVEL"], "size": _size(r)}
+            for r in t.inputs
+        ],
+    }
+
+
+# -- rewriting (runs on executors) -------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TaskOutput:
+    """What one task wrote: ADD manifest rows and the paths (to delete on failure)."""
+
+    entries: tuple[dict[str, Any], ...]
+    paths: tuple[str, ...]
+    rows_in: int
+    rows_out: int
+
+
+def _input_path(table: PaimonTable, row: Mapping[str, Any], bucket_dir: str) -> str:
+    f = row["_FILE"]
+    external = f.get("_EXTERNAL_PATH")
+    if external:
+        from core.fileio import normalize_path
+
+        return normalize_path(str(external))
+    return join(bucket_dir, str(f["_FILE_NAME"]))
+
+
+def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> Any:
+    import pyarrow as pa
+
+    schema = layout.arrow_schema()
+    bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
+    parts = []
+    for row in task.inputs:
+        path = _input_path(table, row, bucket_dir)
+        try:
+            data = table.fileio.read_bytes(path)
+        except FileNotFoundError:
+            raise StorageError(f"data file {path} of the latest snapshot is missing") from None
+        parts.append(read_raw(data, str(row["_FILE"]["_FILE_NAME"]), schema))
+    if not parts:
+        return schema.empty_table()
+    first = parts[0].schema
+    if all(p.schema.equals(first) for p in parts):
+        return conform(pa.concat_tables(parts), schema)  # one cast for the whole task
+    return pa.concat_tables([conform(p, schema) for p in parts])
+
+
+def _merge_deduplicate(data: Any, key_columns: Sequence[str], ignore_delete: bool) -> Any:
+    """Full-compaction merge (deduplicate engine, dropDelete): per key the record with the
+    highest sequence number (retractions before additions on ties), then no retractions."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kinds = data.column(VALUE_KIND)
+    is_add = pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2))
+    if ignore_delete:
+        data = data.filter(is_add)
+        is_add = pc.or_(pc.equal(data.column(VALUE_KIND), 0), pc.equal(data.column(VALUE_KIND), 2))
+    if data.num_rows == 0:
+        return data
+    sort_table = pa.table(
+        [data.column(c) for c in key_columns]
+        + [data.column(SEQUENCE_NUMBER), pc.cast(is_add, pa.int8())],
+        names=[f"k{i}" for i in range(len(key_columns))] + ["seq", "add"],
+    )
+    order = pc.sort_indices(
+        sort_table,
+        sort_keys=[(f"k{i}", "ascending") for i in range(len(key_columns))]
+        + [("seq", "ascending"), ("add", "ascending")],
+        null_placement="at_start",
+    )
+    data = data.take(order)
+    n = data.num_rows
+    last = pa.array([True]) if n == 1 else None
+    if last is None:
+        differs = None
+        for c in key_columns:
+            col = data.column(c).combine_chunks()
+            a, b = col.slice(0, n - 1), col.slice(1)
+            ne = pc.fill_null(pc.not_equal(a, b), True)
+            both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+            ne = pc.and_(ne, pc.invert(both_null))
+            differs = ne if differs is None else pc.or_(differs, ne)
+        assert differs is not None
+        last = pa.concat_arrays([differs, pa.array([True])])
+    survivors = data.filter(last)
+    kinds = survivors.column(VALUE_KIND)
+    return survivors.filter(pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2)))
+
+
+def _rows_per_file(task: CompactTask, rows: int) -> int:
+    if rows == 0:
+        return 1
+    per_row = max(task.bytes / max(task.rows, 1), 1e-9)
+    return max(1, int(task.target_file_size / per_row))
+
+
+def _local_now_ms() -> int:
+    # _CREATION_TIME: local wall-clock time encoded as if it were UTC (format §11).
+    now = dt.datetime.now()
+    return int((now - dt.datetime(1970, 1, 1)).total_seconds() * 1000)
+
+
+def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
+    """Read a task's inputs, merge, write rolling outputs; pure and picklable (Spark)."""
+    schema = table.schema
+    layout = FileLayout.of(schema.fields, schema.trimmed_primary_keys)
+    opts = WriteOptions.of(table.options, level=task.output_level)
+    data = _read_inputs(table, task, layout)
+    rows_in = data.num_rows
+    if task.primary_key:
+        keys = [KEY_PREFIX + f.name for f in layout.key_fields]
+        data = _merge_deduplicate(data, keys, task.ignore_delete)
+    step = _rows_per_file(task, data.num_rows)
+    bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
+    written: list[str] = []
+    entries: list[dict[str, Any]] = []
+    prefix = f"{opts.prefix}{uuid.uuid4()}"
+    seq_next = _min_seq(task.inputs[0]) if task.inputs else 0
+    try:
+        for n, start in enumerate(range(0, data.num_rows, step)):
+            chunk = data.slice(start, step)
+            name = f"{prefix}-{n}.{opts.file_format}"
+            path = join(bucket_dir, name)
+            payload = encode_file(chunk, opts)
+            written.append(path)
+            if not table.fileio.write_if_absent(path, payload):
+                raise StorageError(f"{path} already exists (UUID collision?)")
+            meta = _file_meta(table, task, layout, opts, chunk, name, len(payload), seq_next)
+            seq_next += chunk.num_rows
+            entries.append(
+                {
+                    "_VERSION": MANIFEST_VERSION,
+                    "_KIND": 0,
+                    "_PARTITION": task.partition,
+                    "_BUCKET": task.bucket,
+                    "_TOTAL_BUCKETS": task.total_buckets,
+                    "_FILE": meta,
+                }
+            )
+    except BaseException:
+        delete_quietly(table, written)
+        raise
+    return TaskOutput(tuple(entries), tuple(written), rows_in, data.num_rows)
+
+
+def _file_meta(
+    table: PaimonTable,
+    task: CompactTask,
+    layout: FileLayout,
+    opts: WriteOptions,
+    chunk: Any,
+    name: str,
+    size: int,
+    seq_start: int,
+) -> dict[str, Any]:
+    import pyarrow.compute as pc
+
+    value_fields = [(f.name, f) for f in layout.value_fields]
+    value_stats = stats_of(
+        chunk,
+        value_fields,
+        value_stats_modes(layout.value_fields, opts),
+        dense=opts.dense_stats,
+    )
+    if task.primary_key:
+        key_cols = [KEY_PREFIX + f.name for f in layout.key_fields]
+        key_types = [f.type for f in layout.key_fields]
+        key_fields: list[tuple[str, DataField]] = list(
+            zip(key_cols, layout.key_fields, strict=True)
+        )
+        key_stats = stats_of(
+            chunk, key_fields, [SYSTEM_STATS_MODE] * len(key_fields), dense=False
+        ).record
+        min_key = key_row(chunk, key_cols, 0, key_types)
+        max_key = key_row(chunk, key_cols, chunk.num_rows - 1, key_types)
+        mm = pc.min_max(chunk.column(SEQUENCE_NUMBER))
+        min_seq, max_seq = int(mm["min"].as_py()), int(mm["max"].as_py())
+    else:
+        from core.data_files import Stats
+
+        key_stats = Stats.empty()
+        min_key = max_key = key_row(chunk, [], 0, [])
+        # RowDataFileSequenceNumberTracker: a counter from the first input's min sequence.
+        min_seq, max_seq = seq_start, seq_start + chunk.num_rows - 1
+    return {
+        "_FILE_NAME": name,
+        "_FILE_SIZE": size,
+        "_ROW_COUNT": chunk.num_rows,
+        "_MIN_KEY": min_key,
+        "_MAX_KEY": max_key,
+        "_KEY_STATS": key_stats,
+        "_VALUE_STATS": value_stats.record,
+        "_MIN_SEQUENCE_NUMBER": min_seq,
+        "_MAX_SEQUENCE_NUMBER": max_seq,
+        "_SCHEMA_ID": table.schema.id,
+        "_LEVEL": task.output_level,
+        "_EXTRA_FILES": [],
+        "_CREATION_TIME": _local_now_ms(),
+        "_DELETE_ROW_COUNT": 0,
+        "_EMBEDDED_FILE_INDEX": None,
+        "_FILE_SOURCE": 1,
+        "_VALUE_STATS_COLS": value_stats.cols,
+        "_EXTERNAL_PATH": None,
+        "_FIRST_ROW_ID": None,
+        "_WRITE_COLS": None,
+        "_WRITE_COLS_SEQUENCES": None,
+    }
+
+
+def delete_quietly(table: PaimonTable, paths: Sequence[str]) -> list[str]:
+    """Remove files this run wrote; returns the ones that could not be removed."""
+    failed = []
+    for path in paths:
+        try:
+            table.fileio.delete(path)
+        except StorageError as exc:
+            logger.warning("could not remove %s: %s", path, exc.message)
+            failed.append(path)
+    return failed
+
+
+# -- commit -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CompactResult:
+    commit: CommitResult | None
+    files_before: int
+    files_after: int
+    bytes_before: int
+    bytes_after: int
+    rows_before: int
+    rows_after: int
+    notes: tuple[str, ...] = field(default=())
+
+
+def compact_builder(
+    table: PaimonTable,
+    tasks: Sequence[CompactTask],
+    outputs: Sequence[TaskOutput],
+    *,
+    planned_on: int | None = None,
+) -> Callable[[Any], Changes]:
+    """DELETE every input and ADD every output, only if every input is still live.
+
+    On the snapshot the plan was made from, every input is live by construction."""
+    inputs = [row for t in tasks for row in t.inputs]
+    buckets = {(t.partition, t.total_buckets) for t in tasks}
+    adds = [e for o in outputs for e in o.entries]
+
+    def build(latest: Any) -> Changes:
+        deletes = [{**r, "_KIND": 1} for r in inputs]
+        if latest.id == planned_on:
+            return Changes(
+                tuple(deletes + adds), details={"based_on": latest.id}, deletes_verified=True
+            )
+        live = live_raw_entries(table, latest)
+        ids = {entry_identifier(r) for r in live}
+        gone = [r["_FILE"]["_FILE_NAME"] for r in inputs if entry_identifier(r) not in ids]
+        if gone:
+            raise CompactConflictError(
+                f"File deletion conflicts detected: {len(gone)} input file(s) were removed by "
+                f"a concurrent writer since planning (e.g. {gone[0]}); nothing committed",
+                hint="run compact again: it plans from the new latest snapshot",
+            )
+        partitions = {p for p, _ in buckets}
+        for r in live:
+            p = bytes(r["_PARTITION"])
+            total = int(r["_TOTAL_BUCKETS"])
+            if p in partitions and total > 0 and (p, total) not in buckets:
+                raise CompactConflictError(
+                    "the bucket number of a compacted partition changed without overwrite; "
+                    "nothing committed"
+                )
+        return Changes(
+            tuple(deletes + adds), details={"based_on": latest.id}, deletes_verified=True
+        )
+
+    return build
+
+
+def apply_compact(
+    table: PaimonTable,
+    cplan: CompactPlan,
+    *,
+    executor: Executor,
+    allow_unsafe: bool = False,
+    on_task: Callable[[TaskOutput], None] | None = None,
+    before_commit: Callable[[], None] | None = None,
+) -> CompactResult:
+    """Rewrite every task on the executor, then commit once (COMPACT) on the driver."""
+    tasks = cplan.tasks
+    if not tasks:
+        return CompactResult(None, 0, 0, 0, 0, 0, 0)
+    outputs: list[TaskOutput] = []
+    try:
+        outputs = executor.map(partial(rewrite_task, table), tasks, on_result=on_task)
+        if before_commit is not None:
+            before_commit()
+        result = commit(
+            table,
+            compact_builder(
+                table, tasks, outputs, planned_on=cplan.plan.requirements.latest_snapshot
+            ),
+            commit_kind="COMPACT",
+            allow_unsafe=allow_unsafe,
+        )
+    except BaseException:
+        paths = [p for o in outputs for p in o.paths]
+        left = delete_quietly(table, paths)
+        if left:
+            logger.warning("%d written file(s) could not be removed (orphans)", len(left))
+        raise
+    if result.snapshot is None:
+        delete_quietly(table, [p for o in outputs for p in o.paths])
+    adds = [e["_FILE"] for o in outputs for e in o.entries]
+    return CompactResult(
+        commit=result,
+        files_before=sum(len(t.inputs) for t in tasks),
+        files_after=len(adds),
+        bytes_before=sum(t.bytes for t in tasks),
+        bytes_after=sum(int(f["_FILE_SIZE"]) for f in adds),
+        rows_before=sum(o.rows_in for o in outputs),
+        rows_after=sum(o.rows_out for o in outputs),
+        notes=result.notes,
+    )
+
+
+__all__ = [
+    "COMMAND",
+    "STRATEGIES",
+    "CompactConfig",
+    "CompactConflictError",
+    "CompactFlags",
+    "CompactPlan",
+    "CompactResult",
+    "CompactTask",
+    "TaskOutput",
+    "UnsupportedTableError",
+    "apply_compact",
+    "compact_builder",
+    "compact_config",
+    "parse_partition_filter",
+    "plan_compact",
+    "refusals",
+    "rewrite_task",
+]

@@ -1,0 +1,232 @@
+"""paimon compact: merge small data files into right-sized ones (one COMPACT commit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any
+
+import typer
+
+from core.clock import SystemClock
+from core.compact import (
+    STRATEGIES,
+    CompactFlags,
+    CompactPlan,
+    CompactResult,
+    apply_compact,
+    parse_partition_filter,
+    plan_compact,
+)
+from core.options import parse_memory_size
+from core.table import PaimonTable
+from paimon_cli.commands.expire_partitions import AllowUnsafeOpt
+from paimon_cli.convert import instant
+from paimon_cli.engine import EngineChoice, ExecutorHolder
+from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.params import (
+    BranchOpt,
+    DryRunOpt,
+    Engine,
+    EngineOpt,
+    FsOpt,
+    JsonOpt,
+    OptionsOpt,
+    ParallelismOpt,
+    QuietOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
+    SparkRemoteOpt,
+    TableArg,
+    WarehouseOpt,
+    as_usage_error,
+    parse_fs_options,
+    parse_options_arg,
+)
+from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.state import state_of
+
+EPILOG = """Examples:
+
+  paimon compact /wh/db.db/events --dry-run
+
+  paimon compact db.events -w /wh --partition dt=2024-07-01 --target-file-size '128 mb'
+
+  paimon compact /wh/db.db/orders --engine spark --spark-master 'local[8]'
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    cplan: CompactPlan
+    result: CompactResult | None
+
+
+def compact(
+    ctx: typer.Context,
+    table: TableArg,
+    partition: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--partition",
+            metavar="K=V[,K2=V2]",
+            help="Only this partition (repeatable: any of them). Values as in the partition "
+            "directory names, e.g. dt=2024-07-01,hr=10.",
+            show_default=False,
+        ),
+    ] = None,
+    compact_strategy: Annotated[
+        str | None,
+        typer.Option(
+            "--compact-strategy",
+            help="full or minor (default: full). minor only changes fixed-bucket append "
+            "tables; primary-key tables support full only.",
+            show_default=False,
+        ),
+    ] = None,
+    target_file_size: Annotated[
+        str | None,
+        typer.Option(
+            "--target-file-size",
+            help="Size of the files written, e.g. '128 mb' (default: table option "
+            "target-file-size, else 256 mb for append and 128 mb for primary-key tables).",
+            show_default=False,
+        ),
+    ] = None,
+    options: OptionsOpt = None,
+    allow_unsafe_commit: AllowUnsafeOpt = False,
+    dry_run: DryRunOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    parallelism: ParallelismOpt = None,
+    engine: EngineOpt = Engine.local,
+    spark_master: SparkMasterOpt = None,
+    spark_remote: SparkRemoteOpt = None,
+    spark_conf: SparkConfOpt = None,
+) -> None:
+    """Merge small data files into right-sized ones as Paimon's compaction does; rows unchanged."""
+    state = state_of(ctx)
+    if compact_strategy is not None and compact_strategy not in STRATEGIES:
+        raise typer.BadParameter(
+            f"unknown strategy {compact_strategy!r} (use {' or '.join(STRATEGIES)})",
+            param_hint="--compact-strategy",
+        )
+    if target_file_size is not None:
+        size = as_usage_error(lambda: parse_memory_size(target_file_size), "--target-file-size")
+        if size <= 0:
+            raise typer.BadParameter("must be positive", param_hint="--target-file-size")
+    filters = tuple(
+        as_usage_error(partial(parse_partition_filter, p), "--partition") for p in partition or ()
+    )
+    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
+    out = Output(mode, no_color=state.no_color)
+    flags = CompactFlags(filters, compact_strategy, target_file_size)
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
+    )
+    holder = ExecutorHolder(
+        EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
+    )
+
+    def run(t: PaimonTable) -> Outcome:
+        cplan = plan_compact(t, flags, now_ms=SystemClock().now_ms())
+        if dry_run or not cplan.tasks:
+            return Outcome(cplan, None)
+        result = apply_compact(t, cplan, executor=holder.get(), allow_unsafe=allow_unsafe_commit)
+        return Outcome(cplan, result)
+
+    job = TableJob(
+        "compact",
+        run,
+        lambda o: _to_json(o, dry_run),
+        lambda o, output: _render(o, output, dry_run),
+    )
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        holder.close()
+
+
+def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
+    r = o.result
+    report = None
+    if r is not None and r.commit is not None and r.commit.snapshot is not None:
+        snap = r.commit.snapshot
+        report = {
+            "status": "ok",
+            "snapshot_id": snap.id,
+            "attempts": r.commit.attempts,
+            "files_before": r.files_before,
+            "files_after": r.files_after,
+            "bytes_before": r.bytes_before,
+            "bytes_after": r.bytes_after,
+            "rows_before": r.rows_before,
+            "rows_after": r.rows_after,
+            "time": instant(snap.time_millis),
+            "notes": list(r.notes),
+        }
+    return {"dry_run": dry_run, "plan": o.cplan.plan.to_json(), "report": report}
+
+
+def _render(o: Outcome, out: Output, dry_run: bool) -> None:
+    d = o.cplan.plan.details
+    tasks = d.get("tasks") or []
+    if out.mode is Mode.QUIET:
+        if dry_run:
+            for t in tasks:
+                for f in t["inputs"]:
+                    out.plain(f"{t['path']}/{f['name']}")
+        return
+    title = "compact" + (" (dry run)" if dry_run else "")
+    out.line(f"[bold]{title}[/bold] {o.cplan.plan.table}")
+    target = d.get("config", {}).get("target-file-size", {})
+    out.line(
+        f"  {d.get('mode')} table, strategy {d.get('strategy')}, target file size "
+        f"{target.get('value')} ({target.get('source')})"
+    )
+    if d.get("latest_snapshot") is None:
+        out.line("  the table has no snapshots: nothing to do")
+        return
+    for s in d.get("skipped") or []:
+        out.line(f"  skipped {s['partition']} bucket {s['bucket']}: {s['reason']}")
+    if not tasks:
+        out.line("  nothing to compact")
+        return
+    out.table(
+        None,
+        ["bucket directory", "level", "files", "rows", "bytes", "files after (est.)"],
+        (
+            [
+                t["path"],
+                t["output_level"],
+                t["files"],
+                t["rows"],
+                human_bytes(t["bytes"]),
+                t["files_after_estimate"],
+            ]
+            for t in tasks
+        ),
+        limit=40,
+        total=len(tasks),
+    )
+    out.line(
+        f"  {d['files_before']} files ({human_bytes(d['bytes_before'])}) -> about "
+        f"{d['files_after_estimate']} files (about {human_bytes(d['bytes_after_estimate'])})"
+    )
+    r = o.result
+    if r is not None and r.commit is not None and r.commit.snapshot is not None:
+        out.line(
+            f"  [green]committed[/green] snapshot {r.commit.snapshot.id} (COMPACT): "
+            f"{r.files_before} files ({human_bytes(r.bytes_before)}) -> {r.files_after} files "
+            f"({human_bytes(r.bytes_after)}); replaced files are deleted later by "
+            "expire-snapshots"
+        )
+        for note in r.notes:
+            out.line(f"  note: {note}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compact", epilog=EPILOG)(compact)
