@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,22 +190,53 @@ def _fields_of(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
     return fields
 
 
-def _conform(value: Any, avro_type: Any) -> Any:
-    """Shape a row read by any reader (Avro, ORC, Parquet; older versions) to ``avro_type``:
-    missing nullable fields become null, unknown fields are dropped."""
+Conformer = Callable[[Any], Any]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _compile(avro_type: Any) -> Conformer:
+    """A function shaping a value read by any reader (Avro, ORC, Parquet; older versions)
+    to ``avro_type``: missing nullable fields become null, unknown fields are dropped.
+    Compiled once per schema: commits shape every carried-over manifest entry."""
     if isinstance(avro_type, list):  # ["null", T]
-        return None if value is None else _conform(value, avro_type[1])
+        inner = _compile(avro_type[1])
+        if inner is _identity:
+            return _identity
+        return lambda v: None if v is None else inner(v)
     if isinstance(avro_type, dict):
         kind = avro_type["type"]
         if kind == "record":
-            src = value or {}
-            return {f["name"]: _conform(src.get(f["name"]), f["type"]) for f in avro_type["fields"]}
+            fields = [(f["name"], _compile(f["type"])) for f in avro_type["fields"]]
+
+            def record(value: Any) -> dict[str, Any]:
+                get = (value or {}).get
+                return {
+                    name: fn(get(name)) if fn is not _identity else get(name) for name, fn in fields
+                }
+
+            return record
         if kind == "array":
-            return [_conform(v, avro_type["items"]) for v in (value or ())]
-        return value
-    if avro_type == "bytes" and value is not None:
-        return bytes(value)
-    return value
+            item = _compile(avro_type["items"])
+            if item is _identity:
+                return lambda v: list(v or ())
+            return lambda v: [item(x) for x in (v or ())]
+        return _identity
+    if avro_type == "bytes":
+        return lambda v: v if v is None or type(v) is bytes else bytes(v)
+    return _identity
+
+
+_CONFORMERS: dict[int, Conformer] = {}
+
+
+def _conform(value: Any, schema: Mapping[str, Any]) -> Any:
+    fn = _CONFORMERS.get(id(schema))
+    if fn is None:
+        fn = _CONFORMERS[id(schema)] = _compile(schema)
+    return fn(value)
 
 
 def conform_entry(row: Mapping[str, Any]) -> dict[str, Any]:
