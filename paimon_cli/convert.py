@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.model import Consumer, Snapshot, Tag
-from core.timeparse import iso_utc
+if TYPE_CHECKING:
+    from core.model import Consumer, Snapshot, Tag
 
 
 def instant(ms: int | None) -> dict[str, Any] | None:
+    from core.timeparse import iso_utc
+
     return None if ms is None else {"epoch_ms": ms, "utc": iso_utc(ms)}
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from core.plans import Plan
-from core.report import ExecutionReport
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from core.plans import Plan
+    from core.report import ExecutionReport
 from paimon_cli.output import Output, human_bytes
 
 SCREEN = 40

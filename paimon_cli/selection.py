@@ -5,14 +5,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import typer
 
-from core.errors import PaimonError
-from core.fileio import FileIO
-from core.table import PaimonTable, open_table
-from core.warehouse import is_glob, resolve_tables
+if TYPE_CHECKING:
+    from core.table import PaimonTable
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
 from paimon_cli.output import SCHEMA_VERSION, Output
 
@@ -45,6 +43,11 @@ def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:
+    from core.errors import PaimonError
+    from core.fileio import FileIO
+    from core.table import open_table
+    from core.warehouse import is_glob, resolve_tables
+
     as_json = out.mode.value == "json"
     fileio = FileIO(sel.fs_options, max_requests_per_second=sel.max_requests_per_second)
     if not is_glob(sel.spec):

@@ -4,22 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from core.clock import SystemClock
-from core.compact import (
-    STRATEGIES,
-    CompactFlags,
-    CompactPlan,
-    CompactResult,
-    apply_compact,
-    parse_partition_filter,
-    plan_compact,
-)
-from core.options import parse_memory_size
-from core.table import PaimonTable
+if TYPE_CHECKING:
+    from core.compact import CompactPlan, CompactResult
+    from core.table import PaimonTable
 from paimon_cli.commands.expire_partitions import AllowUnsafeOpt
 from paimon_cli.convert import instant
 from paimon_cli.engine import EngineChoice, ExecutorHolder
@@ -108,6 +99,16 @@ def compact(
     spark_conf: SparkConfOpt = None,
 ) -> None:
     """Merge small data files into right-sized ones as Paimon's compaction does; rows unchanged."""
+    from core.clock import SystemClock
+    from core.compact import (
+        STRATEGIES,
+        CompactFlags,
+        apply_compact,
+        parse_partition_filter,
+        plan_compact,
+    )
+    from core.options import parse_memory_size
+
     state = state_of(ctx)
     if compact_strategy is not None and compact_strategy not in STRATEGIES:
         raise typer.BadParameter(

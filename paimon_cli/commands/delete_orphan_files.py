@@ -5,19 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from core.apply import apply, finish_journals
-from core.clock import SystemClock
-from core.executors.spark import SparkExecutor
-from core.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
-from core.orphan_files_spark import SparkOrphanClean
-from core.plans import Plan
-from core.report import ExecutionReport
-from core.table import PaimonTable
-from core.timeparse import format_instant, parse_instant, resolve_zone
+if TYPE_CHECKING:
+    from core.plans import Plan
+    from core.report import ExecutionReport
+    from core.table import PaimonTable
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
@@ -104,6 +99,14 @@ def delete_orphan_files(
     ] = None,
 ) -> None:
     """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
+    from core.apply import apply, finish_journals
+    from core.clock import SystemClock
+    from core.executors.spark import SparkExecutor
+    from core.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
+    from core.orphan_files_spark import SparkOrphanClean
+    from core.report import ExecutionReport
+    from core.timeparse import parse_instant, resolve_zone
+
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     now = SystemClock().now_ms()
@@ -180,6 +183,8 @@ def _write_report(path: Path, plan: Plan) -> None:
 
 
 def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
+    from core.timeparse import format_instant
+
     d = o.plan.details
     orphans: list[dict[str, Any]] = d["orphans"]
     if out.mode is Mode.QUIET:

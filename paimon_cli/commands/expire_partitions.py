@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from core.clock import SystemClock
-from core.commit import CommitResult
-from core.expire_partitions import (
-    STRATEGIES,
-    PartitionExpireFlags,
-    apply_partition_expire,
-    plan_partition_expire,
-)
-from core.options import parse_duration_ms
-from core.partition_time import Formatter
-from core.plans import Plan
-from core.table import PaimonTable
-from core.timeparse import resolve_zone
+if TYPE_CHECKING:
+    from core.commit import CommitResult
+    from core.plans import Plan
+    from core.table import PaimonTable
 from paimon_cli.convert import instant
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
@@ -125,6 +116,17 @@ def expire_partitions(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Drop expired partitions (an OVERWRITE commit); expire-snapshots frees their files later."""
+    from core.clock import SystemClock
+    from core.expire_partitions import (
+        STRATEGIES,
+        PartitionExpireFlags,
+        apply_partition_expire,
+        plan_partition_expire,
+    )
+    from core.options import parse_duration_ms
+    from core.partition_time import Formatter
+    from core.timeparse import resolve_zone
+
     state = state_of(ctx)
     if expiration_time is not None:
         as_usage_error(lambda: parse_duration_ms(expiration_time), "--expiration-time")

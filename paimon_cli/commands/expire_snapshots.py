@@ -5,20 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from core.apply import apply, finish_journals
-from core.clock import SystemClock
-from core.errors import CorruptMetadataError, StalePlanError
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.journal import unfinished_journals
-from core.options import INT_MAX
-from core.plans import Plan
-from core.report import ExecutionReport
-from core.table import PaimonTable
-from core.timeparse import format_instant, parse_instant, resolve_zone
+if TYPE_CHECKING:
+    from core.plans import Plan
+    from core.report import ExecutionReport
+    from core.table import PaimonTable
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
@@ -130,6 +124,14 @@ def expire_snapshots(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
+    from core.apply import apply, finish_journals
+    from core.clock import SystemClock
+    from core.errors import StalePlanError
+    from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+    from core.journal import unfinished_journals
+    from core.report import ExecutionReport
+    from core.timeparse import parse_instant, resolve_zone
+
     state = state_of(ctx)
     for name, value in (
         ("--retain-min", retain_min),
@@ -219,6 +221,9 @@ def expire_snapshots(
 
 
 def _load_plan(path: Path) -> Plan:
+    from core.errors import CorruptMetadataError
+    from core.plans import Plan
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -235,6 +240,9 @@ def _load_plan(path: Path) -> Plan:
 
 
 def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
+    from core.options import INT_MAX
+    from core.timeparse import format_instant
+
     d = o.plan.details
     if out.mode is Mode.QUIET:
         if dry_run:

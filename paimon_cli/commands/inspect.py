@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from core.check import CheckReport, check_table
-from core.clock import SystemClock
-from core.errors import MissingFileError
-from core.executors.base import Executor
-from core.inspect import (
-    Summary,
-    file_rows,
-    manifest_rows,
-    partition_rows,
-    retention_view,
-    summarize,
-)
-from core.model import Snapshot
-from core.options import INT_MAX
-from core.table import PaimonTable
-from core.timeparse import format_instant, resolve_zone
+if TYPE_CHECKING:
+    from core.check import CheckReport
+    from core.executors.base import Executor
+    from core.inspect import Summary
+    from core.model import Snapshot
+    from core.table import PaimonTable
 from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes
@@ -123,6 +113,9 @@ def inspect(
     json_out: JsonOpt = False,
 ) -> None:
     """Show a table's snapshots, files, partitions, tags and retention; or check its integrity."""
+    from core.check import check_table
+    from core.timeparse import resolve_zone
+
     state = state_of(ctx)
     if snapshot is not None and tag is not None:
         raise typer.BadParameter("give --snapshot or --tag, not both")
@@ -157,6 +150,8 @@ def inspect(
 
 # -- building views ---------------------------------------------------------------------------
 def _pick_snapshot(table: PaimonTable, snapshot: int | None, tag: str | None) -> Snapshot | None:
+    from core.errors import MissingFileError
+
     if tag is not None:
         return table.tags.tag(tag).snapshot
     if snapshot is not None:
@@ -176,6 +171,9 @@ def _build_view(
     zone: Any,
     skip_storage: bool,
 ) -> tuple[Any, Any]:
+    from core.clock import SystemClock
+    from core.inspect import file_rows, manifest_rows, partition_rows, retention_view, summarize
+
     now = SystemClock().now_ms()
     if view is View.summary:
         s = summarize(table, now_ms=now, executor=executor, zone=zone, storage=not skip_storage)
@@ -318,6 +316,8 @@ def _render_check(r: CheckReport, out: Output) -> None:
 
 
 def _when(ms: int | None, zone: Any) -> str:
+    from core.timeparse import format_instant
+
     return format_instant(ms, zone) if ms is not None else "-"
 
 
@@ -353,6 +353,8 @@ def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
 
 
 def _render_retention(r: Any, _data: Any, out: Output, zone: Any, indent: str = "") -> None:
+    from core.options import INT_MAX
+
     c = r.config
     rmax = "unlimited" if c["retain_max"] >= INT_MAX else c["retain_max"]
     out.line(

@@ -5,27 +5,15 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from core.apply import apply, finish_journals
-from core.clock import SystemClock
-from core.executors.local import LocalExecutor
-from core.options import parse_duration_ms
-from core.plans import Plan
-from core.report import ExecutionReport
-from core.table import PaimonTable
-from core.tags import (
-    apply_create_tag,
-    filter_for_resume,
-    plan_create_tag,
-    plan_delete_tags,
-    rename_tag,
-    select_expired_tags,
-    validate_tag_name,
-)
-from core.timeparse import parse_instant, resolve_zone
+if TYPE_CHECKING:
+    from core.executors.local import LocalExecutor
+    from core.plans import Plan
+    from core.report import ExecutionReport
+    from core.table import PaimonTable
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
     BranchOpt,
@@ -158,6 +146,11 @@ def create_tag(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
+    from core.clock import SystemClock
+    from core.options import parse_duration_ms
+    from core.tags import apply_create_tag, plan_create_tag, validate_tag_name
+    from core.timeparse import resolve_zone
+
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(name), "NAME")
     retained = (
@@ -203,6 +196,10 @@ def create_tag(
 def _run_deletion(
     t: PaimonTable, plan: Plan, executor: LocalExecutor, out: Output
 ) -> ExecutionReport:
+    from core.apply import apply, finish_journals
+    from core.report import ExecutionReport
+    from core.tags import filter_for_resume
+
     progress = progress_for(out)
     report = ExecutionReport()
     finish_journals(t, executor=executor, progress=progress, report=report)
@@ -231,6 +228,10 @@ def delete_tag(
     parallelism: ParallelismOpt = None,
 ) -> None:
     """Delete tags and the files only they kept alive (Paimon's TagDeletion, branch-safe)."""
+    from core.clock import SystemClock
+    from core.executors.local import LocalExecutor
+    from core.tags import plan_delete_tags, validate_tag_name
+
     state = state_of(ctx)
     wanted = [n.strip() for item in names for n in item.split(",") if n.strip()]
     if not wanted:
@@ -278,6 +279,8 @@ def rename_tag_cmd(
     max_rps: RateOpt = None,
 ) -> None:
     """Rename a tag (the new name is created if absent, then the old file goes)."""
+    from core.tags import rename_tag, validate_tag_name
+
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(old), "OLD")
     as_usage_error(lambda: validate_tag_name(new), "NEW")
@@ -335,6 +338,11 @@ def expire_tags(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
+    from core.clock import SystemClock
+    from core.executors.local import LocalExecutor
+    from core.tags import plan_delete_tags, select_expired_tags
+    from core.timeparse import parse_instant, resolve_zone
+
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     now = SystemClock().now_ms()

@@ -14,9 +14,9 @@ import pypaimon_writer as pw
 import pytest
 from invariants import Crash, CrashingFileIO, assert_no_dangling_references, files_under
 
+from core import fileio as fileio_module
 from core.errors import StorageError
 from core.table import open_table
-from paimon_cli import selection
 
 
 def _aged_copy(src: Path, dest: Path) -> Path:
@@ -83,7 +83,7 @@ def test_every_operation_fails_once(run, scenarios, tmp_path: Path,
             _h["fio"] = CrashingFileIO(_n, crash=crash)
             return _h["fio"]
 
-        monkeypatch.setattr(selection, "FileIO", crashing)
+        monkeypatch.setattr(fileio_module, "FileIO", crashing)
         with contextlib.suppress(Crash, StorageError):
             run(args[0], root, *args[1:])
         monkeypatch.undo()
