@@ -83,6 +83,12 @@ def _delete_chunk(
     return [(a, "done", a.size or 0, None) for a in actions]
 
 
+def _run_many(
+    table: PaimonTable, actions: tuple[FileAction, ...]
+) -> list[tuple[FileAction, str, int, str | None]]:
+    return [_run_one(table, a) for a in actions]
+
+
 def _run_phase(
     table: PaimonTable, phase: Phase, executor: Executor, progress: Progress
 ) -> PhaseReport:
@@ -111,7 +117,18 @@ def _run_phase(
             for row in rows
         ]
     else:
-        results = executor.map(one, phase.actions, on_result=lambda _r: progress.advance())
+        # Chunks, not one task per file: a million futures cost more than the deletes.
+        step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
+        chunks = [phase.actions[i : i + step] for i in range(0, len(phase.actions), step)]
+        results = [
+            row
+            for rows in executor.map(
+                partial(_run_many, table),
+                chunks,
+                on_result=lambda rows: progress.advance(len(rows)),
+            )
+            for row in rows
+        ]
     for action, outcome, size, error in results:
         if error is not None:
             report.failures.append((action.path, error))

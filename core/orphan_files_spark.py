@@ -86,36 +86,27 @@ def _list_files(
         ]
     )
     for batch in batches:
-        out: dict[str, list[Any]] = {k: [] for k in schema.names}
-
-        def emit(
-            row_type: str,
-            name: str,
-            path: str,
-            size: int,
-            mtime: int,
-            kind: str,
-            out: dict[str, list[Any]] = out,
-        ) -> None:
-            for key, value in zip(
-                schema.names, (row_type, name, path, size, mtime, kind), strict=True
-            ):
-                out[key].append(value)
-
         for path, kind in zip(
             batch.column("path").to_pylist(), batch.column("kind").to_pylist(), strict=True
         ):
+            # One Arrow batch per directory: a task never holds more than one listing.
+            rows: list[tuple[str, str, str, int, int, str]] = []
             entries = fileio.list_dir(path)
             if not entries and kind in ("data", "external") and path not in roots:
                 info = fileio.info(path)
                 if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
-                    emit("empty", "", path, 0, info.mtime_ms, kind)
+                    rows.append(("empty", "", path, 0, info.mtime_ms, kind))
             for e in entries:
                 if e.is_dir or e.is_symlink or e.mtime_ms is None or e.mtime_ms >= older_than_ms:
                     continue
                 if _is_candidate_in(kind, e):
-                    emit("file", e.name, e.path, e.size, e.mtime_ms, kind)
-        yield pa.RecordBatch.from_pydict(out, schema=schema)
+                    rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
+            del entries
+            columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
+                schema=schema,
+            )
 
 
 def _emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:

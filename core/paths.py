@@ -96,6 +96,19 @@ def partition_value_text(value: Any, t: DataType, *, legacy: bool) -> str | None
     return str(value)
 
 
+def _is_canonical(path: str) -> bool:
+    """Already in normalize_path form: no file: prefix, no '.'/'..' segments, no '//'."""
+    rest = path.split("://", 1)[1] if "://" in path else path
+    return (
+        not path.startswith(("file:", "FILE:"))
+        and (path.startswith("/") or "://" in path)
+        and "//" not in rest
+        and "/./" not in rest
+        and "/../" not in rest
+        and not rest.endswith(("/.", "/..", "/"))
+    )
+
+
 def branch_root_of(root: str, branch: str) -> str:
     """Main lives at the table root; branch ``b`` at ``branch/branch-b`` (format §1)."""
     return root if branch == "main" else join(root, "branch", f"branch-{branch}")
@@ -192,7 +205,11 @@ class PathFactory:
         On local disk the directory is also resolved, so a symlinked directory inside the
         table can never lead a deletion outside it."""
         roots = (self.root, *self.external_roots)
-        if not any(is_under(path, r) for r in roots):
+        if _is_canonical(path):
+            # Fast path for the (usual) canonical paths built from listings and metadata.
+            if not any(path.startswith(r.rstrip("/") + "/") for r in roots):
+                return False
+        elif not any(is_under(path, r) for r in roots):
             return False
         if protocol_of(path) not in ("", "file", "local"):
             return True

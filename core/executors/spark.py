@@ -77,6 +77,7 @@ class SparkExecutor:
         self.spark = spark
         self.owned = owned
         self.is_connect = "connect" in type(spark).__module__
+        self._tempdir = ""
         self.parallelism = parallelism or self._default_parallelism()
         self._ship_package()
 
@@ -131,6 +132,7 @@ class SparkExecutor:
         import tempfile
 
         directory = tempfile.mkdtemp(prefix="paimon-cli-spark-")
+        self._tempdir = directory  # removed on close()
         path = os.path.join(directory, "paimon_cli_core.zip")
         with open(path, "wb") as fh:
             fh.write(_package_zip())
@@ -175,6 +177,7 @@ class SparkExecutor:
         if self.owned:
             self.spark.stop()
             self.owned = False
+        shutil.rmtree(self._tempdir, ignore_errors=True)
 
 
 def _dumps_function(fn: Callable[..., Any]) -> bytes:
