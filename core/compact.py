@@ -492,11 +492,15 @@ def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> A
     parts = []
     for row in task.inputs:
         path = _input_path(table, row, bucket_dir)
+        name = str(row["_FILE"]["_FILE_NAME"])
         try:
-            data = table.fileio.read_bytes(path)
+            # Local files are read in place by pyarrow (no copy through Python).
+            data: bytes | str = (
+                path if table.fileio.is_local(path) else table.fileio.read_bytes(path)
+            )
+            parts.append(read_raw(data, name, schema))
         except FileNotFoundError:
             raise StorageError(f"data file {path} of the latest snapshot is missing") from None
-        parts.append(read_raw(data, str(row["_FILE"]["_FILE_NAME"]), schema))
     if not parts:
         return schema.empty_table()
     first = parts[0].schema

@@ -172,25 +172,33 @@ def read_table(data: bytes, file_name: str, schema: Any) -> Any:
     return conform(read_raw(data, file_name, schema), schema)
 
 
-def read_raw(data: bytes, file_name: str, schema: Any) -> Any:
-    """Decode the columns of ``schema`` from one data file, in the file's own types."""
+def read_raw(data: bytes | str, file_name: str, schema: Any) -> Any:
+    """Decode the columns of ``schema`` from one data file (its bytes, or a local path read
+    in place without a copy), in the file's own types."""
     import pyarrow as pa
 
     fmt = format_of(file_name)
     names = list(schema.names)
+    if isinstance(data, str) and fmt != "parquet":
+        with open(data, "rb") as fh:
+            data = fh.read()
+    source = data if isinstance(data, str) else pa.BufferReader(data)
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(pa.BufferReader(data))
+            pf = pq.ParquetFile(source)
             same = pf.schema_arrow.names == names
             raw = pf.read() if same else pf.read(columns=names)
         elif fmt == "orc":
             import pyarrow.orc as orc
 
-            raw = orc.ORCFile(pa.BufferReader(data)).read(columns=names)
+            raw = orc.ORCFile(source).read(columns=names)
         else:
+            assert isinstance(data, bytes)  # non-parquet paths were read just above
             raw = _read_avro(data, schema)
+    except FileNotFoundError:
+        raise
     except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
         raise CorruptMetadataError(file_name, f"cannot read data file: {exc}") from exc
     return raw

@@ -71,7 +71,8 @@ def test_external_paths(tmp_path: Path) -> None:
     assert ext_paths and all(p.startswith(f"file:{ext}/p") for p in ext_paths)
     on_disk = {p.name for p in ext.rglob("*.parquet")}
     assert len(on_disk) == 5
-    assert {p.name for p in ext.iterdir()} == {"p1", "p2"}
+    # pypaimon starts its round-robin at a random root: five files may all land in one.
+    assert set() < {p.name for p in ext.iterdir()} <= {"p1", "p2"}
     assert [r["id"] for r in pw.read_rows(sc.warehouse, sc.identifier)] == [2, 4, 99]
 
 
