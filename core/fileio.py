@@ -295,11 +295,8 @@ class FileIO:
     def write_bytes(self, path: str, data: bytes) -> None:
         """Overwrite ``path`` (hint files, journals)."""
         if self.is_local(path):
-            os.makedirs(parent(path), exist_ok=True)
-            tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+            tmp = _write_temp_beside(path, data)
             try:
-                with open(tmp, "wb") as fh:
-                    fh.write(data)
                 os.replace(tmp, path)
             except OSError as exc:
                 _quiet_unlink(tmp)
@@ -314,11 +311,8 @@ class FileIO:
     def write_if_absent(self, path: str, data: bytes) -> bool:
         """Create ``path`` atomically only if it does not exist; False if it already did."""
         if self.is_local(path):
-            os.makedirs(parent(path), exist_ok=True)
-            tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+            tmp = _write_temp_beside(path, data)
             try:
-                with open(tmp, "wb") as fh:
-                    fh.write(data)
                 # link() never replaces an existing target: a compare-and-swap on POSIX.
                 os.link(tmp, path)
                 return True
@@ -408,6 +402,19 @@ class FileIO:
             raise StorageError(
                 f"cannot delete {len(paths)} files under {parent(paths[0])}: {exc}"
             ) from exc
+
+
+def _write_temp_beside(path: str, data: bytes) -> str:
+    """Write ``data`` to a hidden temp file next to ``path`` (Paimon's ``.name.uuid.tmp``)."""
+    tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+    try:
+        os.makedirs(parent(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        _quiet_unlink(tmp)
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return tmp
 
 
 def _quiet_unlink(path: str) -> None:
