@@ -17,7 +17,12 @@ def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
     if plan.empty:
         out.line("  nothing to do")
         return
-    rows = [(kind, v["files"], human_bytes(v["bytes"])) for kind, v in totals["by_kind"].items()]
+    # Sizes of snapshot files and manifest lists are not recorded: say "-", not "0 B".
+    sized = {a.kind for p in plan.phases for a in p.actions if a.size is not None}
+    rows = [
+        (kind, v["files"], human_bytes(v["bytes"]) if kind in sized else "-")
+        for kind, v in totals["by_kind"].items()
+    ]
     rows.append(("total", totals["files"], human_bytes(totals["bytes"])))
     out.table(None, ["kind", "files", "bytes"], rows)
     if not show_actions:
