@@ -81,8 +81,9 @@ def test_nothing_to_do_is_success(run, table: Path) -> None:
     assert "expiring none" in result.stdout
 
 
-def test_saved_plan_is_rechecked_and_applied(run, table: Path, tmp_path: Path) -> None:
-    dry = run(
+def _dry_run_document(run, table: Path) -> str:
+    """The --dry-run --json document of an expiry of snapshots 1..10 (of 30)."""
+    result = run(
         "expire-snapshots",
         table,
         "--retain-min",
@@ -92,8 +93,13 @@ def test_saved_plan_is_rechecked_and_applied(run, table: Path, tmp_path: Path) -
         "--dry-run",
         "--json",
     )
+    assert result.exit_code == 0, result.stderr
+    return str(result.stdout)
+
+
+def test_saved_plan_is_rechecked_and_applied(run, table: Path, tmp_path: Path) -> None:
     plan_file = tmp_path / "plan.json"
-    plan_file.write_text(dry.stdout)
+    plan_file.write_text(_dry_run_document(run, table))
     result = run("expire-snapshots", table, "--plan", plan_file)
     assert result.exit_code == 0, result.stderr
     assert not (table / "snapshot" / "snapshot-10").exists()
@@ -101,18 +107,8 @@ def test_saved_plan_is_rechecked_and_applied(run, table: Path, tmp_path: Path) -
 
 
 def test_saved_plan_refused_when_a_tag_appeared(run, table: Path, tmp_path: Path) -> None:
-    dry = run(
-        "expire-snapshots",
-        table,
-        "--retain-min",
-        "20",
-        "--older-than",
-        "0 ms",
-        "--dry-run",
-        "--json",
-    )
     plan_file = tmp_path / "plan.json"
-    plan_file.write_text(dry.stdout)
+    plan_file.write_text(_dry_run_document(run, table))
     (table / "tag").mkdir(exist_ok=True)
     shutil.copy(table / "snapshot" / "snapshot-5", table / "tag" / "tag-late")
     before = tree_state(table)
@@ -123,18 +119,7 @@ def test_saved_plan_refused_when_a_tag_appeared(run, table: Path, tmp_path: Path
 
 
 def test_unfinished_journal_is_finished_and_reported(run, table: Path) -> None:
-    dry = json.loads(
-        run(
-            "expire-snapshots",
-            table,
-            "--retain-min",
-            "20",
-            "--older-than",
-            "0 ms",
-            "--dry-run",
-            "--json",
-        ).stdout
-    )
+    dry = json.loads(_dry_run_document(run, table))
     journal = table / ".paimon-cli" / "journal"
     journal.mkdir(parents=True)
     (journal / "expire-snapshots-1-abc.json").write_text(json.dumps(dry["plan"]))
