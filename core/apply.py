@@ -172,7 +172,9 @@ def run_plan(
         phase = planned
         if before_phase is not None and planned.actions:
             phase = before_phase(planned)
-            lock_paths(table, replace(plan, phases=(phase,)))
+            planned_ids = {id(a) for a in planned.actions}
+            if not all(id(a) in planned_ids for a in phase.actions):
+                lock_paths(table, replace(plan, phases=(phase,)))  # new actions: lock them too
             dropped = len(planned.actions) - len(phase.actions)
             if dropped:
                 report.notes.append(

@@ -15,9 +15,9 @@ import stat
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from core.errors import StorageError
 from core.retry import RateLimiter, Retrier
@@ -76,14 +76,22 @@ def is_under(path: str, root: str) -> bool:
     return path.startswith(root.rstrip("/") + "/")
 
 
-@dataclass(frozen=True, slots=True)
-class FileInfo:
+class FileInfo(NamedTuple):
+    # A tuple, not a dataclass: listings build one per file, millions per run.
     path: str
     name: str
     size: int
     mtime_ms: int | None
     is_dir: bool
     is_symlink: bool = False
+
+
+class DirScan(NamedTuple):
+    """One directory's entries, split for callers that already know most file names."""
+
+    files: list[FileInfo]  # regular files and symlinks (``is_symlink``) not in ``known``
+    dirs: list[FileInfo]  # directories (never symlinks)
+    known: list[str]  # names from ``known`` found here (not stat'ed on local disk)
 
 
 def _mtime_ms(info: Mapping[str, Any]) -> int | None:
@@ -263,17 +271,70 @@ class FileIO:
             )
         return out
 
+    def scan_dir(self, path: str, *, known: AbstractSet[str] = frozenset()) -> DirScan:
+        """Entries directly under ``path`` ([] if absent); files named in ``known`` come back
+        by name only, which on local disk saves their ``lstat`` (orphan cleaning knows
+        every used name before listing). Symlinks are never followed."""
+        if not self.is_local(path):
+            scan = DirScan([], [], [])
+            for e in self.list_dir(path):
+                if e.is_dir:
+                    scan.dirs.append(e)
+                elif e.name in known:
+                    scan.known.append(e.name)
+                else:
+                    scan.files.append(e)
+            return scan
+        files: list[FileInfo] = []
+        dirs: list[FileInfo] = []
+        found: list[str] = []
+        with self._open_scandir(path) as it:
+            for entry in it:
+                name = entry.name
+                try:
+                    # d_type answers without a stat on every common local filesystem
+                    if entry.is_dir(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        dirs.append(FileInfo(entry.path, name, 0, int(st.st_mtime * 1000), True))
+                        continue
+                    if name in known:
+                        found.append(name)
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # removed while listing
+                except OSError as exc:
+                    raise StorageError(f"cannot stat {entry.path}: {exc.strerror or exc}") from exc
+                files.append(
+                    FileInfo(
+                        entry.path,
+                        name,
+                        st.st_size,
+                        int(st.st_mtime * 1000),
+                        False,
+                        stat.S_ISLNK(st.st_mode),
+                    )
+                )
+        return DirScan(files, dirs, found)
+
     @staticmethod
-    def _scan_local(path: str) -> Iterator[FileInfo]:
+    @contextlib.contextmanager
+    def _open_scandir(path: str) -> Iterator[Iterator[os.DirEntry[str]]]:
         try:
             it = os.scandir(path)
         except FileNotFoundError:
+            yield iter(())
             return
         except NotADirectoryError as exc:
             raise StorageError(f"not a directory: {path}") from exc
         except OSError as exc:
             raise StorageError(f"cannot list {path}: {exc.strerror or exc}") from exc
         with it:
+            yield it
+
+    @classmethod
+    def _scan_local(cls, path: str) -> Iterator[FileInfo]:
+        with cls._open_scandir(path) as it:
             for entry in it:
                 try:
                     st = entry.stat(follow_symlinks=False)

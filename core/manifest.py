@@ -8,6 +8,7 @@ may use ``manifest.format = orc|parquet``.
 from __future__ import annotations
 
 import io
+import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -172,6 +173,81 @@ def decode_manifest_list_names(data: bytes, path: str) -> list[tuple[str, int]]:
             if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
                 _plain_name(name, path)
             out.append((name, int(row["_FILE_SIZE"])))
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, CorruptMetadataError):
+            raise
+        raise CorruptMetadataError(path, f"unexpected row layout ({exc!r})") from exc
+    return out
+
+
+_NAME_FIELDS = {"_FILE": ("_FILE_NAME", "_EXTRA_FILES")}
+_projections: dict[str, dict[str, Any] | None] = {}
+
+
+def _names_projection(writer: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The writer schema cut down to _VERSION, _FILE._FILE_NAME and _FILE._EXTRA_FILES:
+    fastavro then skips everything else instead of building it. None if the layout is
+    not the expected one (the caller falls back to full rows)."""
+    key = json.dumps(writer, sort_keys=True)
+    if key in _projections:
+        return _projections[key]
+    projected: dict[str, Any] | None = None
+    try:
+        top = [f for f in writer["fields"] if f["name"] in ("_VERSION", "_FILE")]
+        file_field = next(f for f in top if f["name"] == "_FILE")
+        inner = dict(file_field["type"])
+        inner["fields"] = [f for f in inner["fields"] if f["name"] in _NAME_FIELDS["_FILE"]]
+        if len(top) == 2 and len(inner["fields"]) == 2 and inner.get("type") == "record":
+            projected = {
+                **writer,
+                "fields": [f if f is not file_field else {**f, "type": inner} for f in top],
+            }
+    except (KeyError, TypeError, StopIteration):
+        projected = None
+    _projections[key] = projected
+    return projected
+
+
+def _names_rows(data: bytes, path: str) -> Iterator[Mapping[str, Any]]:
+    if data[:4] != _AVRO_MAGIC:
+        yield from _rows(data, path)
+        return
+    import fastavro
+
+    try:
+        header = fastavro.reader(io.BytesIO(data))
+        projection = _names_projection(header.writer_schema)  # type: ignore[arg-type]
+        if projection is None:
+            rows: Iterable[Any] = header
+        else:
+            rows = fastavro.reader(io.BytesIO(data), reader_schema=projection)
+        for record in rows:
+            if not isinstance(record, dict):
+                raise CorruptMetadataError(path, "Avro rows are not records")
+            yield record
+    except (ValueError, EOFError, KeyError, TypeError, IndexError) as exc:
+        if isinstance(exc, CorruptMetadataError):
+            raise
+        raise CorruptMetadataError(path, f"unreadable Avro ({exc})") from exc
+
+
+def decode_manifest_file_names(data: bytes, path: str) -> list[str]:
+    """Data and extra file names of every entry, ADD and DELETE alike: the used-name set
+    of orphan cleaning, without building entries (about twice as fast)."""
+    out: list[str] = []
+    append = out.append
+    try:
+        for row in _names_rows(data, path):
+            if row.get("_VERSION", 2) != 2:
+                _check_version(row, 2, path)
+            f = row["_FILE"]
+            name = f["_FILE_NAME"]
+            if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
+                _plain_name(name, path)
+            append(name)
+            extra = f.get("_EXTRA_FILES")
+            if extra:
+                out.extend(_plain_name(n, path) for n in extra)
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, CorruptMetadataError):
             raise

@@ -9,14 +9,18 @@ Right before each deletion batch the roots are re-read and anything new joins th
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from operator import attrgetter
+from typing import Any, ClassVar, NamedTuple, overload
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError, SafetyRefusalError
 from core.executors.base import Executor
 from core.fileio import FileInfo, FileIO, join, parent
+from core.manifest import decode_manifest_file_names
 from core.model import Snapshot
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
@@ -28,7 +32,8 @@ logger = logging.getLogger(__name__)
 COMMAND = "delete-orphan-files"
 DEFAULT_AGE_MS = 86_400_000  # Paimon's default older_than: now - 1 day
 RECENT_FLOOR_MS = 3_600_000  # newer cut-offs need --allow-recent (D3)
-BATCH = 1000  # roots are re-read before every batch of deletions
+BATCH = 1000  # deletions per phase; roots are re-read between phases (RECHECK_S)
+RECHECK_S = 1.0  # re-read roots before a batch once this long has passed since the last read
 _HINTS = frozenset({"EARLIEST", "LATEST"})
 
 
@@ -48,10 +53,13 @@ class RootsSeen:
         return cls(dict(data["snapshots"]), dict(data["tags"]), dict(data["changelogs"]))
 
 
+PROCESS_MIN_BYTES = 1 << 20  # manifests worth decoding in worker processes (~0.3 s of work)
+
+
 @dataclass
 class _Used:
     names: set[str] = field(default_factory=set)
-    manifests: set[str] = field(default_factory=set)
+    manifests: dict[str, int] = field(default_factory=dict)  # name -> size
 
 
 def _views(table: PaimonTable) -> list[PaimonTable]:
@@ -76,9 +84,9 @@ def _root_names(view: PaimonTable, snap: Snapshot, used: _Used) -> None:
     """Names a root references directly; manifests are decoded later, once each."""
     for list_name in snap.manifest_lists:
         used.names.add(list_name)
-        for name, _size in view.manifest_list_names(list_name):
+        for name, size in view.manifest_list_names(list_name):
             used.names.add(name)
-            used.manifests.add(name)
+            used.manifests[name] = size
     if snap.index_manifest:
         # Paimon treats a missing index manifest as empty, which would make the live
         # deletion vectors look like orphans; here it is missing metadata (D3).
@@ -103,14 +111,22 @@ def _root_job(job: tuple[PaimonTable, str, int | str]) -> _Used:
 
 
 def _names_in_manifest(reader: PaimonTable, manifest: str) -> set[str]:
-    out: set[str] = set()
     try:
-        for entry in reader.manifest(manifest):
-            out.add(entry.file.file_name)
-            out.update(entry.file.extra_files)
+        return set(reader.manifest_file_names(manifest))
     except MissingFileError:
-        pass  # listed by a root that vanished meanwhile (checked per root)
-    return out
+        return set()  # listed by a root that vanished meanwhile (checked per root)
+
+
+def _names_in_manifest_files(fileio: FileIO, paths: list[str]) -> tuple[int, list[str]]:
+    """(manifests read, names) for a chunk of manifests; runs in worker processes."""
+    out: list[str] = []
+    for path in paths:
+        try:
+            data = fileio.read_bytes(path)
+        except FileNotFoundError:
+            continue  # listed by a root that vanished meanwhile (checked per root)
+        out += decode_manifest_file_names(data, path)
+    return len(paths), out
 
 
 def _add_root(view: PaimonTable, kind: str, key: int | str, used: _Used) -> None:
@@ -184,13 +200,25 @@ def used_names(
     progress.start("reading roots", len(jobs))
     for part in executor.map(_root_job, jobs, on_result=lambda _r: progress.advance()):
         used.names |= part.names
-        used.manifests |= part.manifests
+        used.manifests.update(part.manifests)
     progress.finish()
-    manifests = sorted(used.manifests)
-    progress.start("reading manifests", len(manifests))
-    names_in = partial(_names_in_manifest, views[0])
-    for names in executor.map(names_in, manifests, on_result=lambda _r: progress.advance()):
-        used.names |= names
+    reader = views[0]
+    paths = [reader.paths.manifest_path(m) for m in sorted(used.manifests)]
+    progress.start("reading manifests", len(paths))
+    mapper = executor.map
+    chunks = [[p] for p in paths]
+    if (
+        reader.fileio.is_local(reader.location)
+        and sum(used.manifests.values()) >= PROCESS_MIN_BYTES
+    ):
+        # Decoding is CPU-bound: worker processes use every core, threads share one GIL.
+        # (Remote stores keep threads: there, overlapping request latency matters most.)
+        mapper = executor.map_cpu
+        step = max(1, -(-len(paths) // (executor.parallelism * 4)))
+        chunks = [paths[i : i + step] for i in range(0, len(paths), step)]
+    read = partial(_names_in_manifest_files, reader.fileio)
+    for _count, names in mapper(read, chunks, on_result=lambda r: progress.advance(r[0])):
+        used.names.update(names)
     progress.finish()
     return used.names
 
@@ -234,54 +262,90 @@ def _is_candidate_in(kind: str, info: FileInfo) -> bool:
     return not name.endswith(".managed.blob")
 
 
-def _list_one(fileio: FileIO, d: _Dir) -> tuple[_Dir, list[FileInfo]]:
-    return d, fileio.list_dir(d.path)
+@dataclass(slots=True)
+class _Listing:
+    """What one directory contributes: deeper directories to list, orphans, and facts."""
+
+    next_level: list[_Dir] = field(default_factory=list)
+    orphans: list[Orphan] = field(default_factory=list)
+    empty_dir: str | None = None  # an old, empty partition or bucket directory
+    entries: int = 0
+    watched: list[str] = field(default_factory=list)  # watched names seen in manifest/
 
 
-def list_candidates(
+def _scan_one(
+    fileio: FileIO,
+    used: AbstractSet[str],
+    older_than_ms: int,
+    roots: AbstractSet[str],
+    watch: AbstractSet[str],
+    d: _Dir,
+) -> _Listing:
+    """List one directory. Used names need no stat (they are never orphans), so on local
+    disk only unknown files are stat'ed; runs in the executor's threads."""
+    scan = fileio.scan_dir(d.path, known=used)
+    out = _Listing(entries=len(scan.files) + len(scan.dirs) + len(scan.known))
+    if d.kind == "manifest" and watch:
+        out.watched = [n for n in scan.known if n in watch]
+        out.watched += [f.name for f in scan.files if f.name in watch]
+    if d.depth > 0:
+        subdirs = [e for e in scan.dirs if "=" in e.name]
+        out.next_level = [_Dir(e.path, d.kind, d.depth - 1) for e in subdirs]
+        if subdirs or d.path in roots:
+            return out
+        # A partition directory with nothing below it is listed itself (Paimon).
+    elif d.depth == 0:
+        buckets = [e for e in scan.dirs if e.name.startswith("bucket-")]
+        out.next_level = [_Dir(e.path, d.kind, -1) for e in buckets]
+        if buckets or (d.path in roots and not out.entries):
+            return out
+    if not out.entries and d.kind in ("data", "external") and d.path not in roots:
+        info = fileio.info(d.path)
+        if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
+            out.empty_dir = d.path
+    kind = d.kind
+    for e in scan.files:
+        if e.is_symlink or e.mtime_ms is None or e.mtime_ms >= older_than_ms:
+            continue  # never follow or remove a link (D3); strictly older than the cut-off
+        if _is_candidate_in(kind, e):
+            out.orphans.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
+    return out
+
+
+@dataclass(slots=True)
+class OrphanScan:
+    orphans: list[Orphan]
+    empty_dirs: list[str]
+    watched: set[str]  # names of ``watch`` listed in manifest/
+
+
+def scan_for_orphans(
     table: PaimonTable,
     views: list[PaimonTable],
+    used: AbstractSet[str],
     older_than_ms: int,
     executor: Executor,
     progress: Progress,
-) -> Iterator[tuple[FileInfo, str] | tuple[None, str]]:
-    """Yield (file, dir kind) for old regular files in Paimon-shaped directories, and
-    (None, path) for old empty data directories; level by level, in parallel."""
-    roots = {table.paths.data_root, *table.paths.external_roots}
+    watch: AbstractSet[str] = frozenset(),
+) -> OrphanScan:
+    """Old, unused regular files in Paimon-shaped directories and old empty data
+    directories; listed level by level, directories in parallel."""
+    roots = frozenset({table.paths.data_root, *table.paths.external_roots})
+    scan_one = partial(_scan_one, table.fileio, used, older_than_ms, roots, frozenset(watch))
+    found = OrphanScan([], [], set())
     level = _candidate_dirs(table, views)
     progress.start("listing", None)
     while level:
-        listings = executor.map(partial(_list_one, table.fileio), level)
+        listings = executor.map(scan_one, level, on_result=lambda r: progress.advance(r.entries))
         level = []
-        for d, entries in listings:
-            progress.advance(len(entries))
-            if d.depth > 0:
-                subdirs = [e for e in entries if e.is_dir and not e.is_symlink and "=" in e.name]
-                level += [_Dir(e.path, d.kind, d.depth - 1) for e in subdirs]
-                if subdirs or d.path in roots:
-                    continue
-                # A partition directory with nothing below it is listed itself (Paimon).
-            elif d.depth == 0:
-                buckets = [
-                    e
-                    for e in entries
-                    if e.is_dir and not e.is_symlink and e.name.startswith("bucket-")
-                ]
-                level += [_Dir(e.path, d.kind, -1) for e in buckets]
-                if buckets or (d.path in roots and not entries):
-                    continue
-            if not entries and d.kind in ("data", "external") and d.path not in roots:
-                info = table.fileio.info(d.path)
-                if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
-                    yield None, d.path
-            for e in entries:
-                if e.is_dir or e.is_symlink:
-                    continue  # never a directory, never follow or remove a link (D3)
-                if e.mtime_ms is None or e.mtime_ms >= older_than_ms:
-                    continue  # strictly older than the cut-off only
-                if _is_candidate_in(d.kind, e):
-                    yield e, d.kind
+        for listing in listings:
+            level += listing.next_level
+            found.orphans += listing.orphans
+            found.watched.update(listing.watched)
+            if listing.empty_dir is not None:
+                found.empty_dirs.append(listing.empty_dir)
     progress.finish()
+    return found
 
 
 def _empty_dir_actions(
@@ -321,13 +385,71 @@ def validate_cutoff(older_than_ms: int, now_ms: int, *, allow_recent: bool) -> N
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Orphan:
+class Orphan(NamedTuple):
     path: str
     name: str
     size: int
     mtime_ms: int
-    kind: str
+    kind: str  # the directory kind it was found in
+
+
+class OrphanRow(Mapping[str, Any]):
+    """One orphan as the plan's JSON shows it, built on access: plans may hold millions
+    and human output shows a screenful (``dict(row)`` gives the JSON object)."""
+
+    __slots__ = ("orphan", "now_ms")
+    KEYS: ClassVar[tuple[str, ...]] = ("path", "size", "dir_kind", "modified", "age_ms")
+
+    def __init__(self, orphan: Orphan, now_ms: int) -> None:
+        self.orphan = orphan
+        self.now_ms = now_ms
+
+    def __getitem__(self, key: str) -> Any:
+        o = self.orphan
+        if key == "path":
+            return o.path
+        if key == "size":
+            return o.size
+        if key == "dir_kind":
+            return o.kind
+        if key == "modified":
+            return {"epoch_ms": o.mtime_ms, "utc": iso_utc(o.mtime_ms)}
+        if key == "age_ms":
+            return self.now_ms - o.mtime_ms
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.KEYS)
+
+    def __len__(self) -> int:
+        return len(self.KEYS)
+
+
+class OrphanRows(Sequence[OrphanRow]):
+    """``details["orphans"]``: rows made when read, so a plan of a million orphans does
+    not hold a million JSON objects (``Plan.to_json`` turns it into a list)."""
+
+    __slots__ = ("orphans", "now_ms")
+
+    def __init__(self, orphans: Sequence[Orphan], now_ms: int) -> None:
+        self.orphans = orphans
+        self.now_ms = now_ms
+
+    @overload
+    def __getitem__(self, index: int) -> OrphanRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[OrphanRow]: ...
+    def __getitem__(self, index: int | slice) -> OrphanRow | Sequence[OrphanRow]:
+        if isinstance(index, slice):
+            return OrphanRows(self.orphans[index], self.now_ms)
+        return OrphanRow(self.orphans[index], self.now_ms)
+
+    def __len__(self) -> int:
+        return len(self.orphans)
+
+    def __iter__(self) -> Iterator[OrphanRow]:
+        now = self.now_ms
+        return (OrphanRow(o, now) for o in self.orphans)
 
 
 def check_used_set(used_count: int, roots: RootsSeen) -> None:
@@ -352,18 +474,18 @@ def build_plan(
     total: tuple[int, int] | None = None,
 ) -> Plan:
     """The plan both engines produce; ``total`` (count, bytes) when ``orphans`` is a sample."""
-    orphans = sorted(orphans, key=lambda o: o.path)
+    orphans = sorted(orphans, key=attrgetter("path"))
+    inside = table.paths.is_inside_table
     for o in orphans:
-        if not table.paths.is_inside_table(o.path):
+        if not inside(o.path):
             raise SafetyRefusalError(f"listing returned {o.path}, outside the table")
-    actions = [
-        FileAction("delete", o.path, o.kind, o.size, f"unreferenced {o.kind} file") for o in orphans
-    ]
+    reasons = {k: f"unreferenced {k} file" for k in {o.kind for o in orphans}}
+    actions = [FileAction("delete", o.path, o.kind, o.size, reasons[o.kind]) for o in orphans]
     batches = [
         Phase(f"orphan-files-{i // BATCH + 1}", tuple(actions[i : i + BATCH]))
         for i in range(0, len(actions), BATCH)
     ]
-    dirs = _empty_dir_actions(table, {parent(a.path) for a in actions}, empty_dirs)
+    dirs = _empty_dir_actions(table, {o.path.rpartition("/")[0] for o in orphans}, empty_dirs)
     phases = batches + ([Phase("empty-directories", tuple(dirs), sequential=True)] if dirs else [])
     count, size = total or (len(orphans), sum(o.size for o in orphans))
     details = {
@@ -373,16 +495,7 @@ def build_plan(
         "allow_recent": allow_recent,
         "used_names": used_count,
         "roots": roots.to_json(),
-        "orphans": [
-            {
-                "path": o.path,
-                "size": o.size,
-                "dir_kind": o.kind,
-                "modified": {"epoch_ms": o.mtime_ms, "utc": iso_utc(o.mtime_ms)},
-                "age_ms": now_ms - o.mtime_ms,
-            }
-            for o in orphans
-        ],
+        "orphans": OrphanRows(orphans, now_ms),
         "orphan_count": count,
         "orphan_bytes": size,
         "truncated": count > len(orphans),
@@ -415,26 +528,16 @@ def plan_orphan_clean(
     roots = collect_roots(views)
     used = used_names(views, roots, executor, progress)
     check_used_set(len(used), roots)
-    orphans: list[Orphan] = []
-    empty_dirs: list[str] = []
-    listed_in_manifest_dir: set[str] = set()
-    for info, kind in list_candidates(table, views, older_than_ms, executor, progress):
-        if info is None:
-            empty_dirs.append(kind)
-            continue
-        if kind == "manifest":
-            listed_in_manifest_dir.add(info.name)
-        if info.name not in used:
-            # candidates always have an mtime (the age filter needs it)
-            orphans.append(Orphan(info.path, info.name, info.size, info.mtime_ms or 0, kind))
-    check_manifest_listing(table, listed_in_manifest_dir, older_than_ms)
+    watch = frozenset(latest_manifest_lists(table))
+    found = scan_for_orphans(table, views, used, older_than_ms, executor, progress, watch)
+    check_manifest_listing(table, found.watched, older_than_ms)
     return build_plan(
         table,
         views,
         roots,
         used_count=len(used),
-        orphans=orphans,
-        empty_dirs=empty_dirs,
+        orphans=found.orphans,
+        empty_dirs=found.empty_dirs,
         older_than_ms=older_than_ms,
         now_ms=now_ms,
         allow_recent=allow_recent,
@@ -462,23 +565,40 @@ def check_manifest_listing(table: PaimonTable, listed: set[str], older_than_ms: 
 
 
 class RootWatcher:
-    """Re-reads roots before each batch; names used by any new root are dropped (D3)."""
+    """Re-reads roots right before the first batch and again before any batch that starts
+    ``interval_s`` or more after the last read; names used by a new root are kept (D3).
 
-    def __init__(self, table: PaimonTable, plan: Plan, executor: Executor) -> None:
+    Per batch of 1,000 a re-read would cost as much as the deletions themselves on local
+    disk; once a second bounds the overhead and keeps the window short everywhere."""
+
+    def __init__(
+        self, table: PaimonTable, plan: Plan, executor: Executor, *, interval_s: float = RECHECK_S
+    ) -> None:
         self.table = table
         self.executor = executor
+        self.interval_s = interval_s
         self.seen = RootsSeen.from_json(plan.details["roots"])
         self.protected: set[str] = set()
         self.dropped: list[str] = []
+        self.rereads = 0
+        self._last_read: float | None = None
 
-    def filter(self, phase: Phase) -> Phase:
-        if phase.name == "empty-directories":
-            return phase
+    def _reread(self) -> None:
         views = _views(self.table)
         now = collect_roots(views)
         new = used_names(views, now, self.executor, NullProgress(), only_new_since=self.seen)
         self.seen = now
         self.protected |= new
+        self.rereads += 1
+        self._last_read = time.monotonic()
+
+    def filter(self, phase: Phase) -> Phase:
+        if phase.name == "empty-directories":
+            return phase
+        if self._last_read is None or time.monotonic() - self._last_read >= self.interval_s:
+            self._reread()
+        if not self.protected:
+            return phase
         kept = []
         for action in phase.actions:
             if action.path.rpartition("/")[2] in self.protected:

@@ -130,6 +130,9 @@ class PathFactory:
         self.external_roots = tuple(normalize_path(p) for p in options.external_paths)
         self._real_dirs: dict[str, str] = {}
         self._real_roots: tuple[str, ...] | None = None
+        # Directories whose plain-named children are known inside: plans check every
+        # path (twice when applied), and a million realpath-style checks add up.
+        self._inside_dirs: set[str] = set()
 
     # -- metadata directories -------------------------------------------------------------
     def branch_root(self, branch: str = "main") -> str:
@@ -204,20 +207,27 @@ class PathFactory:
 
         On local disk the directory is also resolved, so a symlinked directory inside the
         table can never lead a deletion outside it."""
+        head, _, name = path.rpartition("/")
+        if head in self._inside_dirs and name not in ("", ".", ".."):
+            return True
         roots = (self.root, *self.external_roots)
-        if _is_canonical(path):
+        canonical = _is_canonical(path)
+        if canonical:
             # Fast path for the (usual) canonical paths built from listings and metadata.
             if not any(path.startswith(r.rstrip("/") + "/") for r in roots):
                 return False
         elif not any(is_under(path, r) for r in roots):
             return False
-        if protocol_of(path) not in ("", "file", "local"):
-            return True
-        directory = parent(path)
-        real = self._real_dirs.get(directory)
-        if real is None:
-            real = os.path.realpath(directory)
-            self._real_dirs[directory] = real
-        if self._real_roots is None:
-            self._real_roots = tuple(os.path.realpath(r) for r in roots)
-        return any(real == r or real.startswith(r.rstrip("/") + "/") for r in self._real_roots)
+        if protocol_of(path) in ("", "file", "local"):
+            directory = parent(path)
+            real = self._real_dirs.get(directory)
+            if real is None:
+                real = os.path.realpath(directory)
+                self._real_dirs[directory] = real
+            if self._real_roots is None:
+                self._real_roots = tuple(os.path.realpath(r) for r in roots)
+            if not any(real == r or real.startswith(r.rstrip("/") + "/") for r in self._real_roots):
+                return False
+        if canonical:
+            self._inside_dirs.add(head)
+        return True

@@ -6,7 +6,7 @@ plus requirements re-checked right before acting (STYLE §3, DECISIONS D2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,6 +15,14 @@ from core.errors import CorruptMetadataError
 PLAN_FORMAT = 1
 
 Op = Literal["delete", "write", "rmdir"]
+
+
+def _json_ready(value: Any) -> Any:
+    """Details may hold sequences of rows built on access (read-only Mappings, e.g. a
+    million orphans): they become plain lists of objects only for a JSON document."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, list, tuple)):
+        return [dict(v) if isinstance(v, Mapping) else v for v in value]
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +155,7 @@ class Plan:
             "table": self.table,
             "branch": self.branch,
             "created_ms": self.created_ms,
-            "details": dict(self.details),
+            "details": {k: _json_ready(v) for k, v in self.details.items()},
             "requirements": self.requirements.to_json(),
             "totals": self.totals(),
             "phases": [p.to_json() for p in self.phases],

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from core.plans import Plan
-    from core.report import ExecutionReport
+    from core.report import ExecutionReport, PhaseReport
 from paimon_cli.output import Output, human_bytes
 
 SCREEN = 40
@@ -47,6 +48,30 @@ def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
     )
 
 
+def _grouped(phases: list[PhaseReport]) -> list[tuple[str, PhaseReport]]:
+    """Consecutive batches of one phase (``orphan-files-1``, ``-2``, ...) as one row."""
+    rows: list[tuple[str, PhaseReport, int]] = []
+    for p in phases:
+        stem, _, number = p.name.rpartition("-")
+        if stem and number.isdigit() and rows and rows[-1][0] == stem and rows[-1][2] > 0:
+            _, acc, count = rows[-1]
+            acc.done += p.done
+            acc.already_absent += p.already_absent
+            acc.skipped += p.skipped
+            acc.bytes += p.bytes
+            acc.failures = acc.failures + p.failures
+            acc.seconds += p.seconds
+            rows[-1] = (stem, acc, count + 1)
+        elif stem and number.isdigit():
+            rows.append((stem, replace(p, failures=list(p.failures)), 1))
+        else:
+            rows.append((p.name, p, 0))
+    return [
+        (f"{name} ({count} batches)" if count > 1 else p.name if count == 1 else name, p)
+        for name, p, count in rows
+    ]
+
+
 def render_report(report: ExecutionReport, out: Output) -> None:
     for journal in report.resumed_journals:
         out.line(f"  finished an interrupted run first (journal {journal})")
@@ -58,7 +83,7 @@ def render_report(report: ExecutionReport, out: Output) -> None:
             ["phase", "done", "already absent", "skipped", "failed", "bytes", "seconds"],
             (
                 [
-                    p.name,
+                    name,
                     p.done,
                     p.already_absent,
                     p.skipped,
@@ -66,7 +91,7 @@ def render_report(report: ExecutionReport, out: Output) -> None:
                     human_bytes(p.bytes),
                     f"{p.seconds:.2f}",
                 ]
-                for p in report.phases
+                for name, p in _grouped(report.phases)
             ),
         )
     for phase in report.phases:

@@ -24,4 +24,13 @@ class Executor(Protocol):
         on_result: Callable[[R], None] | None = None,
     ) -> list[R]: ...
 
+    def map_cpu(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        on_result: Callable[[R], None] | None = None,
+    ) -> list[R]:
+        """``map`` for CPU-bound work: a local executor may use worker processes."""
+        ...
+
     def close(self) -> None: ...

@@ -1,14 +1,19 @@
-"""LocalExecutor: one thread pool for the whole run (storage calls release the GIL)."""
+"""LocalExecutor: one thread pool for the whole run (storage calls release the GIL), and
+worker processes, on demand, for CPU-bound decoding (threads would share one GIL)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+logger = logging.getLogger(__name__)
 
 
 def default_parallelism() -> int:
@@ -16,12 +21,23 @@ def default_parallelism() -> int:
     return max(4, (os.cpu_count() or 1) * 2)
 
 
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class LocalExecutor:
     name = "local"
 
-    def __init__(self, parallelism: int | None = None) -> None:
+    def __init__(self, parallelism: int | None = None, *, processes: int | None = None) -> None:
         self.parallelism = parallelism or default_parallelism()
+        # Never more processes than threads: --parallelism 1 means one worker, not N.
+        self.processes = min(self.parallelism, processes or usable_cpus())
         self._pool: ThreadPoolExecutor | None = None
+        self._processes: ProcessPoolExecutor | None = None
+        self._processes_unusable = False
 
     def map(
         self,
@@ -44,10 +60,60 @@ class LocalExecutor:
             out.append(result)
         return out
 
+    def map_cpu(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        on_result: Callable[[R], None] | None = None,
+    ) -> list[R]:
+        """``map`` for CPU-bound pure work (decoding many manifests): worker processes when
+        more than one CPU is usable, else (or where processes cannot start) threads. ``fn``
+        and items must be picklable; errors raised by ``fn`` reach the caller unchanged."""
+        batch = list(items)
+        pool = self._process_pool() if len(batch) > 1 else None
+        if pool is None:
+            return self.map(fn, batch, on_result)
+        out: list[R] = []
+        try:
+            for result in pool.map(fn, batch):
+                if on_result is not None:
+                    on_result(result)
+                out.append(result)
+        except BrokenProcessPool as exc:
+            # A worker died (killed, out of memory): the work is pure, redo it in threads.
+            logger.warning("worker processes failed (%s); continuing with threads", exc)
+            self._close_processes()
+            self._processes_unusable = True
+            return out + self.map(fn, batch[len(out) :], on_result)
+        return out
+
+    def _process_pool(self) -> ProcessPoolExecutor | None:
+        if self.processes <= 1 or self._processes_unusable:
+            return None
+        if self._processes is None:
+            import multiprocessing
+
+            try:
+                # spawn: safe with the threads this run already has (fork is not)
+                self._processes = ProcessPoolExecutor(
+                    self.processes, mp_context=multiprocessing.get_context("spawn")
+                )
+            except (OSError, ImportError, NotImplementedError, ValueError) as exc:
+                logger.info("no worker processes (%s); decoding in threads", exc)
+                self._processes_unusable = True
+                return None
+        return self._processes
+
+    def _close_processes(self) -> None:
+        if self._processes is not None:
+            self._processes.shutdown(wait=True, cancel_futures=True)
+            self._processes = None
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        self._close_processes()
 
     def __enter__(self) -> LocalExecutor:
         return self

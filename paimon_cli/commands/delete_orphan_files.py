@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -179,14 +180,14 @@ def delete_orphan_files(
 def _write_report(path: Path, plan: Plan) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for orphan in plan.details["orphans"]:
-            fh.write(json.dumps(orphan) + "\n")
+            fh.write(json.dumps(dict(orphan)) + "\n")
 
 
 def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
     from core.timeparse import format_instant
 
     d = o.plan.details
-    orphans: list[dict[str, Any]] = d["orphans"]
+    orphans: list[Mapping[str, Any]] = d["orphans"]
     if out.mode is Mode.QUIET:
         if dry_run:
             for orphan in orphans:
@@ -198,11 +199,8 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
         f"  files older than {format_instant(d['older_than_ms'], zone)}; "
         f"{d['used_names']} names in use by {len(d['branches'])} branch(es)"
     )
-    by_kind: dict[str, list[int]] = {}
-    for x in orphans:
-        slot = by_kind.setdefault(x["dir_kind"], [0, 0])
-        slot[0] += 1
-        slot[1] += x["size"]
+    # Each listed orphan is one delete action whose kind is its directory kind.
+    by_kind: dict[str, dict[str, int]] = o.plan.totals()["by_kind"]
     if not orphans:
         out.line("  no orphan files")
     else:
@@ -212,7 +210,7 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
         out.table(
             "sample" if d["truncated"] else None,
             ["directory kind", "files", "bytes"],
-            [(k, v[0], human_bytes(v[1])) for k, v in sorted(by_kind.items())],
+            [(k, v["files"], human_bytes(v["bytes"])) for k, v in sorted(by_kind.items())],
         )
         root = o.plan.table + "/"
         out.table(

@@ -82,3 +82,29 @@ def test_glob(run, scenarios, tmp_path: Path) -> None:
     assert doc["summary"] == {"tables": 2, "failed": 0}
     counts = {Path(t["table"]).name: len(t["plan"]["details"]["orphans"]) for t in doc["tables"]}
     assert counts == {"many_commits": 1, "path_directory": 0}
+
+
+def test_batches_render_as_one_row_and_json_keeps_every_orphan(
+    run, table: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import core.orphan_files as orphan_files
+
+    monkeypatch.setattr(orphan_files, "BATCH", 2)
+    planted = [plant(table / "manifest" / f"manifest-deadbeef-{i}") for i in range(5)]
+    human = run("delete-orphan-files", table, "--dry-run")
+    assert "5 orphan files" in human.stdout
+    doc = run.json("delete-orphan-files", table)
+    assert [o["path"] for o in doc["plan"]["details"]["orphans"]] == sorted(map(str, planted))
+    assert doc["plan"]["details"]["orphans"][0]["modified"]["utc"].endswith("Z")
+    assert [p["name"] for p in doc["report"]["phases"]] == [
+        "orphan-files-1",
+        "orphan-files-2",
+        "orphan-files-3",
+    ]
+    assert not any(p.exists() for p in planted)
+    for p in planted:
+        plant(p)
+    result = run("delete-orphan-files", table)
+    assert result.exit_code == 0, result.stderr
+    assert "orphan-files (3 batches)" in result.stdout
+    assert "orphan-files-2" not in result.stdout

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import pypaimon_writer as pw
@@ -18,7 +19,7 @@ from invariants import assert_no_dangling_references, assert_rows_intact, tree_s
 from core.apply import apply
 from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
 from core.executors.local import LocalExecutor
-from core.fileio import FileInfo, FileIO
+from core.fileio import DirScan, FileInfo, FileIO
 from core.orphan_files import RootWatcher, plan_orphan_clean
 from core.table import open_table
 
@@ -244,6 +245,14 @@ class FlakyFileIO(FileIO):
                 return []
         return super().list_dir(path)
 
+    def scan_dir(self, path: str, *, known: AbstractSet[str] = frozenset()) -> DirScan:
+        if path.endswith(self.target):
+            if self.mode == "fail":
+                raise StorageError(f"injected listing failure for {path}")
+            if self.mode == "empty":
+                return DirScan([], [], [])
+        return super().scan_dir(path, known=known)
+
     def read_bytes(self, path: str) -> bytes:
         if self.mode == "read" and path.rpartition("/")[2].startswith(self.target):
             raise StorageError(f"injected read failure for {path}")
@@ -301,3 +310,98 @@ def test_writer_committing_while_cleaning(scenarios, tmp_path: Path) -> None:
     table = open_table(str(root))
     for sid in table.snapshots.ids()[-5:]:
         pw.read_rows(wh, s.identifier, snapshot_id=sid)
+
+
+# -- roots committed after planning (the RootWatcher) -----------------------------------------
+def _hide_latest_snapshot(root: Path) -> tuple[Path, bytes, int]:
+    """Take the latest snapshot away, as if it had not been committed yet."""
+    snapshot_dir = root / "snapshot"
+    latest = max(int(p.name.split("-")[1]) for p in snapshot_dir.glob("snapshot-*"))
+    path = snapshot_dir / f"snapshot-{latest}"
+    content = path.read_bytes()
+    path.unlink()
+    (snapshot_dir / "LATEST").write_text(str(latest - 1))
+    return path, content, latest
+
+
+def _commit_again(hidden: tuple[Path, bytes, int]) -> None:
+    path, content, latest = hidden
+    path.write_bytes(content)
+    (path.parent / "LATEST").write_text(str(latest))
+
+
+def _plan_now(root: Path, ex: LocalExecutor):
+    table = open_table(str(root))
+    now = int(time.time() * 1000)
+    return table, plan_orphan_clean(table, older_than_ms=now - DAY * 1000, now_ms=now, executor=ex)
+
+
+def test_snapshot_committed_after_planning_keeps_its_files(scenarios, tmp_path: Path) -> None:
+    s, wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
+    age_tree(root)
+    hidden = _hide_latest_snapshot(root)
+    with LocalExecutor(4) as ex:
+        table, plan = _plan_now(root, ex)
+        planned = {o["path"] for o in plan.details["orphans"]}
+        # The hidden snapshot's own files look like orphans to the plan...
+        assert any("/bucket-0/" in p for p in planned) and any("/manifest/" in p for p in planned)
+        _commit_again(hidden)  # ...until it is committed, right after planning
+        watcher = RootWatcher(table, plan, ex)
+        report = apply(
+            table,
+            plan,
+            recheck=lambda _t, p: p,
+            executor=ex,
+            journal=False,
+            before_phase=watcher.filter,
+        )
+    assert not report.failed
+    assert watcher.dropped and set(watcher.dropped) <= planned
+    assert any("became referenced" in n for n in report.notes)
+    assert_no_dangling_references(root)
+    assert_rows_intact(wh, s)
+
+
+def test_roots_are_reread_between_batches(
+    scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root committed while batches run is seen before the next batch (interval 0)."""
+    import core.orphan_files as orphan_files
+
+    monkeypatch.setattr(orphan_files, "BATCH", 1)  # one orphan per batch
+    s, wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
+    age_tree(root)
+    first = plant(root / "bucket-0" / "data-!planted-0.parquet")  # sorts before every orphan
+    hidden = _hide_latest_snapshot(root)
+    with LocalExecutor(4) as ex:
+        table, plan = _plan_now(root, ex)
+        assert plan.phases[0].actions[0].path == str(first)
+        watcher = RootWatcher(table, plan, ex, interval_s=0.0)
+        seen: list[str] = []
+
+        def before(phase):
+            if len(seen) == 1:
+                _commit_again(hidden)  # lands after the first batch
+            seen.append(phase.name)
+            return watcher.filter(phase)
+
+        apply(table, plan, recheck=lambda _t, p: p, executor=ex, journal=False, before_phase=before)
+    assert not first.exists()
+    assert watcher.rereads == len([p for p in plan.phases if p.name != "empty-directories"])
+    assert watcher.dropped
+    assert_no_dangling_references(root)
+    assert_rows_intact(wh, s)
+
+
+def test_reread_interval_bounds_rereads(scenarios, tmp_path: Path) -> None:
+    _s, _wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
+    age_tree(root)
+    for i in range(3):
+        plant(root / "bucket-0" / f"data-feedface-{i}-0.parquet")
+    with LocalExecutor(2) as ex:
+        table, plan = _plan_now(root, ex)
+        watcher = RootWatcher(table, plan, ex, interval_s=3600.0)
+        phases = [p for p in plan.phases if p.name != "empty-directories"]
+        for phase in phases * 3:
+            watcher.filter(phase)
+    assert watcher.rereads == 1  # right before the first batch; then once per interval

@@ -154,6 +154,7 @@ class Sandbox:
                 "delete",
                 "delete_empty_dir",
                 "list_dir",
+                "scan_dir",
                 "read_bytes",
                 "info",
                 "exists",
@@ -186,6 +187,11 @@ class Sandbox:
                 raise StorageError(f"cannot list {path}: Permission denied")
             return orig["list_dir"](self, path)
 
+        def scan_dir(self: FileIO, path: str, **kw: Any) -> Any:
+            if sandbox.denied(path, self_too=True):
+                raise StorageError(f"cannot list {path}: Permission denied")
+            return orig["scan_dir"](self, path, **kw)
+
         def read_bytes(self: FileIO, path: str) -> Any:
             if sandbox.denied(path, self_too=False):
                 raise StorageError(f"cannot read {path}: Permission denied")
@@ -213,6 +219,7 @@ class Sandbox:
             ("delete", delete),
             ("delete_empty_dir", delete_empty_dir),
             ("list_dir", list_dir),
+            ("scan_dir", scan_dir),
             ("read_bytes", read_bytes),
             ("info", info),
             ("exists", exists),

@@ -1,0 +1,150 @@
+"""The lean paths orphan cleaning takes for speed give exactly what the full paths give:
+names-only manifest decoding, listings that skip known names, CPU work in processes."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import fastavro
+import pypaimon_writer as pw
+import pytest
+from fixtures import java_table_params
+
+from core.errors import CorruptMetadataError, StorageError
+from core.executors.local import LocalExecutor
+from core.fileio import FileIO
+from core.manifest import decode_manifest, decode_manifest_file_names
+from core.table import PaimonTable, open_table
+
+
+def _manifest_names(table: PaimonTable) -> set[str]:
+    names: set[str] = set()
+    views = [table] + [table.for_branch(b) for b in table.branches.branches()]
+    for view in views:
+        for snap in view.snapshots.snapshots():
+            for list_name in snap.manifest_lists:
+                names.update(m.file_name for m in view.manifest_list(list_name))
+    return names
+
+
+def _assert_names_match_full_decode(table: PaimonTable) -> int:
+    checked = 0
+    for name in sorted(_manifest_names(table)):
+        path = table.paths.manifest_path(name)
+        data = Path(path).read_bytes()
+        full: list[str] = []
+        for entry in decode_manifest(data, path):
+            full.append(entry.file.file_name)
+            full.extend(entry.file.extra_files)
+        assert decode_manifest_file_names(data, path) == full, path
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("root", java_table_params())
+def test_names_only_decoding_matches_full_decoding_java(root: Path) -> None:
+    _assert_names_match_full_decode(open_table(str(root)))  # some fixtures have no snapshot
+
+
+@pytest.mark.parametrize("name", [*pw.BUILDERS, "external_paths"])
+def test_names_only_decoding_matches_full_decoding_pypaimon(
+    scenarios: dict[str, pw.Scenario], name: str
+) -> None:
+    assert _assert_names_match_full_decode(open_table(str(scenarios[name].root))) > 0
+
+
+def test_names_only_decoding_refuses_what_full_decoding_refuses(
+    scenarios: dict[str, pw.Scenario],
+) -> None:
+    table = open_table(str(scenarios["append_partitioned"].root))
+    path = table.paths.manifest_path(sorted(_manifest_names(table))[0])
+    data = Path(path).read_bytes()
+    with pytest.raises(CorruptMetadataError):
+        decode_manifest_file_names(data[: len(data) // 2], path)
+    with pytest.raises(CorruptMetadataError):
+        decode_manifest_file_names(b"", path)
+    reader = fastavro.reader(io.BytesIO(data))
+    rows = list(reader)
+    rows[0]["_FILE"]["_FILE_NAME"] = "../../outside.parquet"
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(reader.writer_schema), rows)
+    evil = out.getvalue()
+    with pytest.raises(CorruptMetadataError, match="not a plain file name"):
+        list(decode_manifest(evil, path))
+    with pytest.raises(CorruptMetadataError, match="not a plain file name"):
+        decode_manifest_file_names(evil, path)
+
+
+# -- FileIO.scan_dir -----------------------------------------------------------------------
+def test_scan_dir_splits_known_names_files_and_dirs(tmp_path: Path) -> None:
+    (tmp_path / "known-1").write_bytes(b"k")
+    (tmp_path / "other").write_bytes(b"12345")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "other")
+    (tmp_path / "dirlink").symlink_to(tmp_path / "sub")
+    scan = FileIO().scan_dir(str(tmp_path), known={"known-1", "sub"})
+    assert scan.known == ["known-1"]
+    assert [d.name for d in scan.dirs] == ["sub"]  # a directory is listed even if "known"
+    files = {f.name: f for f in scan.files}
+    assert set(files) == {"other", "link", "dirlink"}
+    assert files["other"].size == 5 and files["other"].mtime_ms is not None
+    assert files["link"].is_symlink and files["dirlink"].is_symlink  # never followed
+    assert not any(f.is_dir for f in scan.files)
+    full = {f.name for f in FileIO().list_dir(str(tmp_path))}
+    assert full == {"known-1", "other", "sub", "link", "dirlink"}
+
+
+def test_scan_dir_missing_is_empty_and_errors_raise(tmp_path: Path) -> None:
+    assert FileIO().scan_dir(str(tmp_path / "absent")) == ([], [], [])
+    (tmp_path / "file").write_bytes(b"x")
+    with pytest.raises(StorageError, match="not a directory"):
+        FileIO().scan_dir(str(tmp_path / "file"))
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0)
+        try:
+            with pytest.raises(StorageError, match="cannot list"):
+                FileIO().scan_dir(str(locked))
+        finally:
+            locked.chmod(0o755)
+
+
+# -- LocalExecutor.map_cpu -----------------------------------------------------------------
+def _square_or_fail(x: int) -> int:
+    if x < 0:
+        raise CorruptMetadataError(f"item {x}", "negative")
+    return x * x
+
+
+def test_map_cpu_in_processes_keeps_order_and_errors() -> None:
+    with LocalExecutor(4, processes=2) as ex:
+        seen: list[int] = []
+        assert ex.map_cpu(_square_or_fail, range(20), on_result=seen.append) == [
+            x * x for x in range(20)
+        ]
+        assert seen == [x * x for x in range(20)]
+        assert ex._processes is not None  # really ran in worker processes
+        with pytest.raises(CorruptMetadataError, match="item -3"):
+            ex.map_cpu(_square_or_fail, [1, 2, -3, 4])
+
+
+def test_map_cpu_falls_back_to_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import concurrent.futures
+
+    def unusable(*_a: object, **_k: object) -> None:
+        raise OSError("no sem_open here")
+
+    monkeypatch.setattr("core.executors.local.ProcessPoolExecutor", unusable)
+    with LocalExecutor(4, processes=2) as ex:
+        assert ex.map_cpu(_square_or_fail, range(5)) == [0, 1, 4, 9, 16]
+        assert ex._processes_unusable
+    assert concurrent.futures  # the real pool class is untouched outside this test
+
+
+def test_map_cpu_single_cpu_or_parallelism_one_stays_in_process() -> None:
+    with LocalExecutor(1, processes=8) as ex:
+        assert ex.processes == 1
+        assert ex.map_cpu(_square_or_fail, range(3)) == [0, 1, 4]
+        assert ex._processes is None
