@@ -53,7 +53,10 @@ class RootsSeen:
         return cls(dict(data["snapshots"]), dict(data["tags"]), dict(data["changelogs"]))
 
 
-PROCESS_MIN_BYTES = 1 << 20  # manifests worth decoding in worker processes (~0.3 s of work)
+# Worth decoding in worker processes (each costs ~0.2 s of CPU to start): manifests of
+# 1 MiB or more (~0.3 s of decoding), or 64 roots or more (their manifest lists).
+PROCESS_MIN_BYTES = 1 << 20
+PROCESS_MIN_ROOTS = 64
 
 
 @dataclass
@@ -108,6 +111,16 @@ def _root_job(job: tuple[PaimonTable, str, int | str]) -> _Used:
     part = _Used()
     _add_root(job[0], job[1], job[2], part)
     return part
+
+
+def _root_chunk(
+    views: dict[str, PaimonTable], jobs: list[tuple[str, str, int | str]]
+) -> tuple[int, _Used]:
+    """(roots read, their names) for a chunk of roots; runs in worker processes."""
+    part = _Used()
+    for branch, kind, key in jobs:
+        _add_root(views[branch], kind, key, part)
+    return len(jobs), part
 
 
 def _names_in_manifest(reader: PaimonTable, manifest: str) -> set[str]:
@@ -197,20 +210,33 @@ def used_names(
         for cid in roots.changelogs.get(b, []):
             if old is None or cid not in old.changelogs.get(b, []):
                 jobs.append((view, "changelog", cid))
+    reader = views[0]
+    local = reader.fileio.is_local(reader.location)
     progress.start("reading roots", len(jobs))
-    for part in executor.map(_root_job, jobs, on_result=lambda _r: progress.advance()):
+    if local and len(jobs) >= PROCESS_MIN_ROOTS:
+        # Manifest lists are decoded like manifests (CPU-bound): worker processes, which
+        # the manifests then reuse, in chunks so each view is pickled once per chunk.
+        by_branch = {v.branch: v for v in views}
+        keys = [(view.branch, kind, key) for view, kind, key in jobs]
+        step = max(1, -(-len(keys) // (executor.parallelism * 4)))
+        root_chunks = [keys[i : i + step] for i in range(0, len(keys), step)]
+        parts = executor.map_cpu(
+            partial(_root_chunk, by_branch), root_chunks, on_result=lambda r: progress.advance(r[0])
+        )
+    else:
+        parts = [
+            (1, part)
+            for part in executor.map(_root_job, jobs, on_result=lambda _r: progress.advance())
+        ]
+    for _count, part in parts:
         used.names |= part.names
         used.manifests.update(part.manifests)
     progress.finish()
-    reader = views[0]
     paths = [reader.paths.manifest_path(m) for m in sorted(used.manifests)]
     progress.start("reading manifests", len(paths))
     mapper = executor.map
     chunks = [[p] for p in paths]
-    if (
-        reader.fileio.is_local(reader.location)
-        and sum(used.manifests.values()) >= PROCESS_MIN_BYTES
-    ):
+    if local and sum(used.manifests.values()) >= PROCESS_MIN_BYTES:
         # Decoding is CPU-bound: worker processes use every core, threads share one GIL.
         # (Remote stores keep threads: there, overlapping request latency matters most.)
         mapper = executor.map_cpu

@@ -405,3 +405,27 @@ def test_reread_interval_bounds_rereads(scenarios, tmp_path: Path) -> None:
         for phase in phases * 3:
             watcher.filter(phase)
     assert watcher.rereads == 1  # right before the first batch; then once per interval
+
+
+@pytest.mark.parametrize("name", ["tags_consumers_branches", "external_paths"])
+def test_worker_process_decoding_plans_the_same(
+    scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Big local tables decode roots and manifests in worker processes: same plan."""
+    import core.orphan_files as orphan_files
+
+    _s, _wh, root = copy_scenario(scenarios, name, tmp_path)
+    age_tree(root)
+    plant(root / "manifest" / "manifest-feedface-0")
+    threads, _ = clean(root, dry_run=True)
+    monkeypatch.setattr(orphan_files, "PROCESS_MIN_ROOTS", 1)
+    monkeypatch.setattr(orphan_files, "PROCESS_MIN_BYTES", 1)
+    table = open_table(str(root))
+    now = int(time.time() * 1000)
+    with LocalExecutor(4, processes=2) as ex:
+        plan = plan_orphan_clean(table, older_than_ms=now - DAY * 1000, now_ms=now, executor=ex)
+        assert ex._processes is not None  # the work really went to worker processes
+    assert plan.details["used_names"] == threads.details["used_names"] > 0
+    assert [o["path"] for o in plan.details["orphans"]] == [
+        o["path"] for o in threads.details["orphans"]
+    ]
