@@ -64,15 +64,15 @@ def clean(
         )
         report = None
         if not dry_run:
-            report = apply(
-                table,
-                plan,
-                recheck=lambda _t, p: p,
-                executor=ex,
-                journal=False,
-                before_phase=RootWatcher(table, plan, ex).filter,
-            )
+            report = apply_watched(table, plan, ex, RootWatcher(table, plan, ex).filter)
     return plan, report
+
+
+def apply_watched(table, plan, ex: LocalExecutor, before_phase):
+    """Apply as the CLI does: no journal, roots re-checked by ``before_phase``."""
+    return apply(
+        table, plan, recheck=lambda _t, p: p, executor=ex, journal=False, before_phase=before_phase
+    )
 
 
 def copy_scenario(scenarios, name: str, tmp_path: Path):
@@ -347,14 +347,7 @@ def test_snapshot_committed_after_planning_keeps_its_files(scenarios, tmp_path: 
         assert any("/bucket-0/" in p for p in planned) and any("/manifest/" in p for p in planned)
         _commit_again(hidden)  # ...until it is committed, right after planning
         watcher = RootWatcher(table, plan, ex)
-        report = apply(
-            table,
-            plan,
-            recheck=lambda _t, p: p,
-            executor=ex,
-            journal=False,
-            before_phase=watcher.filter,
-        )
+        report = apply_watched(table, plan, ex, watcher.filter)
     assert not report.failed
     assert watcher.dropped and set(watcher.dropped) <= planned
     assert any("became referenced" in n for n in report.notes)
@@ -385,7 +378,7 @@ def test_roots_are_reread_between_batches(
             seen.append(phase.name)
             return watcher.filter(phase)
 
-        apply(table, plan, recheck=lambda _t, p: p, executor=ex, journal=False, before_phase=before)
+        apply_watched(table, plan, ex, before)
     assert not first.exists()
     assert watcher.rereads == len([p for p in plan.phases if p.name != "empty-directories"])
     assert watcher.dropped
