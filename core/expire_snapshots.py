@@ -528,7 +528,7 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
     end = req.expire_end
     views = [table, *_other_views(table)]
     protected: set[str] = set()
-    executor_free_cache = {v.branch: ManifestCache(v, _Inline()) for v in views}
+    executor_free_cache = {v.branch: ManifestCache(v, LocalExecutor(1)) for v in views}
 
     def protect(view: PaimonTable, snap: Snapshot) -> None:
         live = full_live_set(view, snap, executor_free_cache[view.branch])
@@ -576,13 +576,6 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
 def _snapshot_id(path: str) -> int | None:
     suffix = path.rpartition("snapshot-")[2]
     return int(suffix) if suffix.isdigit() else None
-
-
-class _Inline(LocalExecutor):
-    """A sequential executor for re-checks (small, rare work)."""
-
-    def __init__(self) -> None:
-        super().__init__(1)
 
 
 __all__ = [

@@ -391,13 +391,13 @@ def plan_delete_tags(
 def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
     """Fresh plans and journals: drop every delete a root present now still needs, and the
     tag-file delete of a tag that was moved to another snapshot meanwhile."""
-    from core.expire_snapshots import _Inline
+    from core.executors.local import LocalExecutor
 
     planned = dict(plan.requirements.tags)
     current = {t.name: t.snapshot.id for t in table.tags.tags()}
     moved = {n for n, sid in planned.items() if n in current and current[n] != sid}
     exclude = {f"{table.branch}/{n}": sid for n, sid in planned.items() if n not in moved}
-    protected = _root_references(table, _Inline(), exclude)
+    protected = _root_references(table, LocalExecutor(1), exclude)  # small, rare: inline
     moved_paths = {table.tags.path(n) for n in moved}
     phases = tuple(
         replace(
