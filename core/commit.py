@@ -327,13 +327,11 @@ def build_snapshot(
     if changes.index_deletes and latest.index_manifest:
         path = table.paths.manifest_path(latest.index_manifest)
         keep = [
-            conform_index_entry(r)
+            {**conform_index_entry(r), "_VERSION": INDEX_MANIFEST_VERSION}
             for r in read_raw_rows(table.fileio, path)
             if (bytes(r["_PARTITION"]), r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"])
             not in changes.index_deletes
         ]
-        for r in keep:
-            r["_VERSION"] = INDEX_MANIFEST_VERSION
         index_manifest = (
             attempt.write("index-manifest", INDEX_MANIFEST_ENTRY_SCHEMA, keep).name
             if keep

@@ -200,7 +200,12 @@ def _identity(value: Any) -> Any:
 def _compile(avro_type: Any) -> Conformer:
     """A function shaping a value read by any reader (Avro, ORC, Parquet; older versions)
     to ``avro_type``: missing nullable fields become null, unknown fields are dropped.
-    Compiled once per schema: commits shape every carried-over manifest entry."""
+    Compiled once per schema: commits shape every carried-over manifest entry.
+
+    A value already in shape (rows read back from a manifest written with this schema, as
+    Paimon master and paimon-cli write them) is returned as it is, not copied: a
+    compaction carries 10,000s of them over as DELETE entries. Callers must not mutate a
+    shaped value."""
     if isinstance(avro_type, list):  # ["null", T]
         inner = _compile(avro_type[1])
         if inner is _identity:
@@ -209,24 +214,44 @@ def _compile(avro_type: Any) -> Conformer:
     if isinstance(avro_type, dict):
         kind = avro_type["type"]
         if kind == "record":
-            fields = [(f["name"], _compile(f["type"])) for f in avro_type["fields"]]
-
-            def record(value: Any) -> dict[str, Any]:
-                get = (value or {}).get
-                return {
-                    name: fn(get(name)) if fn is not _identity else get(name) for name, fn in fields
-                }
-
-            return record
+            return _compile_record(avro_type["fields"])
         if kind == "array":
             item = _compile(avro_type["items"])
             if item is _identity:
-                return lambda v: list(v or ())
-            return lambda v: [item(x) for x in (v or ())]
+                return lambda v: v if type(v) is list else list(v or ())
+
+            def array(value: Any) -> list[Any]:
+                out = [item(x) for x in (value or ())]
+                same = type(value) is list and all(a is b for a, b in zip(out, value, strict=True))
+                return value if same else out
+
+            return array
         return _identity
     if avro_type == "bytes":
         return lambda v: v if v is None or type(v) is bytes else bytes(v)
     return _identity
+
+
+def _compile_record(avro_fields: Sequence[Mapping[str, Any]]) -> Conformer:
+    fields = [(f["name"], _compile(f["type"])) for f in avro_fields]
+    names = frozenset(name for name, _ in fields)
+    shaped = [(name, fn) for name, fn in fields if fn is not _identity]
+
+    def record(value: Any) -> dict[str, Any]:
+        if type(value) is dict and value.keys() == names:
+            out: dict[str, Any] = value
+            for name, fn in shaped:
+                old = value[name]
+                new = fn(old)
+                if new is not old:
+                    if out is value:
+                        out = dict(value)
+                    out[name] = new
+            return out
+        get = (value or {}).get
+        return {name: fn(get(name)) if fn is not _identity else get(name) for name, fn in fields}
+
+    return record
 
 
 _CONFORMERS: dict[int, Conformer] = {}
@@ -263,8 +288,9 @@ def encode_avro(schema: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], co
 
 
 def read_raw_rows(fileio: FileIO, path: str) -> list[dict[str, Any]]:
-    """Every row of a metadata file as a dict (any manifest format)."""
-    return [dict(r) for r in decode_rows(fileio.read_bytes(path), path)]
+    """Every row of a metadata file as a dict (any manifest format); rows the decoder
+    already made dicts are not copied."""
+    return [r if type(r) is dict else dict(r) for r in decode_rows(fileio.read_bytes(path), path)]
 
 
 # -- manifest-list statistics -------------------------------------------------------------------

@@ -154,6 +154,44 @@ def test_copied_java_rows_round_trip_unchanged(tmp_path: Path) -> None:
             }
 
 
+def test_conform_keeps_shaped_rows_and_reshapes_the_rest() -> None:
+    """A row already in the writer's layout is returned as it is (compactions carry 10,000s
+    over as DELETE entries); anything else is reshaped into a new row, the input untouched."""
+    empty = {"_MIN_VALUES": b"", "_MAX_VALUES": b"", "_NULL_COUNTS": [0]}
+    file: dict[str, Any] = dict.fromkeys(JAVA_FILE_FIELDS)
+    file.update(
+        _FILE_NAME="data-x-0.parquet",
+        _FILE_SIZE=10,
+        _ROW_COUNT=1,
+        _MIN_KEY=b"",
+        _MAX_KEY=b"",
+        _KEY_STATS=empty,
+        _VALUE_STATS=dict(empty),
+        _MIN_SEQUENCE_NUMBER=0,
+        _MAX_SEQUENCE_NUMBER=0,
+        _SCHEMA_ID=0,
+        _LEVEL=0,
+        _EXTRA_FILES=[],
+    )
+    row = {"_VERSION": 2, "_KIND": 1, "_PARTITION": b"p", "_BUCKET": 0, "_TOTAL_BUCKETS": -1}
+    row["_FILE"] = file
+    assert conform_entry(row) is row
+
+    old = {k: v for k, v in file.items() if k not in ("_FIRST_ROW_ID", "_EXTRA_FILES")}
+    old["_UNKNOWN"] = 1
+    old["_MIN_KEY"] = bytearray(b"k")
+    old["_VALUE_STATS"] = {**empty, "_NULL_COUNTS": (0,)}
+    before = repr(old)
+    shaped = conform_entry({**row, "_FILE": old, "_PARTITION": memoryview(b"p")})
+    assert repr(old) == before  # the input is not modified
+    f = shaped["_FILE"]
+    assert f.keys() == set(JAVA_FILE_FIELDS)
+    assert f["_FIRST_ROW_ID"] is None and f["_EXTRA_FILES"] == []
+    assert type(f["_MIN_KEY"]) is bytes and type(shaped["_PARTITION"]) is bytes
+    assert f["_VALUE_STATS"]["_NULL_COUNTS"] == [0]
+    assert f["_KEY_STATS"] is empty  # shaped already: shared, not copied
+
+
 def test_jackson_pretty_printing() -> None:
     text = java_json({"a": 1, "b": [1, 2], "c": {}, "d": {"x": "ü"}, "e": [], "f": None})
     assert text == (
