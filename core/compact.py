@@ -17,7 +17,9 @@ Rewrites are tasks (one per append bin, one per PK bucket) mapped over the execu
 Spark runs them on its workers; the driver then makes one COMPACT commit (DELETE of every
 input at its level, ADD of every output with ``_FILE_SOURCE = 1``). If a concurrent writer
 removed any input (or rescaled a partition's buckets) the commit is abandoned and every file
-written by this run is deleted: nothing is lost, the next run plans again.
+written by this run is deleted: nothing is lost, the next run plans again. The manifests are
+read once, to plan: on the planned snapshot the commit reads none, after other commits only
+their delta manifests (the full live set only if that history has expired meanwhile).
 """
 
 from __future__ import annotations
@@ -47,12 +49,12 @@ from core.data_files import (
     unsupported_types,
     value_stats_modes,
 )
-from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
+from core.errors import InvalidOptionError, MissingFileError, SafetyRefusalError, StorageError
 from core.executors.base import Executor
 from core.expire_partitions import live_raw_entries
 from core.fileio import join
 from core.manifest_writer import MANIFEST_VERSION
-from core.model import DataField, TableSchema
+from core.model import DataField, FileKind, Snapshot, TableSchema
 from core.options import parse_memory_size
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.table import PaimonTable
@@ -63,6 +65,10 @@ COMMAND = "compact"
 STRATEGIES = ("full", "minor")
 FULL_COMPACT_MIN_FILE = 3  # BucketedAppendCompactManager
 MB = 1024 * 1024
+# Inputs at least this big are decoded with Arrow's thread pool; smaller ones (the usual
+# compaction input) on the task's own thread: tasks already run in parallel, and handing a
+# few-KB file to the pool costs more than decoding it.
+THREADED_READ_BYTES = 8 * MB
 
 
 class UnsupportedTableError(SafetyRefusalError):
@@ -257,14 +263,21 @@ class CompactTask:
     output_level: int
     target_file_size: int
     ignore_delete: bool = False
+    # Sums over the inputs, computed once (a plan may hold 10,000s of inputs).
+    _bytes: int = field(init=False, repr=False, compare=False)
+    _rows: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_bytes", sum(int(r["_FILE"]["_FILE_SIZE"]) for r in self.inputs))
+        object.__setattr__(self, "_rows", sum(int(r["_FILE"]["_ROW_COUNT"]) for r in self.inputs))
 
     @property
     def bytes(self) -> int:
-        return sum(int(r["_FILE"]["_FILE_SIZE"]) for r in self.inputs)
+        return self._bytes
 
     @property
     def rows(self) -> int:
-        return sum(int(r["_FILE"]["_ROW_COUNT"]) for r in self.inputs)
+        return self._rows
 
     @property
     def estimated_outputs(self) -> int:
@@ -276,6 +289,8 @@ class CompactPlan:
     plan: Plan
     tasks: tuple[CompactTask, ...]
     config: CompactConfig | None
+    # The snapshot the plan was made from: the commit checks only what changed after it.
+    snapshot: Snapshot | None = None
 
 
 def _size(row: Mapping[str, Any]) -> int:
@@ -366,22 +381,29 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
         )
     groups: dict[tuple[bytes, int], list[dict[str, Any]]] = {}
     scanned = 0
+    unaware = cfg.mode == "unaware-append"
+    small_file_size = cfg.small_file_size
+    selected: dict[bytes, bool] = {}  # partition filter, decided once per partition
     for row in live_raw_entries(table, latest):
-        if int(row["_BUCKET"]) < 0:
+        bucket = int(row["_BUCKET"])
+        if bucket < 0:
             continue
         partition = bytes(row["_PARTITION"])
-        if flags.partitions and not _matches(
-            table.paths.partition_spec(partition), flags.partitions
-        ):
-            continue
-        if cfg.mode == "unaware-append":
+        if flags.partitions:
+            keep = selected.get(partition)
+            if keep is None:
+                spec = table.paths.partition_spec(partition)
+                keep = selected[partition] = _matches(spec, flags.partitions)
+            if not keep:
+                continue
+        if unaware:
             # Spark's procedure plans one round of at most compaction.file-num-limit files.
             if scanned >= cfg.file_num_limit:
                 continue
             scanned += 1
-            if _size(row) >= cfg.small_file_size:
+            if _size(row) >= small_file_size:
                 continue
-        groups.setdefault((partition, int(row["_BUCKET"])), []).append(row)
+        groups.setdefault((partition, bucket), []).append(row)
     tasks: list[CompactTask] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         spec = table.paths.partition_spec(partition)
@@ -442,7 +464,7 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
             ),
         )
     plan = Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
-    return CompactPlan(plan, tuple(tasks), cfg)
+    return CompactPlan(plan, tuple(tasks), cfg, latest)
 
 
 def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
@@ -498,7 +520,8 @@ def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> A
             data: bytes | str = (
                 path if table.fileio.is_local(path) else table.fileio.read_bytes(path)
             )
-            parts.append(read_raw(data, name, schema))
+            big = _size(row) >= THREADED_READ_BYTES
+            parts.append(read_raw(data, name, schema, use_threads=big))
         except FileNotFoundError:
             raise StorageError(f"data file {path} of the latest snapshot is missing") from None
     if not parts:
@@ -697,47 +720,109 @@ class CompactResult:
     notes: tuple[str, ...] = field(default=())
 
 
+def _same_snapshot(a: Snapshot, b: Snapshot) -> bool:
+    """The same commit: ids are reused after a rollback, manifest list names are not."""
+    return (a.id, a.base_manifest_list, a.delta_manifest_list) == (
+        b.id,
+        b.base_manifest_list,
+        b.delta_manifest_list,
+    )
+
+
+def changes_since(
+    table: PaimonTable, base: Snapshot, latest: Snapshot
+) -> tuple[set[Any], set[tuple[bytes, int]]] | None:
+    """What the snapshots after ``base`` up to ``latest`` did, from their delta manifests
+    alone (each commit's delta holds exactly its ADD and DELETE entries): the identifiers
+    they removed (net of re-adds) and the (partition, total buckets) pairs they added.
+
+    None when that chain cannot be read as one history on top of ``base`` (a snapshot or
+    manifest expired meanwhile, or ``base`` was rolled back and its id reused): the caller
+    then checks against the full live set of ``latest``."""
+    if latest.id < base.id:
+        return None
+    if latest.id == base.id:
+        return (set(), set()) if _same_snapshot(latest, base) else None
+    current = table.snapshots.try_snapshot(base.id)
+    if current is None or not _same_snapshot(current, base):
+        return None
+    removed: set[Any] = set()
+    added: set[tuple[bytes, int]] = set()
+    try:
+        for sid in range(base.id + 1, latest.id + 1):
+            snap = latest if sid == latest.id else table.snapshots.try_snapshot(sid)
+            if snap is None:
+                return None
+            for meta in table.manifest_list(snap.delta_manifest_list):
+                for entry in table.manifest(meta.file_name):
+                    if entry.kind is FileKind.DELETE:
+                        removed.add(entry.identifier)
+                    else:
+                        removed.discard(entry.identifier)
+                        added.add((entry.partition, entry.total_buckets))
+    except MissingFileError:
+        return None
+    return removed, added
+
+
 def compact_builder(
     table: PaimonTable,
     tasks: Sequence[CompactTask],
     outputs: Sequence[TaskOutput],
     *,
-    planned_on: int | None = None,
+    planned_on: Snapshot | None = None,
 ) -> Callable[[Any], Changes]:
     """DELETE every input and ADD every output, only if every input is still live.
 
-    On the snapshot the plan was made from, every input is live by construction."""
+    On the snapshot the plan was made from every input is live by construction, so nothing
+    is read; when other commits came in between, only their delta manifests are read
+    (``changes_since``), and the full live set of the latest snapshot only if that history
+    cannot be read."""
     inputs = [row for t in tasks for row in t.inputs]
     buckets = {(t.partition, t.total_buckets) for t in tasks}
+    partitions = {p for p, _ in buckets}
     adds = [e for o in outputs for e in o.entries]
+    entries = tuple([{**r, "_KIND": 1} for r in inputs] + adds)
 
-    def build(latest: Any) -> Changes:
-        deletes = [{**r, "_KIND": 1} for r in inputs]
-        if latest.id == planned_on:
-            return Changes(
-                tuple(deletes + adds), details={"based_on": latest.id}, deletes_verified=True
-            )
+    def conflict(gone: list[Any]) -> CompactConflictError:
+        return CompactConflictError(
+            f"File deletion conflicts detected: {len(gone)} input file(s) were removed by "
+            f"a concurrent writer since planning (e.g. {gone[0]}); nothing committed",
+            hint="run compact again: it plans from the new latest snapshot",
+        )
+
+    def rescaled() -> CompactConflictError:
+        return CompactConflictError(
+            "the bucket number of a compacted partition changed without overwrite; "
+            "nothing committed"
+        )
+
+    def check_full(latest: Snapshot) -> None:
         live = live_raw_entries(table, latest)
         ids = {entry_identifier(r) for r in live}
         gone = [r["_FILE"]["_FILE_NAME"] for r in inputs if entry_identifier(r) not in ids]
         if gone:
-            raise CompactConflictError(
-                f"File deletion conflicts detected: {len(gone)} input file(s) were removed by "
-                f"a concurrent writer since planning (e.g. {gone[0]}); nothing committed",
-                hint="run compact again: it plans from the new latest snapshot",
-            )
-        partitions = {p for p, _ in buckets}
+            raise conflict(gone)
         for r in live:
             p = bytes(r["_PARTITION"])
             total = int(r["_TOTAL_BUCKETS"])
             if p in partitions and total > 0 and (p, total) not in buckets:
-                raise CompactConflictError(
-                    "the bucket number of a compacted partition changed without overwrite; "
-                    "nothing committed"
-                )
-        return Changes(
-            tuple(deletes + adds), details={"based_on": latest.id}, deletes_verified=True
-        )
+                raise rescaled()
+
+    def build(latest: Snapshot) -> Changes:
+        since = None if planned_on is None else changes_since(table, planned_on, latest)
+        if since is None:
+            check_full(latest)
+        else:
+            removed, added = since
+            if removed:
+                gone = [r["_FILE"]["_FILE_NAME"] for r in inputs if entry_identifier(r) in removed]
+                if gone:
+                    raise conflict(gone)
+            for p, total in added:
+                if p in partitions and total > 0 and (p, total) not in buckets:
+                    raise rescaled()
+        return Changes(entries, details={"based_on": latest.id}, deletes_verified=True)
 
     return build
 
@@ -762,9 +847,7 @@ def apply_compact(
             before_commit()
         result = commit(
             table,
-            compact_builder(
-                table, tasks, outputs, planned_on=cplan.plan.requirements.latest_snapshot
-            ),
+            compact_builder(table, tasks, outputs, planned_on=cplan.snapshot),
             commit_kind="COMPACT",
             allow_unsafe=allow_unsafe,
         )
@@ -801,6 +884,7 @@ __all__ = [
     "TaskOutput",
     "UnsupportedTableError",
     "apply_compact",
+    "changes_since",
     "compact_builder",
     "compact_config",
     "parse_partition_filter",

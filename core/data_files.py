@@ -172,31 +172,36 @@ def read_table(data: bytes, file_name: str, schema: Any) -> Any:
     return conform(read_raw(data, file_name, schema), schema)
 
 
-def read_raw(data: bytes | str, file_name: str, schema: Any) -> Any:
+def read_raw(data: bytes | str, file_name: str, schema: Any, *, use_threads: bool = True) -> Any:
     """Decode the columns of ``schema`` from one data file (its bytes, or a local path read
-    in place without a copy), in the file's own types."""
+    in place without a copy), in the file's own types.
+
+    ``use_threads=False`` decodes on the calling thread: callers that already read many
+    small files in parallel (compaction tasks) would otherwise pay Arrow's thread-pool
+    hand-off per file, which costs more than decoding a few KB."""
     import pyarrow as pa
 
     fmt = format_of(file_name)
     names = list(schema.names)
-    if isinstance(data, str) and fmt != "parquet":
+    if isinstance(data, str) and fmt == "avro":
         with open(data, "rb") as fh:
             data = fh.read()
-    source = data if isinstance(data, str) else pa.BufferReader(data)
     try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
+        # A native file (not a path string): pyarrow would otherwise resolve a file system
+        # for every path, which costs more than reading a small file.
+        with pa.OSFile(data) if isinstance(data, str) else pa.BufferReader(data) as source:
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(source)
-            same = pf.schema_arrow.names == names
-            raw = pf.read() if same else pf.read(columns=names)
-        elif fmt == "orc":
-            import pyarrow.orc as orc
+                # Columns by name (a file's own order and extra columns do not matter).
+                raw = pq.ParquetFile(source).read(columns=names, use_threads=use_threads)
+            elif fmt == "orc":
+                import pyarrow.orc as orc
 
-            raw = orc.ORCFile(source).read(columns=names)
-        else:
-            assert isinstance(data, bytes)  # non-parquet paths were read just above
-            raw = _read_avro(data, schema)
+                raw = orc.ORCFile(source).read(columns=names)
+            else:
+                assert isinstance(data, bytes)  # avro paths were read just above
+                raw = _read_avro(data, schema)
     except FileNotFoundError:
         raise
     except (OSError, ValueError, KeyError, pa.ArrowException) as exc:

@@ -18,17 +18,20 @@ import pytest
 from fixtures import JAVA_FIXTURES
 from invariants import assert_no_dangling_references, files_under, tree_state
 
+import core.compact as core_compact
 from core import binary_row
 from core.apply import apply
 from core.compact import (
     CompactConflictError,
     CompactFlags,
+    CompactPlan,
     UnsupportedTableError,
     apply_compact,
+    changes_since,
     plan_compact,
     rewrite_task,
 )
-from core.data_files import FileLayout, column_stats
+from core.data_files import FileLayout, column_stats, read_raw
 from core.errors import InvalidOptionError
 from core.executors.local import LocalExecutor
 from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
@@ -153,6 +156,29 @@ def test_formats_and_compression(tmp_path: Path, fmt: str) -> None:
     assert entry.file.file_name.endswith(f".{fmt}")
     assert entry.file.file_name.startswith("data-")
     assert_no_dangling_references(root)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "avro"])
+def test_inputs_read_the_same_from_a_path_or_from_bytes(tmp_path: Path, fmt: str) -> None:
+    """Local inputs are read in place, remote ones from their bytes: same columns either way,
+    selected by name (a file's own column order does not matter)."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    root = _write_commits(
+        tmp_path, f"src_{fmt}", schema, [[{"id": 1, "s": "a"}]], options={"file.format": fmt}
+    )
+    t = _table(root)
+    layout = FileLayout.of(t.schema.fields, t.schema.trimmed_primary_keys)
+    (entry,) = _live(root)
+    path = t.paths.data_file_path(entry)
+    wanted = layout.arrow_schema()
+    from_path = read_raw(path, entry.file.file_name, wanted, use_threads=False)
+    from_bytes = read_raw(Path(path).read_bytes(), entry.file.file_name, wanted)
+    assert from_path.to_pylist() == from_bytes.to_pylist() == [{"id": 1, "s": "a"}]
+    reordered = pa.table({"s": ["b"], "extra": [1], "id": [2]})
+    other = tmp_path / "reordered.parquet"
+    pq.write_table(reordered, other)
+    got = read_raw(str(other), other.name, pa.schema([("id", pa.int64()), ("s", pa.string())]))
+    assert got.column_names == ["id", "s"] and got.to_pylist() == [{"id": 2, "s": "b"}]
 
 
 def test_appended_sequence_numbers_follow_java(tmp_path: Path) -> None:
@@ -444,22 +470,158 @@ def test_concurrent_compaction_aborts_and_removes_our_files(tmp_path: Path) -> N
     root = _write_commits(tmp_path, "race", schema, [[{"id": c}] for c in range(6)])
     t = _table(root)
     cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
-    ours: list[str] = []
 
     def other_compaction_wins() -> None:
         _compact(root)  # removes every input of our plan
 
+    _conflicting_commit(t, cplan, other_compaction_wins)
+    assert _table(root).snapshots.latest().id == 7  # type: ignore[union-attr]
+    assert [r["id"] for r in _read(root)] == list(range(6))
+
+
+def _conflicting_commit(
+    t: PaimonTable, cplan: CompactPlan, before_commit: Callable[[], None]
+) -> list[str]:
+    """Apply expecting the commit to see an input removed: returns the files we wrote,
+    which must all be deleted again."""
+    ours: list[str] = []
     with LocalExecutor(2) as ex, pytest.raises(CompactConflictError, match="File deletion"):
         apply_compact(
             t,
             cplan,
             executor=ex,
             on_task=lambda out: ours.extend(out.paths),
-            before_commit=other_compaction_wins,
+            before_commit=before_commit,
         )
     assert ours and not any(Path(p).exists() for p in ours)
-    assert _table(root).snapshots.latest().id == 7  # type: ignore[union-attr]
+    return ours
+
+
+def _forbid_full_live_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here on, reading a snapshot's whole live set fails the test."""
+
+    def forbidden(*_args: Any) -> Any:
+        raise AssertionError("the commit re-read the full live set")
+
+    monkeypatch.setattr(core_compact, "live_raw_entries", forbidden)
+
+
+def test_commit_on_the_planned_snapshot_reads_no_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = pa.schema([("id", pa.int64())])
+    root = _write_commits(tmp_path, "same", schema, [[{"id": c}] for c in range(6)])
+    t = _table(root)
+    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
+    _forbid_full_live_read(monkeypatch)
+    monkeypatch.setattr(PaimonTable, "manifest", lambda *_a: pytest.fail("a manifest was read"))
+    with LocalExecutor(2) as ex:
+        result = apply_compact(t, cplan, executor=ex)
+    assert result.commit is not None and result.commit.snapshot is not None
     assert [r["id"] for r in _read(root)] == list(range(6))
+
+
+def test_commits_after_planning_are_checked_from_their_deltas(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = pa.schema([("id", pa.int64())])
+    root = _write_commits(tmp_path, "deltas", schema, [[{"id": c}] for c in range(6)])
+    writer = pw.open_table(tmp_path, "db.deltas")
+    t = _table(root)
+    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
+
+    def two_appends() -> None:
+        pw.append(writer, [{"id": 100}])
+        pw.append(writer, [{"id": 101}])
+        _forbid_full_live_read(monkeypatch)
+
+    with LocalExecutor(2) as ex:
+        result = apply_compact(t, cplan, executor=ex, before_commit=two_appends)
+    assert result.commit is not None and result.commit.snapshot is not None
+    assert result.commit.snapshot.id == 9  # 7 and 8 were the appends
+    assert sorted(r["id"] for r in _read(root)) == [*range(6), 100, 101]
+    assert len(_live(root)) == 3  # our output and the two appended files
+    assert_no_dangling_references(root)
+
+
+def test_input_removed_in_a_later_delta_aborts_and_removes_our_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several commits after planning, one of them dropping a compacted partition: the
+    delta manifests alone reveal it; nothing is committed and our outputs are deleted."""
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    batches = [[{"id": c, "p": "a"}, {"id": c + 100, "p": "b"}] for c in range(6)]
+    root = _write_commits(tmp_path, "drop", schema, batches, partition_keys=["p"])
+    writer = pw.open_table(tmp_path, "db.drop")
+    t = _table(root)
+    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
+    assert len(cplan.tasks) == 2
+
+    def drop_then_append() -> None:
+        pw.append(writer, [{"id": 200, "p": "a"}])
+        pw.drop_partitions(writer, [{"p": "b"}])
+        pw.append(writer, [{"id": 201, "p": "a"}])
+        _forbid_full_live_read(monkeypatch)
+
+    assert len(_conflicting_commit(t, cplan, drop_then_append)) == 2
+    assert _table(root).snapshots.latest().id == 9  # type: ignore[union-attr]
+    assert sorted(r["id"] for r in _read(root)) == [*range(6), 200, 201]
+    assert_no_dangling_references(root)
+
+
+@pytest.mark.parametrize("removed", [False, True])
+def test_planned_snapshot_expired_meanwhile_falls_back_to_the_full_check(
+    tmp_path: Path, removed: bool
+) -> None:
+    """The delta history since planning is gone (snapshots expired): the commit checks the
+    latest snapshot's whole live set instead, and still finds a removed input."""
+    schema = pa.schema([("id", pa.int64())])
+    root = _write_commits(tmp_path, "expired", schema, [[{"id": c}] for c in range(6)])
+    writer = pw.open_table(tmp_path, "db.expired")
+    t = _table(root)
+    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
+
+    def commits_then_expiry() -> None:
+        if removed:
+            pw.overwrite(writer, [{"id": 300}])
+        pw.append(writer, [{"id": 301}])
+        e = _table(root)
+        with LocalExecutor(2) as ex:
+            plan = plan_expire_snapshots(e, ExpireFlags(1, 1, NOW, None), now_ms=NOW, executor=ex)
+            apply(e, plan, recheck=recheck, executor=ex, report=ExecutionReport())
+        assert e.snapshots.try_snapshot(6) is None  # the planned snapshot is gone
+
+    if removed:
+        _conflicting_commit(t, cplan, commits_then_expiry)
+        assert sorted(r["id"] for r in _read(root)) == [300, 301]
+    else:
+        with LocalExecutor(2) as ex:
+            result = apply_compact(t, cplan, executor=ex, before_commit=commits_then_expiry)
+        assert result.commit is not None and result.commit.snapshot is not None
+        assert sorted(r["id"] for r in _read(root)) == [*range(6), 301]
+    assert_no_dangling_references(root)
+
+
+def test_changes_since_refuses_a_replaced_snapshot(tmp_path: Path) -> None:
+    """Snapshot ids are reused after a rollback: a base that is not the same commit any
+    more (other manifest lists) sends the caller to the full check."""
+    schema = pa.schema([("id", pa.int64())])
+    root = _write_commits(tmp_path, "rb", schema, [[{"id": c}] for c in range(3)])
+    t = _table(root)
+    latest = t.snapshots.latest()
+    assert latest is not None
+    assert changes_since(t, latest, latest) == (set(), set())
+    other = dataclasses.replace(latest, delta_manifest_list="manifest-list-elsewhere-0")
+    assert changes_since(t, other, latest) is None
+    earlier = t.snapshots.snapshot(latest.id - 1)
+    assert changes_since(t, dataclasses.replace(earlier, base_manifest_list="x"), latest) is None
+    # The last append, read from its delta alone: one file added, nothing removed.
+    (entry,) = [e for e in _live(root) if e.file.file_name not in _names_at(t, earlier)]
+    assert changes_since(t, earlier, latest) == (set(), {(entry.partition, entry.total_buckets)})
+
+
+def _names_at(t: PaimonTable, snapshot: Any) -> set[str]:
+    return {e.file.file_name for e in t.live_files(snapshot)}
 
 
 def test_rewrite_failure_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
