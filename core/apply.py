@@ -120,9 +120,10 @@ def _run_phase(
         # Chunks, not one task per file: a million futures cost more than the deletes.
         step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
         chunks = [phase.actions[i : i + step] for i in range(0, len(phase.actions), step)]
+        local = all(table.fileio.is_local(a.path) for a in phase.actions)
         results = [
             row
-            for rows in executor.map(
+            for rows in (executor.map_local if local else executor.map)(
                 partial(_run_many, table),
                 chunks,
                 on_result=lambda rows: progress.advance(len(rows)),

@@ -361,8 +361,10 @@ def scan_for_orphans(
     found = OrphanScan([], [], set())
     level = _candidate_dirs(table, views)
     progress.start("listing", None)
+    local = table.fileio.is_local(table.location)
+    mapper = executor.map_local if local else executor.map
     while level:
-        listings = executor.map(scan_one, level, on_result=lambda r: progress.advance(r.entries))
+        listings = mapper(scan_one, level, on_result=lambda r: progress.advance(r.entries))
         level = []
         for listing in listings:
             level += listing.next_level

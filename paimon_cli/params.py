@@ -65,7 +65,8 @@ ParallelismOpt = Annotated[
         "--parallelism",
         min=1,
         max=1024,
-        help="Concurrent storage operations (default: 2 x CPUs, at least 4).",
+        help="Concurrent storage operations (default: 2 x CPUs, at least 4; on local "
+        "disk listing and deleting run on one thread unless this is given).",
         show_default=False,
     ),
 ]

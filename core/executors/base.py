@@ -24,6 +24,15 @@ class Executor(Protocol):
         on_result: Callable[[R], None] | None = None,
     ) -> list[R]: ...
 
+    def map_local(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        on_result: Callable[[R], None] | None = None,
+    ) -> list[R]:
+        """``map`` for quick calls on local disk: a local executor may run them inline."""
+        ...
+
     def map_cpu(
         self,
         fn: Callable[[T], R],

@@ -33,6 +33,7 @@ class LocalExecutor:
 
     def __init__(self, parallelism: int | None = None, *, processes: int | None = None) -> None:
         self.parallelism = parallelism or default_parallelism()
+        self.explicit = parallelism is not None  # asked for (--parallelism), not defaulted
         # Never more processes than threads: --parallelism 1 means one worker, not N.
         self.processes = min(self.parallelism, processes or usable_cpus())
         self._pool: ThreadPoolExecutor | None = None
@@ -55,6 +56,26 @@ class LocalExecutor:
             results = self._pool.map(fn, batch)
         out = []
         for result in results:
+            if on_result is not None:
+                on_result(result)
+            out.append(result)
+        return out
+
+    def map_local(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        on_result: Callable[[R], None] | None = None,
+    ) -> list[R]:
+        """``map`` for quick calls on local disk (list, stat, unlink: microseconds each):
+        inline, because threads mostly fight over the GIL there (listing 200,000 files
+        took twice as long on 4 threads as on one). Threads only when a parallelism was
+        asked for explicitly, e.g. for a slow local mount such as NFS."""
+        if self.explicit:
+            return self.map(fn, items, on_result)
+        out = []
+        for item in items:
+            result = fn(item)
             if on_result is not None:
                 on_result(result)
             out.append(result)

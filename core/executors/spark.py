@@ -173,6 +173,14 @@ class SparkExecutor:
             results.append(result)
         return results
 
+    def map_local(
+        self,
+        fn: Callable[[T], R],
+        items: Iterable[T],
+        on_result: Callable[[R], None] | None = None,
+    ) -> list[R]:
+        return self.map(fn, items, on_result)
+
     def map_cpu(
         self,
         fn: Callable[[T], R],

@@ -148,3 +148,18 @@ def test_map_cpu_single_cpu_or_parallelism_one_stays_in_process() -> None:
         assert ex.processes == 1
         assert ex.map_cpu(_square_or_fail, range(3)) == [0, 1, 4]
         assert ex._processes is None
+
+
+def test_map_local_inline_by_default_threads_when_asked() -> None:
+    import threading
+
+    def thread_name(_x: int) -> str:
+        return threading.current_thread().name
+
+    with LocalExecutor() as default:
+        seen: list[str] = []
+        assert default.map_local(thread_name, range(4), on_result=seen.append) == seen
+        assert set(seen) == {threading.current_thread().name} and default._pool is None
+    with LocalExecutor(4) as asked:
+        names = asked.map_local(thread_name, range(4))
+        assert all(n.startswith("paimon-io") for n in names)
