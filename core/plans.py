@@ -6,9 +6,9 @@ plus requirements re-checked right before acting (STYLE §3, DECISIONS D2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from core.errors import CorruptMetadataError
 
@@ -17,12 +17,38 @@ PLAN_FORMAT = 1
 Op = Literal["delete", "write", "rmdir"]
 
 
-def _json_ready(value: Any) -> Any:
+class LazyRows(Sequence[Any]):
+    """``fn`` applied to ``items`` on access: the JSON form of a big plan part (a million
+    delete actions) without a million dicts held at once (``to_json(lazy=True)``)."""
+
+    __slots__ = ("items", "fn")
+
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
+        self.items = items
+        self.fn = fn
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return LazyRows(self.items[index], self.fn)
+        return self.fn(self.items[index])
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.fn, self.items)
+
+
+def _json_ready(value: Any, *, lazy: bool) -> Any:
     """Details may hold sequences of rows built on access (read-only Mappings, e.g. a
-    million orphans): they become plain lists of objects only for a JSON document."""
-    if isinstance(value, Sequence) and not isinstance(value, (str, list, tuple)):
-        return [dict(v) if isinstance(v, Mapping) else v for v in value]
-    return value
+    million orphans): plain lists of objects, unless the caller streams (``lazy``)."""
+    if lazy or not isinstance(value, Sequence) or isinstance(value, (str, list, tuple)):
+        return value
+    return [dict(v) if isinstance(v, Mapping) else v for v in value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +97,16 @@ class Phase:
     def bytes(self) -> int:
         return sum(a.size or 0 for a in self.actions if a.op == "delete")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, lazy: bool = False) -> dict[str, Any]:
+        actions = self.actions
         return {
             "name": self.name,
             "sequential": self.sequential,
-            "files": len(self.actions),
+            "files": len(actions),
             "bytes": self.bytes,
-            "actions": [a.to_json() for a in self.actions],
+            "actions": LazyRows(actions, FileAction.to_json)
+            if lazy
+            else [a.to_json() for a in actions],
         }
 
     @classmethod
@@ -148,17 +177,19 @@ class Plan:
             "by_kind": dict(sorted(by_kind.items())),
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, lazy: bool = False) -> dict[str, Any]:
+        """The plan as JSON data. ``lazy``: big parts stay sequences made on access, for a
+        streaming encoder that turns Mappings into objects and Sequences into arrays."""
         return {
             "format": PLAN_FORMAT,
             "command": self.command,
             "table": self.table,
             "branch": self.branch,
             "created_ms": self.created_ms,
-            "details": {k: _json_ready(v) for k, v in self.details.items()},
+            "details": {k: _json_ready(v, lazy=lazy) for k, v in self.details.items()},
             "requirements": self.requirements.to_json(),
             "totals": self.totals(),
-            "phases": [p.to_json() for p in self.phases],
+            "phases": [p.to_json(lazy=lazy) for p in self.phases],
         }
 
     @classmethod

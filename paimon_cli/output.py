@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -37,6 +37,30 @@ def human_bytes(n: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+class _Streamed(list[Any]):
+    """A lazy sequence the (pure-Python, indenting) JSON encoder iterates as an array:
+    it only asks lists for truth and iteration."""
+
+    def __init__(self, items: Sequence[Any]) -> None:
+        super().__init__()
+        self.items = items
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def _json_default(value: object) -> Any:
+    # Plan parts made on access: rows become objects, sequences arrays; the rest, text.
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return _Streamed(value)
+    return str(value)
+
+
 class Output:
     def __init__(self, mode: Mode, *, no_color: bool = False) -> None:
         self.mode = mode
@@ -60,7 +84,16 @@ class Output:
         return self.mode is Mode.HUMAN
 
     def json(self, document: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(document, indent=2, sort_keys=False, default=str) + "\n")
+        """Streamed: a plan of a million orphans is never one string in memory."""
+        encoder = json.JSONEncoder(indent=2, default=_json_default)
+        buffer: list[str] = []
+        for chunk in encoder.iterencode(document):
+            buffer.append(chunk)
+            if len(buffer) >= 8192:
+                sys.stdout.write("".join(buffer))
+                buffer.clear()
+        buffer.append("\n")
+        sys.stdout.write("".join(buffer))
         sys.stdout.flush()
 
     def line(self, text: str = "", *, markup: bool = True) -> None:

@@ -169,7 +169,7 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
             "time": instant(snap.time_millis),
             "notes": list(r.notes),
         }
-    return {"dry_run": dry_run, "plan": o.cplan.plan.to_json(), "report": report}
+    return {"dry_run": dry_run, "plan": o.cplan.plan.to_json(lazy=True), "report": report}
 
 
 def _render(o: Outcome, out: Output, dry_run: bool) -> None:

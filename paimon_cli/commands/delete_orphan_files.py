@@ -165,7 +165,7 @@ def delete_orphan_files(
         run,
         lambda o: {
             "dry_run": dry_run,
-            "plan": o.plan.to_json(),
+            "plan": o.plan.to_json(lazy=True),
             "report": o.report.to_json() if o.report else None,
         },
         lambda o, output: _render(o, output, zone, dry_run),

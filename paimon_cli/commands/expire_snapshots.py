@@ -207,7 +207,7 @@ def expire_snapshots(
         run,
         lambda o: {
             "dry_run": dry_run,
-            "plan": o.plan.to_json(),
+            "plan": o.plan.to_json(lazy=True),
             "report": o.report.to_json() if o.report else None,
             "unfinished_journals": o.pending_journals,
         },

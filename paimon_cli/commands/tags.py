@@ -83,7 +83,7 @@ def _now_local(zone: dt.tzinfo, now_ms: int) -> dt.datetime:
 
 def _doc(o: Outcome, dry_run: bool) -> dict[str, Any]:
     report = o.report.to_json() if o.report else ({"status": "ok"} if o.done else None)
-    return {"dry_run": dry_run, "plan": o.plan.to_json(), "report": report}
+    return {"dry_run": dry_run, "plan": o.plan.to_json(lazy=True), "report": report}
 
 
 def _render(o: Outcome, out: Output, dry_run: bool, title: str) -> None:
