@@ -191,8 +191,11 @@ class SparkExecutor:
 
     def close(self) -> None:
         if self.owned:
-            self.spark.stop()
             self.owned = False
+            try:
+                self.spark.stop()
+            except Exception as exc:  # noqa: BLE001 - a JVM that died cannot be stopped
+                logger.debug("stopping Spark failed: %s", exc)
         shutil.rmtree(self._tempdir, ignore_errors=True)
 
 
