@@ -242,6 +242,13 @@ def main() -> int:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply N (0.02: smoke run)")
     parser.add_argument("--partitions", type=int, default=100, help="partitions p=0..P-1")
     parser.add_argument("--spark-master", default="local[2]")
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="passed on (e.g. spark.driver.memory=4g: local mode runs every task in the JVM)",
+    )
     parser.add_argument("--verify", choices=("sample", "full", "none"), default="sample")
     parser.add_argument("--no-small", action="store_true", help="skip the small-table run")
     parser.add_argument("--workdir", type=Path, help="where to generate (default: tmpfs if room)")
@@ -250,6 +257,8 @@ def main() -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     files = max(2000, round(args.files * args.scale))
     spark = ["--engine", "spark", "--spark-master", args.spark_master]
+    for conf in args.spark_conf:
+        spark += ["--spark-conf", conf]
     parent = pick_parent(args.workdir, estimate_bytes(files, copies=1) + (80 << 20) * 4)
     with scratch_dir(parent, keep=args.keep) as workdir:
         small_run: DriverRun | None = None
