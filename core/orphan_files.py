@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import attrgetter
-from typing import Any, ClassVar, NamedTuple, overload
+from typing import Any, ClassVar, NamedTuple
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError, SafetyRefusalError
 from core.executors.base import Executor
 from core.fileio import FileInfo, FileIO, join, parent
 from core.manifest import decode_manifest_file_names
 from core.model import Snapshot
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import FileAction, LazyRows, Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
 from core.table import PaimonTable
 from core.timeparse import iso_utc
@@ -453,31 +453,8 @@ class OrphanRow(Mapping[str, Any]):
         return len(self.KEYS)
 
 
-class OrphanRows(Sequence[OrphanRow]):
-    """``details["orphans"]``: rows made when read, so a plan of a million orphans does
-    not hold a million JSON objects (``Plan.to_json`` turns it into a list)."""
-
-    __slots__ = ("orphans", "now_ms")
-
-    def __init__(self, orphans: Sequence[Orphan], now_ms: int) -> None:
-        self.orphans = orphans
-        self.now_ms = now_ms
-
-    @overload
-    def __getitem__(self, index: int) -> OrphanRow: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[OrphanRow]: ...
-    def __getitem__(self, index: int | slice) -> OrphanRow | Sequence[OrphanRow]:
-        if isinstance(index, slice):
-            return OrphanRows(self.orphans[index], self.now_ms)
-        return OrphanRow(self.orphans[index], self.now_ms)
-
-    def __len__(self) -> int:
-        return len(self.orphans)
-
-    def __iter__(self) -> Iterator[OrphanRow]:
-        now = self.now_ms
-        return (OrphanRow(o, now) for o in self.orphans)
+def _row_at(now_ms: int, orphan: Orphan) -> OrphanRow:
+    return OrphanRow(orphan, now_ms)
 
 
 def check_used_set(used_count: int, roots: RootsSeen) -> None:
@@ -523,7 +500,8 @@ def build_plan(
         "allow_recent": allow_recent,
         "used_names": used_count,
         "roots": roots.to_json(),
-        "orphans": OrphanRows(orphans, now_ms),
+        # rows made on access: a dry run shows a screenful, --json streams them
+        "orphans": LazyRows(orphans, partial(_row_at, now_ms)),
         "orphan_count": count,
         "orphan_bytes": size,
         "truncated": count > len(orphans),
