@@ -103,31 +103,20 @@ def _run_phase(
             progress.advance()
             if results[-1][3] is not None:
                 break  # strict order: never skip ahead of a failed step
-    elif _batchable(table, phase):
-        chunks = [
-            phase.actions[i : i + DELETE_BATCH] for i in range(0, len(phase.actions), DELETE_BATCH)
-        ]
-        results = [
-            row
-            for rows in executor.map(
-                partial(_delete_chunk, table),
-                chunks,
-                on_result=lambda rows: progress.advance(len(rows)),
-            )
-            for row in rows
-        ]
     else:
-        # Chunks, not one task per file: a million futures cost more than the deletes.
-        step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
+        run: Callable[[tuple[FileAction, ...]], list[tuple[FileAction, str, int, str | None]]]
+        if _batchable(table, phase):
+            run, step, mapper = partial(_delete_chunk, table), DELETE_BATCH, executor.map
+        else:
+            # Chunks, not one task per file: a million futures cost more than the deletes.
+            run = partial(_run_many, table)
+            step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
+            local = all(table.fileio.is_local(a.path) for a in phase.actions)
+            mapper = executor.map_local if local else executor.map
         chunks = [phase.actions[i : i + step] for i in range(0, len(phase.actions), step)]
-        local = all(table.fileio.is_local(a.path) for a in phase.actions)
         results = [
             row
-            for rows in (executor.map_local if local else executor.map)(
-                partial(_run_many, table),
-                chunks,
-                on_result=lambda rows: progress.advance(len(rows)),
-            )
+            for rows in mapper(run, chunks, on_result=lambda rows: progress.advance(len(rows)))
             for row in rows
         ]
     for action, outcome, size, error in results:

@@ -11,6 +11,7 @@ import io
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from core.errors import CorruptMetadataError
@@ -30,12 +31,21 @@ T = TypeVar("T")
 _AVRO_MAGIC = b"Obj\x01"
 
 
-def _rows(data: bytes, path: str) -> Iterator[Mapping[str, Any]]:
+Projection = Callable[[Mapping[str, Any]], dict[str, Any] | None]
+
+
+def _rows(data: bytes, path: str, project: Projection | None = None) -> Iterator[Mapping[str, Any]]:
+    """Rows of any format; ``project`` may cut an Avro writer schema down to the fields
+    the caller reads (None: keep every field), so fastavro skips the rest."""
     if data[:4] == _AVRO_MAGIC:
         import fastavro
 
         try:
-            for record in fastavro.reader(io.BytesIO(data)):
+            records = fastavro.reader(io.BytesIO(data))
+            reader_schema = project(records.writer_schema) if project else None  # type: ignore[arg-type]
+            if reader_schema is not None:
+                records = fastavro.reader(io.BytesIO(data), reader_schema=reader_schema)
+            for record in records:
                 if not isinstance(record, dict):
                     raise CorruptMetadataError(path, "Avro rows are not records")
                 yield record
@@ -67,14 +77,21 @@ def _arrow_rows(data: bytes, path: str) -> Iterator[Mapping[str, Any]]:
         yield from batch.to_pylist()
 
 
-def _decode(data: bytes, path: str, convert: Callable[[Mapping[str, Any], str], T]) -> Iterator[T]:
+@contextmanager
+def _row_layout(path: str) -> Iterator[None]:
+    """A row without the fields or types expected is corrupt metadata, not a crash."""
     try:
-        for row in _rows(data, path):
-            yield convert(row, path)
+        yield
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, CorruptMetadataError):
             raise
         raise CorruptMetadataError(path, f"unexpected row layout ({exc!r})") from exc
+
+
+def _decode(data: bytes, path: str, convert: Callable[[Mapping[str, Any], str], T]) -> Iterator[T]:
+    with _row_layout(path):
+        for row in _rows(data, path):
+            yield convert(row, path)
 
 
 def _plain_name(name: Any, path: str) -> str:
@@ -165,29 +182,24 @@ def decode_manifest_list_names(data: bytes, path: str) -> list[tuple[str, int]]:
     """(file name, size) of each manifest in a list: the lean path expiry and orphan
     cleaning need (they read the base list of every expiring snapshot)."""
     out = []
-    try:
+    with _row_layout(path):
         for row in _rows(data, path):
             name = row["_FILE_NAME"]
             if row.get("_VERSION", 2) != 2:
                 _check_version(row, 2, path)
             if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
-                _plain_name(name, path)
+                _plain_name(name, path)  # raises; the inline test keeps the usual case fast
             out.append((name, int(row["_FILE_SIZE"])))
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, CorruptMetadataError):
-            raise
-        raise CorruptMetadataError(path, f"unexpected row layout ({exc!r})") from exc
     return out
 
 
-_NAME_FIELDS = {"_FILE": ("_FILE_NAME", "_EXTRA_FILES")}
 _projections: dict[str, dict[str, Any] | None] = {}
 
 
 def _names_projection(writer: Mapping[str, Any]) -> dict[str, Any] | None:
     """The writer schema cut down to _VERSION, _FILE._FILE_NAME and _FILE._EXTRA_FILES:
     fastavro then skips everything else instead of building it. None if the layout is
-    not the expected one (the caller falls back to full rows)."""
+    not the expected one (every field is then read)."""
     key = json.dumps(writer, sort_keys=True)
     if key in _projections:
         return _projections[key]
@@ -196,7 +208,9 @@ def _names_projection(writer: Mapping[str, Any]) -> dict[str, Any] | None:
         top = [f for f in writer["fields"] if f["name"] in ("_VERSION", "_FILE")]
         file_field = next(f for f in top if f["name"] == "_FILE")
         inner = dict(file_field["type"])
-        inner["fields"] = [f for f in inner["fields"] if f["name"] in _NAME_FIELDS["_FILE"]]
+        inner["fields"] = [
+            f for f in inner["fields"] if f["name"] in ("_FILE_NAME", "_EXTRA_FILES")
+        ]
         if len(top) == 2 and len(inner["fields"]) == 2 and inner.get("type") == "record":
             projected = {
                 **writer,
@@ -208,50 +222,23 @@ def _names_projection(writer: Mapping[str, Any]) -> dict[str, Any] | None:
     return projected
 
 
-def _names_rows(data: bytes, path: str) -> Iterator[Mapping[str, Any]]:
-    if data[:4] != _AVRO_MAGIC:
-        yield from _rows(data, path)
-        return
-    import fastavro
-
-    try:
-        header = fastavro.reader(io.BytesIO(data))
-        projection = _names_projection(header.writer_schema)  # type: ignore[arg-type]
-        if projection is None:
-            rows: Iterable[Any] = header
-        else:
-            rows = fastavro.reader(io.BytesIO(data), reader_schema=projection)
-        for record in rows:
-            if not isinstance(record, dict):
-                raise CorruptMetadataError(path, "Avro rows are not records")
-            yield record
-    except (ValueError, EOFError, KeyError, TypeError, IndexError) as exc:
-        if isinstance(exc, CorruptMetadataError):
-            raise
-        raise CorruptMetadataError(path, f"unreadable Avro ({exc})") from exc
-
-
 def decode_manifest_file_names(data: bytes, path: str) -> list[str]:
     """Data and extra file names of every entry, ADD and DELETE alike: the used-name set
     of orphan cleaning, without building entries (about twice as fast)."""
     out: list[str] = []
     append = out.append
-    try:
-        for row in _names_rows(data, path):
+    with _row_layout(path):
+        for row in _rows(data, path, _names_projection):
             if row.get("_VERSION", 2) != 2:
                 _check_version(row, 2, path)
             f = row["_FILE"]
             name = f["_FILE_NAME"]
             if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
-                _plain_name(name, path)
+                _plain_name(name, path)  # raises; the inline test keeps the usual case fast
             append(name)
             extra = f.get("_EXTRA_FILES")
             if extra:
                 out.extend(_plain_name(n, path) for n in extra)
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, CorruptMetadataError):
-            raise
-        raise CorruptMetadataError(path, f"unexpected row layout ({exc!r})") from exc
     return out
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
 from operator import attrgetter
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError, SafetyRefusalError
 from core.executors.base import Executor
@@ -28,6 +28,8 @@ from core.table import PaimonTable
 from core.timeparse import iso_utc
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 COMMAND = "delete-orphan-files"
 DEFAULT_AGE_MS = 86_400_000  # Paimon's default older_than: now - 1 day
@@ -107,31 +109,18 @@ def _load_root(view: PaimonTable, kind: str, key: int | str) -> Snapshot:
     return view.tags.tag(str(key)).snapshot
 
 
-def _root_job(job: tuple[PaimonTable, str, int | str]) -> _Used:
-    part = _Used()
-    _add_root(job[0], job[1], job[2], part)
-    return part
-
-
 def _root_chunk(
     views: dict[str, PaimonTable], jobs: list[tuple[str, str, int | str]]
 ) -> tuple[int, _Used]:
-    """(roots read, their names) for a chunk of roots; runs in worker processes."""
+    """(roots read, their names) for a chunk of roots (worker processes read big chunks)."""
     part = _Used()
     for branch, kind, key in jobs:
         _add_root(views[branch], kind, key, part)
     return len(jobs), part
 
 
-def _names_in_manifest(reader: PaimonTable, manifest: str) -> set[str]:
-    try:
-        return set(reader.manifest_file_names(manifest))
-    except MissingFileError:
-        return set()  # listed by a root that vanished meanwhile (checked per root)
-
-
 def _names_in_manifest_files(fileio: FileIO, paths: list[str]) -> tuple[int, list[str]]:
-    """(manifests read, names) for a chunk of manifests; runs in worker processes."""
+    """(manifests read, names) for a chunk of manifests (worker processes read big chunks)."""
     out: list[str] = []
     for path in paths:
         try:
@@ -187,6 +176,17 @@ def collect_roots(views: list[PaimonTable]) -> RootsSeen:
     )
 
 
+def _chunks(items: list[T], executor: Executor) -> list[list[T]]:
+    """About four chunks per worker."""
+    step = max(1, -(-len(items) // (executor.parallelism * 4)))
+    return [items[i : i + step] for i in range(0, len(items), step)]
+
+
+def _advance(progress: Progress) -> Callable[[tuple[int, Any]], None]:
+    """Progress per item of a chunk's (items done, result)."""
+    return lambda result: progress.advance(result[0])
+
+
 def used_names(
     views: list[PaimonTable],
     roots: RootsSeen,
@@ -197,53 +197,44 @@ def used_names(
 ) -> set[str]:
     """Every file name any root references (ADD and DELETE entries alike, as Paimon)."""
     used = _Used()
-    jobs: list[tuple[PaimonTable, str, int | str]] = []
+    keys: list[tuple[str, str, int | str]] = []  # (branch, kind, key) of each root to read
     for view in views:
         b = view.branch
         old = only_new_since
         for sid in roots.snapshots.get(b, []):
             if old is None or sid not in old.snapshots.get(b, []):
-                jobs.append((view, "snapshot", sid))
+                keys.append((b, "snapshot", sid))
         for name, tid in roots.tags.get(b, {}).items():
             if old is None or old.tags.get(b, {}).get(name) != tid:
-                jobs.append((view, "tag", name))
+                keys.append((b, "tag", name))
         for cid in roots.changelogs.get(b, []):
             if old is None or cid not in old.changelogs.get(b, []):
-                jobs.append((view, "changelog", cid))
+                keys.append((b, "changelog", cid))
     reader = views[0]
     local = reader.fileio.is_local(reader.location)
-    progress.start("reading roots", len(jobs))
-    if local and len(jobs) >= PROCESS_MIN_ROOTS:
-        # Manifest lists are decoded like manifests (CPU-bound): worker processes, which
-        # the manifests then reuse, in chunks so each view is pickled once per chunk.
-        by_branch = {v.branch: v for v in views}
-        keys = [(view.branch, kind, key) for view, kind, key in jobs]
-        step = max(1, -(-len(keys) // (executor.parallelism * 4)))
-        root_chunks = [keys[i : i + step] for i in range(0, len(keys), step)]
-        parts = executor.map_cpu(
-            partial(_root_chunk, by_branch), root_chunks, on_result=lambda r: progress.advance(r[0])
-        )
+    # Decoding manifest lists and manifests is CPU-bound: on big local tables it goes to
+    # worker processes (threads share one GIL), in chunks so each view or FileIO is
+    # pickled once per chunk; remote stores keep threads, to overlap request latency.
+    progress.start("reading roots", len(keys))
+    read_roots = partial(_root_chunk, {v.branch: v for v in views})
+    if local and len(keys) >= PROCESS_MIN_ROOTS:
+        parts = executor.map_cpu(read_roots, _chunks(keys, executor), on_result=_advance(progress))
     else:
-        parts = [
-            (1, part)
-            for part in executor.map(_root_job, jobs, on_result=lambda _r: progress.advance())
-        ]
+        parts = executor.map(read_roots, [[k] for k in keys], on_result=_advance(progress))
     for _count, part in parts:
         used.names |= part.names
         used.manifests.update(part.manifests)
     progress.finish()
     paths = [reader.paths.manifest_path(m) for m in sorted(used.manifests)]
     progress.start("reading manifests", len(paths))
-    mapper = executor.map
-    chunks = [[p] for p in paths]
+    read_names = partial(_names_in_manifest_files, reader.fileio)
     if local and sum(used.manifests.values()) >= PROCESS_MIN_BYTES:
-        # Decoding is CPU-bound: worker processes use every core, threads share one GIL.
-        # (Remote stores keep threads: there, overlapping request latency matters most.)
-        mapper = executor.map_cpu
-        step = max(1, -(-len(paths) // (executor.parallelism * 4)))
-        chunks = [paths[i : i + step] for i in range(0, len(paths), step)]
-    read = partial(_names_in_manifest_files, reader.fileio)
-    for _count, names in mapper(read, chunks, on_result=lambda r: progress.advance(r[0])):
+        names_of = executor.map_cpu(
+            read_names, _chunks(paths, executor), on_result=_advance(progress)
+        )
+    else:
+        names_of = executor.map(read_names, [[p] for p in paths], on_result=_advance(progress))
+    for _count, names in names_of:
         used.names.update(names)
     progress.finish()
     return used.names

@@ -27,8 +27,8 @@ from core.orphan_files import (
     _Dir,
     _empty_dir_actions,
     _is_candidate_in,
-    _names_in_manifest,
-    _root_job,
+    _names_in_manifest_files,
+    _root_chunk,
     _views,
     build_plan,
     check_manifest_listing,
@@ -122,7 +122,7 @@ def _emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any
             batch.column("key").to_pylist(),
             strict=True,
         ):
-            part = _root_job((views[branch], kind, int(key) if kind != "tag" else key))
+            _, part = _root_chunk(views, [(branch, kind, int(key) if kind != "tag" else key)])
             for name in part.names:
                 names.append(name)
                 flags.append(name in part.manifests)
@@ -134,9 +134,8 @@ def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterato
 
     reader: PaimonTable = pickle.loads(reader_bytes)
     for batch in batches:
-        names: list[str] = []
-        for manifest in batch.column("name").to_pylist():
-            names.extend(_names_in_manifest(reader, manifest))
+        paths = [reader.paths.manifest_path(m) for m in batch.column("name").to_pylist()]
+        names = list(set(_names_in_manifest_files(reader.fileio, paths)[1]))
         yield pa.RecordBatch.from_pydict({"name": names}, schema=pa.schema([("name", pa.string())]))
 
 

@@ -13,7 +13,6 @@ from core.fileio import FileIO, normalize_path
 from core.manifest import (
     decode_index_manifest,
     decode_manifest,
-    decode_manifest_file_names,
     decode_manifest_list,
     decode_manifest_list_names,
     live_entries,
@@ -80,11 +79,6 @@ class PaimonTable:
     def manifest(self, name: str) -> Iterator[ManifestEntry]:
         path, data = self._read(name, "manifest")
         return decode_manifest(data, path)
-
-    def manifest_file_names(self, name: str) -> list[str]:
-        """Data and extra file names a manifest's entries (ADD and DELETE) reference."""
-        path, data = self._read(name, "manifest")
-        return decode_manifest_file_names(data, path)
 
     def index_manifest(self, name: str) -> list[IndexManifestEntry]:
         path, data = self._read(name, "index manifest")

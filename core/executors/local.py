@@ -28,6 +28,16 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _collect(results: Iterable[R], on_result: Callable[[R], None] | None, out: list[R]) -> list[R]:
+    """Append results to ``out`` in order, reporting each (``out`` holds what finished if
+    the iteration fails)."""
+    for result in results:
+        if on_result is not None:
+            on_result(result)
+        out.append(result)
+    return out
+
+
 class LocalExecutor:
     name = "local"
 
@@ -47,19 +57,11 @@ class LocalExecutor:
         on_result: Callable[[R], None] | None = None,
     ) -> list[R]:
         batch = list(items)
-        results: Iterable[R]
         if self.parallelism <= 1 or len(batch) <= 1:
-            results = (fn(item) for item in batch)
-        else:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="paimon-io")
-            results = self._pool.map(fn, batch)
-        out = []
-        for result in results:
-            if on_result is not None:
-                on_result(result)
-            out.append(result)
-        return out
+            return _collect(map(fn, batch), on_result, [])
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="paimon-io")
+        return _collect(self._pool.map(fn, batch), on_result, [])
 
     def map_local(
         self,
@@ -73,13 +75,7 @@ class LocalExecutor:
         asked for explicitly, e.g. for a slow local mount such as NFS."""
         if self.explicit:
             return self.map(fn, items, on_result)
-        out = []
-        for item in items:
-            result = fn(item)
-            if on_result is not None:
-                on_result(result)
-            out.append(result)
-        return out
+        return _collect(map(fn, items), on_result, [])
 
     def map_cpu(
         self,
@@ -96,17 +92,13 @@ class LocalExecutor:
             return self.map(fn, batch, on_result)
         out: list[R] = []
         try:
-            for result in pool.map(fn, batch):
-                if on_result is not None:
-                    on_result(result)
-                out.append(result)
+            return _collect(pool.map(fn, batch), on_result, out)
         except BrokenProcessPool as exc:
             # A worker died (killed, out of memory): the work is pure, redo it in threads.
             logger.warning("worker processes failed (%s); continuing with threads", exc)
             self._close_processes()
             self._processes_unusable = True
             return out + self.map(fn, batch[len(out) :], on_result)
-        return out
 
     def _process_pool(self) -> ProcessPoolExecutor | None:
         if self.processes <= 1 or self._processes_unusable:
