@@ -76,6 +76,12 @@ class EngineUnavailableError(PaimonError):
     kind = "engine_unavailable"
 
 
+class EngineError(PaimonError):
+    """The execution engine itself failed mid-run (a Spark job, or its JVM that died)."""
+
+    kind = "engine_error"
+
+
 class PartialFailureError(PaimonError):
     """Some actions of an execution failed; `report` says which."""
 

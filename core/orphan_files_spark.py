@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from core.executors.spark import SparkExecutor
+from core.executors.spark import SparkExecutor, spark_failures
 from core.fileio import FileIO, parent
 from core.orphan_files import (
     Orphan,
@@ -213,6 +213,7 @@ class SparkOrphanClean:
     _views: list[PaimonTable] | None = None
     _roots: RootsSeen | None = None
 
+    @spark_failures()
     def plan(self, progress: Progress | None = None, report_file: str | None = None) -> Plan:
         from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
 
@@ -314,6 +315,7 @@ class SparkOrphanClean:
                 }
                 fh.write(json.dumps(entry) + "\n")
 
+    @spark_failures()
     def apply(self, plan: Plan, report: ExecutionReport) -> ExecutionReport:
         """Re-read the roots, protect anything new, delete on executors, sweep directories."""
         from pyspark.sql import functions as F  # noqa: N812

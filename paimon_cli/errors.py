@@ -58,17 +58,6 @@ def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         if debug_enabled(debug):
             traceback.print_exc()
-        if type(exc).__module__.startswith(("py4j", "pyspark")):
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            report_error(
-                "engine_error",
-                f"Spark failed: {first}",
-                "if the Spark JVM died, it often ran out of memory: give it more, e.g. "
-                "--spark-conf spark.driver.memory=4g (local mode runs every task in it); "
-                "--debug shows the traceback",
-                as_json=as_json,
-            )
-            raise typer.Exit(EXIT_FAILURE) from None
         report_error(
             "internal_error",
             f"unexpected {type(exc).__name__}: {exc}",

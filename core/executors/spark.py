@@ -16,10 +16,11 @@ import shutil
 import sys
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.errors import EngineUnavailableError, PaimonError
+from core.errors import EngineError, EngineUnavailableError, PaimonError
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,27 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _RESULT_SCHEMA = "idx long, result binary, error binary"
+
+
+@contextmanager
+def spark_failures() -> Iterator[None]:
+    """Failures of Spark itself (py4j, pyspark: a job failed, the JVM died) become one
+    EngineError with a hint, the same in every command and for each table of a glob run;
+    our own errors travel through unchanged."""
+    try:
+        yield
+    except PaimonError:
+        raise
+    except Exception as exc:
+        if not type(exc).__module__.startswith(("py4j", "pyspark")):
+            raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise EngineError(
+            f"Spark failed: {first}",
+            hint="if the Spark JVM died, it often ran out of memory: give it more, e.g. "
+            "--spark-conf spark.driver.memory=4g (local mode runs every task in it); "
+            "--debug shows the traceback",
+        ) from exc
 
 
 def _is_local(master: str | None) -> bool:
@@ -148,6 +170,7 @@ class SparkExecutor:
         n = partitions or min(max(len(rows), 1), self.parallelism)
         return df.repartition(n)
 
+    @spark_failures()
     def map(
         self,
         fn: Callable[[T], R],

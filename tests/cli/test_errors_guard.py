@@ -5,18 +5,34 @@ from __future__ import annotations
 import pytest
 import typer
 
+from core.errors import EngineError, StorageError
+from core.executors.spark import spark_failures
 from paimon_cli.errors import guard
 
 Py4JNetworkError = type("Py4JNetworkError", (Exception,), {"__module__": "py4j.protocol"})
 
 
 def test_a_dead_spark_jvm_is_a_message_with_a_hint(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(typer.Exit) as exit_info, guard(as_json=False, debug=False):
+    with (
+        pytest.raises(typer.Exit) as exit_info,
+        guard(as_json=False, debug=False),
+        spark_failures(),
+    ):
         raise Py4JNetworkError("Error while sending or receiving\nJava stack ...")
     assert exit_info.value.exit_code == 1
     err = capsys.readouterr().err
     assert "Spark failed: Error while sending or receiving" in err
     assert "spark.driver.memory" in err and "Traceback" not in err and "Java stack" not in err
+
+
+def test_spark_failures_become_engine_errors_others_pass_through() -> None:
+    with pytest.raises(EngineError) as info, spark_failures():
+        raise Py4JNetworkError("Error while sending or receiving")
+    assert info.value.kind == "engine_error"  # a PaimonError: glob runs report it per table
+    with pytest.raises(StorageError), spark_failures():
+        raise StorageError("ours")
+    with pytest.raises(ZeroDivisionError), spark_failures():
+        raise ZeroDivisionError("not Spark's")
 
 
 def test_an_unexpected_error_is_reported_not_raised(capsys: pytest.CaptureFixture[str]) -> None:
