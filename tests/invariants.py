@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,40 @@ from core.fileio import FileIO
 from core.references import collect_references
 from core.scan import ManifestCache, full_live_set
 from core.table import PaimonTable, open_table
+
+DAY = 86_400
+
+
+# -- preparing copies of real tables ---------------------------------------------------------
+def copy_scenario(
+    scenarios: dict[str, pw.Scenario], name: str, tmp_path: Path
+) -> tuple[pw.Scenario, Path, Path]:
+    """A writable copy of a pypaimon scenario: (scenario, warehouse, table root)."""
+    s = scenarios[name]
+    wh = tmp_path / "wh"
+    root = wh / s.root.parent.name / s.root.name
+    shutil.copytree(s.root, root, symlinks=True)
+    return s, wh, root
+
+
+def age(path: Path, days: float = 3) -> None:
+    t = time.time() - days * DAY
+    os.utime(path, (t, t), follow_symlinks=False)
+
+
+def age_tree(root: Path, days: float = 3) -> None:
+    """Every file and directory below ``root`` last modified ``days`` ago."""
+    for dirpath, dirs, files in os.walk(root):
+        for name in files + dirs:
+            age(Path(dirpath) / name, days)
+
+
+def plant(path: Path, days: float = 3, content: bytes = b"orphan") -> Path:
+    """A file nothing references, ``days`` old."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    age(path, days)
+    return path
 
 
 def tree_state(*roots: Path) -> dict[str, tuple[int, int]]:

@@ -3,20 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
-from invariants import assert_no_dangling_references, tree_state
-
-
-def plant(path: Path, days: float = 3) -> Path:
-    path.write_bytes(b"orphan")
-    t = time.time() - days * 86_400
-    os.utime(path, (t, t))
-    return path
+from invariants import assert_no_dangling_references, plant, tree_state
 
 
 @pytest.fixture

@@ -4,15 +4,20 @@ the table stays consistent and a rerun converges to the uninterrupted result."""
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 import pypaimon_writer as pw
 import pytest
-from invariants import Crash, CrashingFileIO, assert_no_dangling_references, files_under
+from invariants import (
+    Crash,
+    CrashingFileIO,
+    age_tree,
+    assert_no_dangling_references,
+    files_under,
+    plant,
+)
 
 from core import fileio as fileio_module
 from core.errors import StorageError
@@ -21,14 +26,9 @@ from core.table import open_table
 
 def _aged_copy(src: Path, dest: Path) -> Path:
     shutil.copytree(src, dest)
-    t = time.time() - 3 * 86_400
-    for dirpath, dirs, files in os.walk(dest):
-        for name in files + dirs:
-            os.utime(Path(dirpath) / name, (t, t))
+    age_tree(dest)
     for i in range(3):
-        orphan = dest / "manifest" / f"manifest-orphan-{i}"
-        orphan.write_bytes(b"x")
-        os.utime(orphan, (t, t))
+        plant(dest / "manifest" / f"manifest-orphan-{i}", content=b"x")
     return dest
 
 
@@ -44,9 +44,11 @@ def _logical_state(wh: Path, identifier: str, root: Path) -> dict[str, Any]:
 COMMANDS: dict[str, tuple[str, list[str], str]] = {
     # name: (scenario, arguments after the table, what must converge)
     "delete-orphan-files": ("append_partitioned", ["delete-orphan-files"], "files"),
-    "expire-partitions": ("append_partitioned",
-                          ["expire-partitions", "--expiration-time", "1 d",
-                           "--timestamp-formatter", "yyyy-MM-dd"], "logical"),
+    "expire-partitions": (
+        "append_partitioned",
+        ["expire-partitions", "--expiration-time", "1 d", "--timestamp-formatter", "yyyy-MM-dd"],
+        "logical",
+    ),
     "create-tag": ("append_partitioned", ["create-tag", "release"], "logical"),
     "delete-tag": ("tags_consumers_branches", ["delete-tag", "t2"], "logical"),
 }
@@ -54,9 +56,9 @@ COMMANDS: dict[str, tuple[str, list[str], str]] = {
 
 @pytest.mark.parametrize("crash", [True, False], ids=["process-dies", "storage-error"])
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_every_operation_fails_once(run, scenarios, tmp_path: Path,
-                                    monkeypatch: pytest.MonkeyPatch, command: str,
-                                    crash: bool) -> None:
+def test_every_operation_fails_once(
+    run, scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, crash: bool
+) -> None:
     scenario_name, args, mode = COMMANDS[command]
     s = scenarios[scenario_name]
 
@@ -78,8 +80,9 @@ def test_every_operation_fails_once(run, scenarios, tmp_path: Path,
         wh, root = table_at(f"run{n}")
         holder: dict[str, CrashingFileIO] = {}
 
-        def crashing(*_a: Any, _n: int = n, _h: dict[str, CrashingFileIO] = holder,
-                     **_kw: Any) -> CrashingFileIO:
+        def crashing(
+            *_a: Any, _n: int = n, _h: dict[str, CrashingFileIO] = holder, **_kw: Any
+        ) -> CrashingFileIO:
             _h["fio"] = CrashingFileIO(_n, crash=crash)
             return _h["fio"]
 
@@ -101,5 +104,3 @@ def test_every_operation_fails_once(run, scenarios, tmp_path: Path,
         shutil.rmtree(tmp_path / f"run{n}")
         n += 1
     assert n > 1  # at least one mutating operation was interrupted
-
-

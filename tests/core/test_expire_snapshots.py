@@ -16,6 +16,7 @@ from invariants import (
     CrashingFileIO,
     assert_no_dangling_references,
     assert_rows_intact,
+    copy_scenario,
     files_under,
     referenced_paths,
     tree_state,
@@ -40,14 +41,6 @@ def expire(root: Path, *, fileio: FileIO | None = None, now: int = NOW, **flags:
         plan = plan_expire_snapshots(table, ExpireFlags(**flags), now_ms=now, executor=ex)
         apply(table, plan, recheck=recheck, executor=ex, report=report)
     return plan, report
-
-
-def copy_scenario(scenarios, name: str, tmp_path: Path) -> tuple[pw.Scenario, Path, Path]:
-    s = scenarios[name]
-    wh = tmp_path / "wh"
-    root = wh / s.root.parent.name / s.root.name
-    shutil.copytree(s.root, root, symlinks=True)
-    return s, wh, root
 
 
 def oracle_deletions(root: Path, end: int) -> set[str]:

@@ -14,7 +14,15 @@ from pathlib import Path
 import pypaimon_writer as pw
 import pytest
 from fixtures import JAVA_FIXTURES, java_table_params
-from invariants import assert_no_dangling_references, assert_rows_intact, tree_state
+from invariants import (
+    DAY,
+    age_tree,
+    assert_no_dangling_references,
+    assert_rows_intact,
+    copy_scenario,
+    plant,
+    tree_state,
+)
 
 from core.apply import apply
 from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
@@ -22,26 +30,6 @@ from core.executors.local import LocalExecutor
 from core.fileio import DirScan, FileInfo, FileIO
 from core.orphan_files import RootWatcher, plan_orphan_clean
 from core.table import open_table
-
-DAY = 86_400
-
-
-def age(path: Path, days: float = 3) -> None:
-    t = time.time() - days * DAY
-    os.utime(path, (t, t), follow_symlinks=False)
-
-
-def age_tree(root: Path, days: float = 3) -> None:
-    for dirpath, dirs, files in os.walk(root):
-        for name in files + dirs:
-            age(Path(dirpath) / name, days)
-
-
-def plant(path: Path, days: float = 3, content: bytes = b"orphan") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content)
-    age(path, days)
-    return path
 
 
 def clean(
@@ -73,14 +61,6 @@ def apply_watched(table, plan, ex: LocalExecutor, before_phase):
     return apply(
         table, plan, recheck=lambda _t, p: p, executor=ex, journal=False, before_phase=before_phase
     )
-
-
-def copy_scenario(scenarios, name: str, tmp_path: Path):
-    s = scenarios[name]
-    wh = tmp_path / "wh"
-    root = wh / s.root.parent.name / s.root.name
-    shutil.copytree(s.root, root, symlinks=True)
-    return s, wh, root
 
 
 def test_plants_of_every_kind(scenarios, tmp_path: Path) -> None:
