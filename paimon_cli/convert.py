@@ -2,17 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from core.model import Consumer, Snapshot, Tag
+    from core.plans import Plan
 
 
 def instant(ms: int | None) -> dict[str, Any] | None:
     from core.timeparse import iso_utc
 
     return None if ms is None else {"epoch_ms": ms, "utc": iso_utc(ms)}
+
+
+def plan_doc(
+    dry_run: bool, plan: Plan, report: dict[str, Any] | None, **extra: Any
+) -> dict[str, Any]:
+    """The JSON body of a planning command: the plan (streamed), what was done, then extras."""
+    return {"dry_run": dry_run, "plan": plan.to_json(lazy=True), "report": report, **extra}
+
+
+def commit_json(
+    snapshot: Snapshot, attempts: int, notes: Iterable[str], **counts: Any
+) -> dict[str, Any]:
+    """The report of a command that made one commit; ``counts`` go between attempts and time."""
+    return {
+        "status": "ok",
+        "snapshot_id": snapshot.id,
+        "attempts": attempts,
+        **counts,
+        "time": instant(snapshot.time_millis),
+        "notes": list(notes),
+    }
 
 
 def snapshot_json(s: Snapshot) -> dict[str, Any]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import typer
 
-from core.executors.base import Executor
-from core.executors.local import LocalExecutor
+if TYPE_CHECKING:
+    from core.executors.base import Executor
 from paimon_cli.params import Engine, parse_fs_options
 
 
@@ -48,6 +49,9 @@ class EngineChoice:
     def create(self) -> Executor:
         """Start the executor (Spark starts here, lazily imported; errors are engine errors)."""
         if self.engine is Engine.local:
+            # Imported here: it loads multiprocessing, which `--help` does not need.
+            from core.executors.local import LocalExecutor
+
             return LocalExecutor(self.parallelism)
         from core.executors.spark import SparkExecutor
 

@@ -19,6 +19,11 @@ class Mode(str, Enum):
     JSON = "json"
     QUIET = "quiet"
 
+    @classmethod
+    def of(cls, json_out: bool, quiet: bool) -> Mode:
+        """--json wins over --quiet; neither is human output."""
+        return cls.JSON if json_out else cls.QUIET if quiet else cls.HUMAN
+
 
 def printable(text: str) -> str:
     """File names that are not UTF-8 arrive as surrogate escapes: show them as U+FFFD

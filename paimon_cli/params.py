@@ -59,6 +59,14 @@ RateOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only essential output.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")]
+AllowUnsafeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unsafe-commit",
+        help="Commit on an object store without atomic create-if-absent (GCS, Azure, OSS, "
+        "...). Only safe when no other writer commits meanwhile.",
+    ),
+]
 ParallelismOpt = Annotated[
     int | None,
     typer.Option(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from itertools import groupby
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from core.plans import Plan
@@ -11,6 +13,23 @@ if TYPE_CHECKING:
 from paimon_cli.output import Output, human_bytes
 
 SCREEN = 40
+
+
+class _Reported(Protocol):
+    @property
+    def report(self) -> ExecutionReport | None: ...
+
+
+def report_failed(outcome: _Reported) -> bool:
+    """A job's outcome failed when its execution report has failures (a dry run has none)."""
+    return outcome.report is not None and outcome.report.failed
+
+
+def render_commit(out: Output, snapshot_id: int, summary: str, notes: Iterable[str]) -> None:
+    """The "committed snapshot N (KIND)..." line of a commit, then its notes."""
+    out.line(f"  [green]committed[/green] snapshot {snapshot_id} {summary}")
+    for note in notes:
+        out.line(f"  note: {note}")
 
 
 def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
@@ -48,28 +67,31 @@ def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
     )
 
 
+def _batch_stem(name: str) -> str | None:
+    """``orphan-files-2`` -> ``orphan-files``; None when the name is not a numbered batch."""
+    stem, _, number = name.rpartition("-")
+    return stem if stem and number.isdigit() else None
+
+
 def _grouped(phases: list[PhaseReport]) -> list[tuple[str, PhaseReport]]:
     """Consecutive batches of one phase (``orphan-files-1``, ``-2``, ...) as one row."""
-    rows: list[tuple[str, PhaseReport, int]] = []
-    for p in phases:
-        stem, _, number = p.name.rpartition("-")
-        if stem and number.isdigit() and rows and rows[-1][0] == stem and rows[-1][2] > 0:
-            _, acc, count = rows[-1]
-            acc.done += p.done
-            acc.already_absent += p.already_absent
-            acc.skipped += p.skipped
-            acc.bytes += p.bytes
-            acc.failures = acc.failures + p.failures
-            acc.seconds += p.seconds
-            rows[-1] = (stem, acc, count + 1)
-        elif stem and number.isdigit():
-            rows.append((stem, replace(p, failures=list(p.failures)), 1))
-        else:
-            rows.append((p.name, p, 0))
-    return [
-        (f"{name} ({count} batches)" if count > 1 else p.name if count == 1 else name, p)
-        for name, p, count in rows
-    ]
+    rows: list[tuple[str, PhaseReport]] = []
+    for stem, group in groupby(phases, key=lambda p: _batch_stem(p.name)):
+        batch = list(group)
+        if stem is None or len(batch) == 1:
+            rows.extend((p.name, p) for p in batch)
+            continue
+        total = replace(
+            batch[0],
+            done=sum(p.done for p in batch),
+            already_absent=sum(p.already_absent for p in batch),
+            skipped=sum(p.skipped for p in batch),
+            bytes=sum(p.bytes for p in batch),
+            failures=[f for p in batch for f in p.failures],
+            seconds=sum(p.seconds for p in batch),
+        )
+        rows.append((f"{stem} ({len(batch)} batches)", total))
+    return rows
 
 
 def render_report(report: ExecutionReport, out: Output) -> None:

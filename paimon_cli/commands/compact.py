@@ -11,11 +11,11 @@ import typer
 if TYPE_CHECKING:
     from core.compact import CompactPlan, CompactResult
     from core.table import PaimonTable
-from paimon_cli.commands.expire_partitions import AllowUnsafeOpt
-from paimon_cli.convert import instant
+from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
+    AllowUnsafeOpt,
     BranchOpt,
     DryRunOpt,
     Engine,
@@ -34,6 +34,7 @@ from paimon_cli.params import (
     parse_fs_options,
     parse_options_arg,
 )
+from paimon_cli.render import render_commit
 from paimon_cli.selection import Selection, TableJob, run_job
 from paimon_cli.state import state_of
 
@@ -122,8 +123,7 @@ def compact(
     filters = tuple(
         as_usage_error(partial(parse_partition_filter, p), "--partition") for p in partition or ()
     )
-    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
-    out = Output(mode, no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     flags = CompactFlags(filters, compact_strategy, target_file_size)
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), parse_options_arg(options)
@@ -155,21 +155,18 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
     r = o.result
     report = None
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
-        snap = r.commit.snapshot
-        report = {
-            "status": "ok",
-            "snapshot_id": snap.id,
-            "attempts": r.commit.attempts,
-            "files_before": r.files_before,
-            "files_after": r.files_after,
-            "bytes_before": r.bytes_before,
-            "bytes_after": r.bytes_after,
-            "rows_before": r.rows_before,
-            "rows_after": r.rows_after,
-            "time": instant(snap.time_millis),
-            "notes": list(r.notes),
-        }
-    return {"dry_run": dry_run, "plan": o.cplan.plan.to_json(lazy=True), "report": report}
+        report = commit_json(
+            r.commit.snapshot,
+            r.commit.attempts,
+            r.notes,
+            files_before=r.files_before,
+            files_after=r.files_after,
+            bytes_before=r.bytes_before,
+            bytes_after=r.bytes_after,
+            rows_before=r.rows_before,
+            rows_after=r.rows_after,
+        )
+    return plan_doc(dry_run, o.cplan.plan, report)
 
 
 def _render(o: Outcome, out: Output, dry_run: bool) -> None:
@@ -219,14 +216,14 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
     )
     r = o.result
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
-        out.line(
-            f"  [green]committed[/green] snapshot {r.commit.snapshot.id} (COMPACT): "
-            f"{r.files_before} files ({human_bytes(r.bytes_before)}) -> {r.files_after} files "
-            f"({human_bytes(r.bytes_after)}); replaced files are deleted later by "
-            "expire-snapshots"
+        render_commit(
+            out,
+            r.commit.snapshot.id,
+            f"(COMPACT): {r.files_before} files ({human_bytes(r.bytes_before)}) -> "
+            f"{r.files_after} files ({human_bytes(r.bytes_after)}); replaced files are "
+            "deleted later by expire-snapshots",
+            r.notes,
         )
-        for note in r.notes:
-            out.line(f"  note: {note}")
 
 
 def register(app: typer.Typer) -> None:

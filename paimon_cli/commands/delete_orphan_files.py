@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from core.plans import Plan
     from core.report import ExecutionReport
     from core.table import PaimonTable
+from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
@@ -35,7 +36,7 @@ from paimon_cli.params import (
     parse_fs_options,
 )
 from paimon_cli.progress import progress_for
-from paimon_cli.render import SCREEN, render_report
+from paimon_cli.render import SCREEN, render_report, report_failed
 from paimon_cli.selection import Selection, TableJob, run_job
 from paimon_cli.state import state_of
 
@@ -116,8 +117,7 @@ def delete_orphan_files(
         cutoff = as_usage_error(
             lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
         )
-    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
-    out = Output(mode, no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     sel = Selection(
         table, warehouse, "main", parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
@@ -163,13 +163,9 @@ def delete_orphan_files(
     job = TableJob(
         "delete-orphan-files",
         run,
-        lambda o: {
-            "dry_run": dry_run,
-            "plan": o.plan.to_json(lazy=True),
-            "report": o.report.to_json() if o.report else None,
-        },
+        lambda o: plan_doc(dry_run, o.plan, o.report.to_json() if o.report else None),
         lambda o, output: _render(o, output, zone, dry_run),
-        failed=lambda o: o.report is not None and o.report.failed,
+        failed=report_failed,
     )
     try:
         run_job(sel, job, out, debug=state.debug)

@@ -11,9 +11,10 @@ if TYPE_CHECKING:
     from core.commit import CommitResult
     from core.plans import Plan
     from core.table import PaimonTable
-from paimon_cli.convert import instant
+from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
+    AllowUnsafeOpt,
     BranchOpt,
     DryRunOpt,
     FsOpt,
@@ -28,6 +29,7 @@ from paimon_cli.params import (
     parse_fs_options,
     parse_options_arg,
 )
+from paimon_cli.render import render_commit
 from paimon_cli.selection import Selection, TableJob, run_job
 from paimon_cli.state import state_of
 
@@ -39,15 +41,6 @@ EPILOG = """Examples:
 
   paimon expire-partitions /wh/db.db/logs --expiration-time 2d --timestamp-pattern '$dt $hour:00:00'
 """
-
-AllowUnsafeOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-unsafe-commit",
-        help="Commit on an object store without atomic create-if-absent (GCS, Azure, OSS, "
-        "...). Only safe when no other writer commits meanwhile.",
-    ),
-]
 
 
 @dataclass(frozen=True)
@@ -142,8 +135,7 @@ def expire_partitions(
             f"must be at least 1, got {max_expires}", param_hint="--max-expires"
         )
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
-    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
-    out = Output(mode, no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     flags = PartitionExpireFlags(
         expiration_time, timestamp_formatter, timestamp_pattern, expire_strategy, max_expires
     )
@@ -177,15 +169,13 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
     r = o.result
     report = None
     if r is not None and r.snapshot is not None:
-        report = {
-            "status": "ok",
-            "snapshot_id": r.snapshot.id,
-            "attempts": r.attempts,
-            "files_marked_delete": len(r.changes.entries) if r.changes else 0,
-            "time": instant(r.snapshot.time_millis),
-            "notes": list(r.notes),
-        }
-    return {"dry_run": dry_run, "plan": o.plan.to_json(lazy=True), "report": report}
+        report = commit_json(
+            r.snapshot,
+            r.attempts,
+            r.notes,
+            files_marked_delete=len(r.changes.entries) if r.changes else 0,
+        )
+    return plan_doc(dry_run, o.plan, report)
 
 
 def _render(o: Outcome, out: Output, dry_run: bool) -> None:
@@ -241,12 +231,13 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
         out.line(f"  {len(d['skipped'])} partitions kept: their values do not parse as a time")
     r = o.result
     if r is not None and r.snapshot is not None:
-        out.line(
-            f"  [green]committed[/green] snapshot {r.snapshot.id} (OVERWRITE) after "
-            f"{r.attempts} attempt(s); files are deleted later by expire-snapshots"
+        render_commit(
+            out,
+            r.snapshot.id,
+            f"(OVERWRITE) after {r.attempts} attempt(s); files are deleted later by "
+            "expire-snapshots",
+            r.notes,
         )
-        for note in r.notes:
-            out.line(f"  note: {note}")
 
 
 def register(app: typer.Typer) -> None:

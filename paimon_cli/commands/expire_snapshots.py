@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from core.plans import Plan
     from core.report import ExecutionReport
     from core.table import PaimonTable
+from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
@@ -37,7 +38,7 @@ from paimon_cli.params import (
     parse_options_arg,
 )
 from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan, render_report
+from paimon_cli.render import render_plan, render_report, report_failed
 from paimon_cli.selection import Selection, TableJob, run_job
 from paimon_cli.state import state_of
 
@@ -159,8 +160,7 @@ def expire_snapshots(
         older_than_ms = as_usage_error(
             lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
         )
-    mode = Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
-    out = Output(mode, no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     flags = ExpireFlags(retain_min, retain_max, older_than_ms, max_deletes)
     saved = _load_plan(plan_file) if plan_file else None
     sel = Selection(
@@ -205,14 +205,14 @@ def expire_snapshots(
     job = TableJob(
         "expire-snapshots",
         run,
-        lambda o: {
-            "dry_run": dry_run,
-            "plan": o.plan.to_json(lazy=True),
-            "report": o.report.to_json() if o.report else None,
-            "unfinished_journals": o.pending_journals,
-        },
+        lambda o: plan_doc(
+            dry_run,
+            o.plan,
+            o.report.to_json() if o.report else None,
+            unfinished_journals=o.pending_journals,
+        ),
         lambda o, output: _render(o, output, zone, dry_run),
-        failed=lambda o: o.report is not None and o.report.failed,
+        failed=report_failed,
     )
     try:
         run_job(sel, job, out, debug=state.debug)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from core.plans import Plan
     from core.report import ExecutionReport
     from core.table import PaimonTable
+from paimon_cli.convert import plan_doc
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
     BranchOpt,
@@ -32,7 +33,7 @@ from paimon_cli.params import (
     parse_options_arg,
 )
 from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan, render_report
+from paimon_cli.render import render_plan, render_report, report_failed
 from paimon_cli.selection import Selection, TableJob, run_job
 from paimon_cli.state import state_of
 
@@ -69,10 +70,6 @@ class Outcome:
     done: bool = False
 
 
-def _mode(json_out: bool, quiet: bool) -> Mode:
-    return Mode.JSON if json_out else Mode.QUIET if quiet else Mode.HUMAN
-
-
 def _now_local(zone: dt.tzinfo, now_ms: int) -> dt.datetime:
     return (
         dt.datetime.fromtimestamp(now_ms / 1000, tz=dt.timezone.utc)
@@ -83,7 +80,7 @@ def _now_local(zone: dt.tzinfo, now_ms: int) -> dt.datetime:
 
 def _doc(o: Outcome, dry_run: bool) -> dict[str, Any]:
     report = o.report.to_json() if o.report else ({"status": "ok"} if o.done else None)
-    return {"dry_run": dry_run, "plan": o.plan.to_json(lazy=True), "report": report}
+    return plan_doc(dry_run, o.plan, report)
 
 
 def _render(o: Outcome, out: Output, dry_run: bool, title: str) -> None:
@@ -163,7 +160,7 @@ def create_tag(
     if snapshot is not None and snapshot < 1:
         raise typer.BadParameter("must be at least 1", param_hint="--snapshot")
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
-    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
 
     def run(t: PaimonTable) -> Outcome:
         now = SystemClock().now_ms()
@@ -238,7 +235,7 @@ def delete_tag(
         raise typer.BadParameter("give at least one tag name", param_hint="NAMES")
     for n in wanted:
         as_usage_error(partial(validate_tag_name, n), "NAMES")
-    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)
 
     def run(t: PaimonTable) -> Outcome:
@@ -257,7 +254,7 @@ def delete_tag(
         run,
         lambda o: _doc(o, dry_run),
         lambda o, output: _render(o, output, dry_run, "delete-tag"),
-        failed=lambda o: o.report is not None and o.report.failed,
+        failed=report_failed,
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -284,7 +281,7 @@ def rename_tag_cmd(
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(old), "OLD")
     as_usage_error(lambda: validate_tag_name(new), "NEW")
-    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
 
     def run(t: PaimonTable) -> dict[str, Any]:
         if dry_run:
@@ -340,7 +337,7 @@ def expire_tags(
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
     from core.clock import SystemClock
     from core.executors.local import LocalExecutor
-    from core.tags import plan_delete_tags, select_expired_tags
+    from core.tags import expired_tag_names, plan_delete_tags, select_expired_tags
     from core.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
@@ -352,14 +349,14 @@ def expire_tags(
             lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
         )
         older_local = _now_local(zone, ms)
-    out = Output(_mode(json_out, quiet), no_color=state.no_color)
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)
 
     def run(t: PaimonTable) -> Outcome:
         chosen = select_expired_tags(
             t, now_local=_now_local(zone, now), older_than_local=older_local, zone=zone
         )
-        reasons = {e.name: e.reason for e in chosen}
+        reasons = expired_tag_names(chosen)
         plan = plan_delete_tags(
             t,
             list(reasons),
@@ -386,7 +383,7 @@ def expire_tags(
         run,
         lambda o: _doc(o, dry_run),
         lambda o, output: _render(o, output, dry_run, "expire-tags"),
-        failed=lambda o: o.report is not None and o.report.failed,
+        failed=report_failed,
     )
     try:
         run_job(sel, job, out, debug=state.debug)
