@@ -19,7 +19,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -224,15 +224,35 @@ def publish_if_absent(
     fileio: FileIO, path: str, data: bytes, *, allow_unsafe: bool = False
 ) -> bool:
     """Create ``path`` only if absent; False when another writer has it already."""
+    if not fileio.conditional_create_supported(path):
+        if not allow_unsafe:
+            raise SafetyRefusalError(f"no atomic create-if-absent for {path}")
+        logger.warning("non-atomic create of %s (opted in): a concurrent writer may win", path)
+    return create_if_absent(fileio, path, data)
+
+
+def create_if_absent(fileio: FileIO, path: str, data: bytes) -> bool:
+    """Create ``path`` only if absent, atomically where the store can; otherwise check, then
+    write (as Java does for tags). False when the file exists already."""
     if fileio.conditional_create_supported(path):
         return fileio.write_if_absent(path, data)
-    if not allow_unsafe:
-        raise SafetyRefusalError(f"no atomic create-if-absent for {path}")
-    logger.warning("non-atomic create of %s (opted in): a concurrent writer may win", path)
     if fileio.exists(path):
         return False
     fileio.write_bytes(path, data)
     return True
+
+
+def delete_quietly(fileio: FileIO, paths: Iterable[str], what: str = "") -> list[str]:
+    """Delete files this run wrote, logging each failure (``could not remove <what><path>``)
+    instead of raising; returns the paths that could not be removed."""
+    failed = []
+    for path in paths:
+        try:
+            fileio.delete(path)
+        except StorageError as exc:
+            logger.warning("could not remove %s%s: %s", what, path, exc.message)
+            failed.append(path)
+    return failed
 
 
 def write_latest_hint(table: PaimonTable, snapshot_id: int) -> str | None:
@@ -269,11 +289,7 @@ class _Attempt:
         return written
 
     def discard(self) -> None:
-        for f in self.written:
-            try:
-                self.table.fileio.delete(f.path)
-            except StorageError as exc:
-                logger.warning("could not remove unreferenced %s: %s", f.path, exc.message)
+        delete_quietly(self.table.fileio, [f.path for f in self.written], "unreferenced ")
         self.written.clear()
 
 

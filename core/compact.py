@@ -33,7 +33,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from core.commit import Changes, CommitConflictError, CommitResult, commit, entry_identifier
+from core.commit import (
+    Changes,
+    CommitConflictError,
+    CommitResult,
+    commit,
+    delete_quietly,
+    entry_identifier,
+)
 from core.data_files import (
     KEY_PREFIX,
     SEQUENCE_NUMBER,
@@ -538,11 +545,14 @@ def _merge_deduplicate(data: Any, key_columns: Sequence[str], ignore_delete: boo
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    kinds = data.column(VALUE_KIND)
-    is_add = pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2))
+    def adds(rows: Any) -> Any:  # INSERT (0) or UPDATE_AFTER (2): the row adds a record
+        kinds = rows.column(VALUE_KIND)
+        return pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2))
+
+    is_add = adds(data)
     if ignore_delete:
         data = data.filter(is_add)
-        is_add = pc.or_(pc.equal(data.column(VALUE_KIND), 0), pc.equal(data.column(VALUE_KIND), 2))
+        is_add = adds(data)
     if data.num_rows == 0:
         return data
     sort_table = pa.table(
@@ -558,8 +568,9 @@ def _merge_deduplicate(data: Any, key_columns: Sequence[str], ignore_delete: boo
     )
     data = data.take(order)
     n = data.num_rows
-    last = pa.array([True]) if n == 1 else None
-    if last is None:
+    if n == 1:
+        last = pa.array([True])
+    else:
         differs = None
         for c in key_columns:
             col = data.column(c).combine_chunks()
@@ -571,8 +582,7 @@ def _merge_deduplicate(data: Any, key_columns: Sequence[str], ignore_delete: boo
         assert differs is not None
         last = pa.concat_arrays([differs, pa.array([True])])
     survivors = data.filter(last)
-    kinds = survivors.column(VALUE_KIND)
-    return survivors.filter(pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2)))
+    return survivors.filter(adds(survivors))
 
 
 def _rows_per_file(task: CompactTask, rows: int) -> int:
@@ -626,7 +636,7 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
                 }
             )
     except BaseException:
-        delete_quietly(table, written)
+        delete_quietly(table.fileio, written)
         raise
     return TaskOutput(tuple(entries), tuple(written), rows_in, data.num_rows)
 
@@ -693,18 +703,6 @@ def _file_meta(
         "_WRITE_COLS": None,
         "_WRITE_COLS_SEQUENCES": None,
     }
-
-
-def delete_quietly(table: PaimonTable, paths: Sequence[str]) -> list[str]:
-    """Remove files this run wrote; returns the ones that could not be removed."""
-    failed = []
-    for path in paths:
-        try:
-            table.fileio.delete(path)
-        except StorageError as exc:
-            logger.warning("could not remove %s: %s", path, exc.message)
-            failed.append(path)
-    return failed
 
 
 # -- commit -------------------------------------------------------------------------------------
@@ -791,11 +789,12 @@ def compact_builder(
             hint="run compact again: it plans from the new latest snapshot",
         )
 
-    def rescaled() -> CompactConflictError:
-        return CompactConflictError(
-            "the bucket number of a compacted partition changed without overwrite; "
-            "nothing committed"
-        )
+    def check_rescaled(partition: bytes, total: int) -> None:
+        if partition in partitions and total > 0 and (partition, total) not in buckets:
+            raise CompactConflictError(
+                "the bucket number of a compacted partition changed without overwrite; "
+                "nothing committed"
+            )
 
     def check_full(latest: Snapshot) -> None:
         live = live_raw_entries(table, latest)
@@ -804,10 +803,7 @@ def compact_builder(
         if gone:
             raise conflict(gone)
         for r in live:
-            p = bytes(r["_PARTITION"])
-            total = int(r["_TOTAL_BUCKETS"])
-            if p in partitions and total > 0 and (p, total) not in buckets:
-                raise rescaled()
+            check_rescaled(bytes(r["_PARTITION"]), int(r["_TOTAL_BUCKETS"]))
 
     def build(latest: Snapshot) -> Changes:
         since = None if planned_on is None else changes_since(table, planned_on, latest)
@@ -820,8 +816,7 @@ def compact_builder(
                 if gone:
                     raise conflict(gone)
             for p, total in added:
-                if p in partitions and total > 0 and (p, total) not in buckets:
-                    raise rescaled()
+                check_rescaled(p, total)
         return Changes(entries, details={"based_on": latest.id}, deletes_verified=True)
 
     return build
@@ -853,12 +848,12 @@ def apply_compact(
         )
     except BaseException:
         paths = [p for o in outputs for p in o.paths]
-        left = delete_quietly(table, paths)
+        left = delete_quietly(table.fileio, paths)
         if left:
             logger.warning("%d written file(s) could not be removed (orphans)", len(left))
         raise
     if result.snapshot is None:
-        delete_quietly(table, [p for o in outputs for p in o.paths])
+        delete_quietly(table.fileio, [p for o in outputs for p in o.paths])
     adds = [e["_FILE"] for o in outputs for e in o.entries]
     return CompactResult(
         commit=result,

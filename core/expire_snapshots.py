@@ -165,15 +165,16 @@ def _delta_deletions(table: PaimonTable, snap: Snapshot) -> list[tuple[str, Mani
     return list(pending.items())
 
 
-def _check_retained(table: PaimonTable, end: int, latest: int | None, executor: Executor) -> None:
+def _check_retained(
+    table: PaimonTable, end: Snapshot, latest: int | None, executor: Executor
+) -> None:
     """Every kept snapshot must parse and the latest one's manifest lists must read before
     anything goes: with a broken latest snapshot the older ones may be all that is left to
     roll back to (safer than Paimon, which never looks; README "incomplete metadata")."""
-    if latest is None or latest <= end:
-        kept = [table.snapshots.try_snapshot(end)]
-    else:
-        kept = executor.map(table.snapshots.try_snapshot, range(end + 1, latest + 1))
-    newest = next((s for s in reversed(kept) if s is not None), None)
+    newest: Snapshot | None = end
+    if latest is not None and latest > end.id:
+        kept = executor.map(table.snapshots.try_snapshot, range(end.id + 1, latest + 1))
+        newest = next((s for s in reversed(kept) if s is not None), None)
     if newest is not None:
         for name in newest.manifest_lists:
             table.manifest_list_names(name)
@@ -338,7 +339,7 @@ def plan_expire_snapshots(
     if end not in by_id:
         b.notes.append(f"snapshot {end} vanished while planning (another expiry?); nothing to do")
         return finish([])
-    _check_retained(table, end, rng.latest, executor)
+    _check_retained(table, by_id[end], rng.latest, executor)
     begin = found[0].id
     expiring = [s for s in found if s.id < end]
     details["snapshots"] = [s.id for s in expiring]

@@ -185,11 +185,6 @@ def avro_codec(compression: str | None) -> str:
     return _CODECS[key]
 
 
-def _fields_of(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
-    fields: list[dict[str, Any]] = schema["fields"]
-    return fields
-
-
 Conformer = Callable[[Any], Any]
 
 

@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from core.errors import InvalidOptionError
+from core.paths import java_local_datetime
 
 _MONTHS = [calendar.month_abbr[i] for i in range(1, 13)]
 _MONTH_NAMES = [calendar.month_name[i] for i in range(1, 13)]
@@ -271,13 +272,7 @@ def java_internal_text(value: Any, root: str) -> str | None:
     if root == "DATE":
         return str((value - dt.date(1970, 1, 1)).days)
     if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        text: str = value.strftime("%Y-%m-%dT%H:%M")
-        if value.second or value.microsecond:
-            text += f":{value.second:02d}"
-            if value.microsecond:
-                frac = f"{value.microsecond:06d}"
-                text += "." + (frac[:3] if frac.endswith("000") else frac)
-        return text
+        return java_local_datetime(value)
     if root == "DECIMAL":
         return format(Decimal(value), "f")
     return str(value)

@@ -48,7 +48,7 @@ def java_double_str(value: float) -> str:
     return f"{'-' if sign else ''}{mantissa}E{exp10}"
 
 
-def _java_local_datetime(value: dt.datetime) -> str:
+def java_local_datetime(value: dt.datetime) -> str:
     # LocalDateTime.toString(): seconds and fraction only when non-zero, fraction 3/6/9 digits.
     text = value.strftime("%Y-%m-%dT%H:%M")
     if value.second or value.microsecond:
@@ -85,7 +85,7 @@ def partition_value_text(value: Any, t: DataType, *, legacy: bool) -> str | None
         return base + (f".{value.microsecond // 1000:03d}" if value.microsecond else "")
     if root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         if legacy:
-            return _java_local_datetime(value)
+            return java_local_datetime(value)
         stamp: dt.datetime = value
         precision = t.precision if t.precision is not None else 6
         frac = f"{stamp.microsecond:06d}000"[: max(precision, 0)]

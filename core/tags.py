@@ -17,10 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.commit import JavaDecimal, java_json, ordered_snapshot_fields
+from core.commit import JavaDecimal, create_if_absent, java_json, ordered_snapshot_fields
 from core.errors import InvalidOptionError, MissingFileError, PaimonError
 from core.executors.base import Executor
-from core.fileio import FileIO
 from core.model import Snapshot, Tag
 from core.partition_time import Formatter, PartitionTimeError
 from core.plans import FileAction, Phase, Plan, Requirements
@@ -167,15 +166,6 @@ def plan_create_tag(
     )
 
 
-def _create_if_absent(fileio: FileIO, path: str, data: bytes) -> bool:
-    if fileio.conditional_create_supported(path):
-        return fileio.write_if_absent(path, data)
-    if fileio.exists(path):  # Java also checks, then writes (tags are not CAS in Paimon)
-        return False
-    fileio.write_bytes(path, data)
-    return True
-
-
 def apply_create_tag(table: PaimonTable, plan: Plan) -> None:
     """Write the tag; refuse if its snapshot vanished or another writer created the tag."""
     action = plan.phases[0].actions[0]
@@ -188,7 +178,7 @@ def apply_create_tag(table: PaimonTable, plan: Plan) -> None:
     data = (action.content or "").encode("utf-8")
     if plan.details.get("replace"):
         table.fileio.write_bytes(action.path, data)
-    elif not _create_if_absent(table.fileio, action.path, data):
+    elif not create_if_absent(table.fileio, action.path, data):
         raise TagError(f"tag {name!r} was created by someone else meanwhile; nothing written")
 
 
@@ -206,7 +196,7 @@ def rename_tag(table: PaimonTable, old: str, new: str) -> tuple[str, str]:
         data = table.fileio.read_bytes(src)
     except FileNotFoundError:
         raise TagError(f"tag {old!r} vanished meanwhile") from None
-    if not _create_if_absent(table.fileio, dst, data):
+    if not create_if_absent(table.fileio, dst, data):
         raise TagError(f"tag {new!r} was created by someone else meanwhile")
     table.fileio.delete(src)
     return src, dst
