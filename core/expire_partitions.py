@@ -27,7 +27,7 @@ from core.options import parse_duration_ms, parse_int
 from core.partition_time import PartitionTimeError, TimeExtractor, java_internal_text
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.table import PaimonTable
-from core.timeparse import local_wall_clock_ms
+from core.timeparse import local_datetime, local_wall_clock_ms
 
 logger = logging.getLogger(__name__)
 
@@ -169,8 +169,7 @@ def plan_partition_expire(
     config = partition_expire_config(table, flags)
     keys = list(table.schema.partition_keys)
     extractor = TimeExtractor.of(config.pattern, config.formatter, keys)
-    now_local = dt.datetime.fromtimestamp(now_ms / 1000, tz=dt.timezone.utc).astimezone(zone)
-    expire_before = now_local.replace(tzinfo=None) - dt.timedelta(milliseconds=config.expiration_ms)
+    expire_before = local_datetime(now_ms, zone) - dt.timedelta(milliseconds=config.expiration_ms)
     expire_before_ms = local_wall_clock_ms(expire_before, zone)
     latest = table.snapshots.latest()
     default_name = table.options.default_partition_name

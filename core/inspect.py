@@ -14,6 +14,7 @@ from core.fileio import FileInfo
 from core.model import Consumer, ManifestEntry, Snapshot, Tag
 from core.scan import ManifestCache, full_live_set
 from core.table import PaimonTable
+from core.timeparse import local_datetime
 
 _SKIP_WALK = frozenset({".paimon-cli"})
 
@@ -172,7 +173,7 @@ def retention_view(
     rng = compute_range(table.snapshots, config, protecting, now_ms)
     present = table.snapshots.ids()
     expirable = sum(1 for i in present if rng.end is not None and i < rng.end)
-    now_local = dt.datetime.fromtimestamp(now_ms / 1000, tz=zone).replace(tzinfo=None)
+    now_local = local_datetime(now_ms, zone)
     due = tuple(t.name for t in tags if t.expire_at is not None and t.expire_at < now_local)
     cfg = {
         "retain_min": config.retain_min,

@@ -26,6 +26,7 @@ from core.plans import FileAction, Phase, Plan, Requirements
 from core.references import changelog_root_lists, collect_references
 from core.scan import ManifestCache, full_live_set, live_sets
 from core.table import PaimonTable
+from core.timeparse import local_datetime
 
 logger = logging.getLogger(__name__)
 
@@ -460,11 +461,7 @@ def select_expired_tags(
             info = listing.get(tag.name)
             if info is None or info.mtime_ms is None:
                 continue
-            create = (
-                dt.datetime.fromtimestamp(info.mtime_ms / 1000, tz=dt.timezone.utc)
-                .astimezone(zone)
-                .replace(tzinfo=None)
-            )
+            create = local_datetime(info.mtime_ms, zone)
         expire_at = tag.expire_at
         if expire_at is not None and now_local > expire_at:
             chosen[tag.name] = f"retention ended {expire_at.isoformat(sep=' ')}"

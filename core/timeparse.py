@@ -31,6 +31,11 @@ def local_wall_clock_ms(value: dt.datetime, zone: dt.tzinfo) -> int:
     return int(value.replace(tzinfo=zone).timestamp() * 1000)
 
 
+def local_datetime(ms: int, zone: dt.tzinfo) -> dt.datetime:
+    """The naive local date-time in ``zone`` of epoch ms (the inverse of the above)."""
+    return dt.datetime.fromtimestamp(ms / 1000, tz=zone).replace(tzinfo=None)
+
+
 # Instants a date-time can represent (years 1..9999), so every value can be shown.
 _MIN_MS = -62_135_596_800_000
 _MAX_MS = 253_402_300_799_999

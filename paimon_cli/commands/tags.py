@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
@@ -68,14 +67,6 @@ class Outcome:
     plan: Plan
     report: ExecutionReport | None
     done: bool = False
-
-
-def _now_local(zone: dt.tzinfo, now_ms: int) -> dt.datetime:
-    return (
-        dt.datetime.fromtimestamp(now_ms / 1000, tz=dt.timezone.utc)
-        .astimezone(zone)
-        .replace(tzinfo=None)
-    )
 
 
 def _doc(o: Outcome, dry_run: bool) -> dict[str, Any]:
@@ -146,7 +137,7 @@ def create_tag(
     from core.clock import SystemClock
     from core.options import parse_duration_ms
     from core.tags import apply_create_tag, plan_create_tag, validate_tag_name
-    from core.timeparse import resolve_zone
+    from core.timeparse import local_datetime, resolve_zone
 
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(name), "NAME")
@@ -170,7 +161,7 @@ def create_tag(
             snapshot_id=snapshot,
             time_retained_ms=retained,
             replace_existing=replace,
-            now_local=_now_local(zone, now),
+            now_local=local_datetime(now, zone),
             now_ms=now,
         )
         if dry_run:
@@ -338,7 +329,7 @@ def expire_tags(
     from core.clock import SystemClock
     from core.executors.local import LocalExecutor
     from core.tags import expired_tag_names, plan_delete_tags, select_expired_tags
-    from core.timeparse import parse_instant, resolve_zone
+    from core.timeparse import local_datetime, parse_instant, resolve_zone
 
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
@@ -348,13 +339,13 @@ def expire_tags(
         ms = as_usage_error(
             lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
         )
-        older_local = _now_local(zone, ms)
+        older_local = local_datetime(ms, zone)
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)
 
     def run(t: PaimonTable) -> Outcome:
         chosen = select_expired_tags(
-            t, now_local=_now_local(zone, now), older_than_local=older_local, zone=zone
+            t, now_local=local_datetime(now, zone), older_than_local=older_local, zone=zone
         )
         reasons = expired_tag_names(chosen)
         plan = plan_delete_tags(
