@@ -84,6 +84,11 @@ class Output:
         )
         self.err = Console(file=sys.stderr, no_color=no_color or None, highlight=False)
 
+    def rel(self, path: str, root: str | None = None) -> str:
+        """``path`` relative to ``root`` (default: the table being rendered) when inside it."""
+        base = (root if root is not None else self.table_root or "") + "/"
+        return path[len(base) :] if base != "/" and path.startswith(base) else path
+
     @property
     def human(self) -> bool:
         return self.mode is Mode.HUMAN

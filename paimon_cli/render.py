@@ -48,7 +48,6 @@ def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
     if not show_actions:
         return
     actions = [(p.name, a) for p in plan.phases for a in p.actions]
-    root = plan.table + "/"
     out.table(
         None,
         ["phase", "op", "kind", "size", "path"],
@@ -58,7 +57,7 @@ def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
                 a.op,
                 a.kind,
                 human_bytes(a.size) if a.size is not None else "-",
-                a.path[len(root) :] if a.path.startswith(root) else a.path,
+                out.rel(a.path, plan.table),
             ]
             for phase, a in actions
         ),

@@ -208,7 +208,6 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
             ["directory kind", "files", "bytes"],
             [(k, v["files"], human_bytes(v["bytes"])) for k, v in sorted(by_kind.items())],
         )
-        root = o.plan.table + "/"
         out.table(
             None,
             ["size", "age", "kind", "path"],
@@ -217,7 +216,7 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
                     human_bytes(x["size"]),
                     _age(x["age_ms"]),
                     x["dir_kind"],
-                    x["path"][len(root) :] if x["path"].startswith(root) else x["path"],
+                    out.rel(x["path"], o.plan.table),
                 ]
                 for x in orphans
             ),

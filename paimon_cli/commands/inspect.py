@@ -392,14 +392,12 @@ def _render_snapshots(snaps: list[Snapshot], _d: Any, out: Output, zone: Any) ->
 
 def _render_rows(columns: list[str], keys: list[str]) -> Any:
     def render(_rows: Any, data: list[dict[str, Any]], out: Output, _zone: Any) -> None:
-        root = out.table_root or ""
-
         def cell(row: dict[str, Any], key: str) -> Any:
             value = row.get(key)
             if key in ("size", "bytes"):
                 return human_bytes(value)
-            if key == "path" and isinstance(value, str) and value.startswith(root + "/"):
-                return value[len(root) + 1 :]
+            if key == "path" and isinstance(value, str):
+                return out.rel(value)
             if key == "partition" and isinstance(value, dict):
                 return "/".join(f"{k}={v}" for k, v in value.items()) or "-"
             if isinstance(value, dict) and "utc" in value:
