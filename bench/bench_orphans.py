@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +100,7 @@ def estimate_bytes(files: int, copies: int) -> int:
     return int((data + meta + files * 300) * copies * 1.25)
 
 
-def pick_parent(workdir: Path | None, need: int) -> Path | None:
+def pick_parent(workdir: Path | None, need: int) -> Path:
     """``workdir`` if given; else ``/dev/shm`` when it has room; else the system temp dir."""
     if workdir is not None:
         return workdir
@@ -210,35 +210,46 @@ def list_baseline(root: Path) -> tuple[float, int, int]:
     return time.perf_counter() - started, entries, dirs
 
 
-def decode_baseline(root: Path) -> tuple[float, int, int]:
-    """Bare decoding of what the used-name set needs: (seconds, avro files, records)."""
-    started = time.perf_counter()
-    manifest_dir = root / "manifest"
+def decode_used_names(
+    snapshots: Iterable[str], manifest_dir: str, read: Callable[[str], bytes]
+) -> tuple[int, int]:
+    """Decode what the used-name set needs, every file fetched with ``read(path)``: each
+    snapshot JSON, then each manifest list and manifest (under ``manifest_dir``) once.
+    (avro files, records)"""
     lists: dict[str, None] = {}
-    with os.scandir(root / "snapshot") as it:
-        snaps = [e.path for e in it if e.name.startswith("snapshot-")]
-    for path in snaps:
-        with open(path, "rb") as fh:
-            snap = json.loads(fh.read())
+    for path in snapshots:
+        snap = json.loads(read(path))
         for key in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
             if snap.get(key):
                 lists[snap[key]] = None
     manifests: dict[str, None] = {}
     records = 0
     for name in lists:
-        with open(manifest_dir / name, "rb") as fh:
-            for meta in fastavro.reader(io.BytesIO(fh.read())):
-                assert isinstance(meta, dict)
-                manifests[meta["_FILE_NAME"]] = None
-                records += 1
+        for meta in fastavro.reader(io.BytesIO(read(f"{manifest_dir}/{name}"))):
+            assert isinstance(meta, dict)
+            manifests[meta["_FILE_NAME"]] = None
+            records += 1
     names = set()
     for name in manifests:
-        with open(manifest_dir / name, "rb") as fh:
-            for entry in fastavro.reader(io.BytesIO(fh.read())):
-                assert isinstance(entry, dict)
-                names.add(entry["_FILE"]["_FILE_NAME"])
-                records += 1
-    return time.perf_counter() - started, len(lists) + len(manifests), records
+        for entry in fastavro.reader(io.BytesIO(read(f"{manifest_dir}/{name}"))):
+            assert isinstance(entry, dict)
+            names.add(entry["_FILE"]["_FILE_NAME"])
+            records += 1
+    return len(lists) + len(manifests), records
+
+
+def _read_local(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def decode_baseline(root: Path) -> tuple[float, int, int]:
+    """Bare decoding of what the used-name set needs: (seconds, avro files, records)."""
+    started = time.perf_counter()
+    with os.scandir(root / "snapshot") as it:
+        snaps = [e.path for e in it if e.name.startswith("snapshot-")]
+    avro_files, records = decode_used_names(snaps, str(root / "manifest"), _read_local)
+    return time.perf_counter() - started, avro_files, records
 
 
 # -- the CLI ----------------------------------------------------------------------------------

@@ -36,10 +36,8 @@ from __future__ import annotations
 import argparse
 import bisect
 import http.client
-import io
 import json
 import os
-import re
 import resource
 import socket
 import subprocess
@@ -51,6 +49,17 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from bench_orphans import (
+    _orphan_count,
+    _walk_files,
+    build_orphan_table,
+    decode_used_names,
+    estimate_bytes,
+    paimon_script,
+    pick_parent,
+)
+from make_big_table import scratch_dir
 
 BUCKET = "lake"
 PREFIX = "wh/bench.db/big"
@@ -213,22 +222,15 @@ def _load(local: Path, key_prefix: str) -> int:
 
     backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     backend.create_bucket(BUCKET, "us-east-1")
-    count = 0
-    stack = [str(local)]
-    while stack:
-        with os.scandir(stack.pop()) as it:
-            for e in it:
-                if e.is_dir(follow_symlinks=False):
-                    stack.append(e.path)
-                    continue
-                with open(e.path, "rb") as fh:
-                    data = fh.read()
-                rel = e.path[len(str(local)) + 1 :]
-                key = backend.put_object(BUCKET, f"{key_prefix}/{rel}", data)
-                mtime = e.stat(follow_symlinks=False).st_mtime
-                key.last_modified = datetime.fromtimestamp(mtime, timezone.utc).replace(tzinfo=None)
-                count += 1
-    return count
+    paths = _walk_files(local)
+    for path in paths:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        rel = path[len(str(local)) + 1 :]
+        key = backend.put_object(BUCKET, f"{key_prefix}/{rel}", data)
+        mtime = os.lstat(path).st_mtime
+        key.last_modified = datetime.fromtimestamp(mtime, timezone.utc).replace(tzinfo=None)
+    return len(paths)
 
 
 class _Stats:
@@ -388,7 +390,6 @@ class Server:
 
 def bare_s3fs(endpoint: str) -> tuple[float, int, int]:
     """Sequential s3fs + fastavro: (seconds, avro records, listed entries)."""
-    import fastavro
     import s3fs
 
     fs = s3fs.S3FileSystem(
@@ -396,28 +397,10 @@ def bare_s3fs(endpoint: str) -> tuple[float, int, int]:
     )
     root = f"{BUCKET}/{PREFIX}"
     started = time.perf_counter()
-    listed = records = 0
-    lists: dict[str, None] = {}
     snaps = fs.ls(f"{root}/snapshot", detail=True, refresh=True)
-    listed += len(snaps)
-    for entry in snaps:
-        if entry["name"].rpartition("/")[2].startswith("snapshot-"):
-            snap = json.loads(fs.cat_file(entry["name"]))
-            for key in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
-                if snap.get(key):
-                    lists[snap[key]] = None
-    manifests: dict[str, None] = {}
-    for name in lists:
-        for meta in fastavro.reader(io.BytesIO(fs.cat_file(f"{root}/manifest/{name}"))):
-            assert isinstance(meta, dict)
-            manifests[meta["_FILE_NAME"]] = None
-            records += 1
-    used: set[str] = set()
-    for name in manifests:
-        for entry in fastavro.reader(io.BytesIO(fs.cat_file(f"{root}/manifest/{name}"))):
-            assert isinstance(entry, dict)
-            used.add(entry["_FILE"]["_FILE_NAME"])
-            records += 1
+    listed = len(snaps)
+    names = [e["name"] for e in snaps if e["name"].rpartition("/")[2].startswith("snapshot-")]
+    _, records = decode_used_names(names, f"{root}/manifest", fs.cat_file)
     listed += len(fs.ls(f"{root}/manifest", detail=True, refresh=True))
     partitions = [
         e["name"]
@@ -439,9 +422,8 @@ def _children_cpu() -> float:
 
 def ours(endpoint: str, parallelism: int) -> tuple[float, int, float]:
     """(wall seconds, orphans found, CPU seconds of the CLI process)"""
-    paimon = Path(sys.executable).parent / "paimon"
     cmd = [
-        str(paimon),
+        paimon_script(),
         "delete-orphan-files",
         f"s3://{BUCKET}/{PREFIX}",
         "--older-than",
@@ -460,8 +442,7 @@ def ours(endpoint: str, parallelism: int) -> tuple[float, int, float]:
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:], file=sys.stderr)
         raise SystemExit(f"delete-orphan-files failed with exit code {proc.returncode}")
-    found = re.search(r"(\d+) orphan files", proc.stdout)
-    return wall, int(found.group(1)) if found else 0, cpu
+    return wall, _orphan_count(proc.stdout), cpu
 
 
 def main() -> int:
@@ -477,9 +458,6 @@ def main() -> int:
     if args.serve is not None:
         serve(args.serve, args.latency_ms)
         return 0
-
-    from bench_orphans import build_orphan_table, estimate_bytes, pick_parent
-    from make_big_table import scratch_dir
 
     os.environ.update(_AWS_ENV)
     objects = max(1000, round(args.objects * args.scale))
