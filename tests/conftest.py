@@ -39,3 +39,10 @@ def copy_table(tmp_path: Path) -> Iterator[Callable[[Path], Path]]:
         return dest
 
     yield copy
+
+
+@pytest.fixture
+def dated(tmp_path: Path) -> tuple[Path, pw.Scenario]:
+    """A fresh dated_partitions table: (warehouse, scenario)."""
+    wh = tmp_path / "wh"
+    return wh, pw.dated_partitions(wh)

@@ -200,10 +200,9 @@ def test_jackson_pretty_printing() -> None:
     )
 
 
-@pytest.fixture
-def dated(tmp_path: Path) -> tuple[Path, pw.Scenario]:
-    s = pw.dated_partitions(tmp_path / "wh")
-    return tmp_path / "wh", s
+def _names(root: Path) -> list[str]:
+    """The sorted names of everything below ``root``."""
+    return sorted(p.name for p in root.rglob("*"))
 
 
 def _drop_first_day(root: Path) -> Any:
@@ -277,12 +276,12 @@ class AlwaysLosing(FileIO):
 
 def test_gives_up_cleanly_after_the_retry_limit(dated) -> None:
     _, s = dated
-    before = sorted(p.name for p in s.root.rglob("*"))
+    before = _names(s.root)
     table = open_table(str(s.root), fileio=AlwaysLosing())
     _, build = _drop_first_day(s.root)
     with pytest.raises(CommitConflictError, match="gave up after 3 attempts"):
         commit(table, build, policy=RetryPolicy(2, 1, 2), sleep=lambda _s: None)
-    assert sorted(p.name for p in s.root.rglob("*")) == before
+    assert _names(s.root) == before
 
 
 class NoConditionalCreate(FileIO):
@@ -292,14 +291,14 @@ class NoConditionalCreate(FileIO):
 
 def test_store_without_atomic_create_is_refused_unless_opted_in(dated, tmp_path: Path) -> None:
     _, s = dated
-    before = sorted(p.name for p in s.root.rglob("*"))
+    before = _names(s.root)
     table = open_table(str(s.root), fileio=NoConditionalCreate())
     with pytest.raises(SafetyRefusalError, match="atomic"):
         check_publishable(table, allow_unsafe=False)
     _, build = _drop_first_day(s.root)
     with pytest.raises(SafetyRefusalError):
         commit(table, build)
-    assert sorted(p.name for p in s.root.rglob("*")) == before
+    assert _names(s.root) == before
     result = commit(table, build, allow_unsafe=True)
     assert result.snapshot is not None
 
@@ -313,8 +312,8 @@ def test_orc_manifest_tables_are_refused(dated) -> None:
 
 def test_nothing_to_drop_writes_nothing(dated) -> None:
     _, s = dated
-    before = sorted(p.name for p in s.root.rglob("*"))
+    before = _names(s.root)
     table = open_table(str(s.root))
     result = commit(table, lambda latest: Changes(()))
     assert result.snapshot is None
-    assert sorted(p.name for p in s.root.rglob("*")) == before
+    assert _names(s.root) == before

@@ -77,6 +77,19 @@ def _write_commits(
     return pw.table_root(tmp_path, f"db.{name}")
 
 
+def _ids_table(tmp_path: Path, name: str, n: int = 6) -> Path:
+    """One ``id`` column, one row per commit: ids 0..n-1 in n commits."""
+    schema = pa.schema([("id", pa.int64())])
+    return _write_commits(tmp_path, name, schema, [[{"id": c}] for c in range(n)])
+
+
+def _expire(t: PaimonTable) -> None:
+    """Expire every snapshot but the latest (retain 1)."""
+    with LocalExecutor(2) as ex:
+        plan = plan_expire_snapshots(t, ExpireFlags(1, 1, NOW, None), now_ms=NOW, executor=ex)
+        apply(t, plan, recheck=recheck, executor=ex, report=ExecutionReport())
+
+
 def _read(root: Path) -> list[dict[str, Any]]:
     return pw.read_rows_at_root(root)
 
@@ -194,8 +207,7 @@ def test_appended_sequence_numbers_follow_java(tmp_path: Path) -> None:
 
 def test_unaware_bins_follow_the_coordinator(tmp_path: Path) -> None:
     """Fewer than compaction.min.file-num small files: left alone (AppendCompactCoordinator)."""
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "few", schema, [[{"id": c}] for c in range(4)])
+    root = _ids_table(tmp_path, "few", 4)
     cplan = plan_compact(_table(root), CompactFlags(), now_ms=NOW)
     assert cplan.tasks == ()
     # Each file weighs its size plus the open-file cost: two reach 2 x target, a bin closes.
@@ -235,17 +247,15 @@ def _pk_table(tmp_path: Path, partitioned: bool, **options: str) -> tuple[Path, 
             ("rk", pa.string()),
         ]
     )
-    table = pw.create_table(
+    root = _write_commits(
         tmp_path,
-        "db.pk",
+        "pk",
         schema,
+        _pk_batches(),
         partition_keys=["dt"] if partitioned else [],
         primary_keys=["id", "dt"],
         options={"bucket": "2", "rowkind.field": "rk", **options},
     )
-    for rows in _pk_batches():
-        pw.append(table, rows)
-    root = pw.table_root(tmp_path, "db.pk")
     return root, _live(root)
 
 
@@ -299,6 +309,7 @@ def test_pk_full_compaction_merged_view_identical(tmp_path: Path, partitioned: b
     key_types = [parse_type("BIGINT NOT NULL")] + (
         [] if partitioned else [parse_type("STRING NOT NULL")]
     )
+    out_pairs = []  # per output file: its (key id, sequence number) pairs
     for e in live:
         path = t.paths.data_file_path(e)
         data = pq.ParquetFile(path).read()
@@ -319,6 +330,7 @@ def test_pk_full_compaction_merged_view_identical(tmp_path: Path, partitioned: b
         keys = list(zip(*(data.column(c).to_pylist() for c in keys_cols), strict=True))
         assert keys == sorted(keys) and len(set(keys)) == len(keys)
         seqs = data.column("_SEQUENCE_NUMBER").to_pylist()
+        out_pairs.append(set(zip(data.column("_KEY_id").to_pylist(), seqs, strict=True)))
         assert (e.file.min_sequence_number, e.file.max_sequence_number) == (min(seqs), max(seqs))
         assert set(data.column("_VALUE_KIND").to_pylist()) <= {0, 2}
         raw = _raw_entry(t, e.file.file_name)["_FILE"]
@@ -335,18 +347,8 @@ def test_pk_full_compaction_merged_view_identical(tmp_path: Path, partitioned: b
                 strict=True,
             )
         )
-    for e in live:
-        d = pq.ParquetFile(t.paths.data_file_path(e)).read()
-        assert (
-            set(
-                zip(
-                    d.column("_KEY_id").to_pylist(),
-                    d.column("_SEQUENCE_NUMBER").to_pylist(),
-                    strict=True,
-                )
-            )
-            <= in_pairs
-        )
+    for pairs in out_pairs:
+        assert pairs <= in_pairs
     assert_no_dangling_references(root)
     # A second run has nothing to do: one sorted run at the max level per bucket.
     assert plan_compact(_table(root), CompactFlags(), now_ms=NOW).tasks == ()
@@ -436,24 +438,19 @@ def test_layout_matches_java_pk_files() -> None:
 
 
 def test_expire_snapshots_deletes_compacted_away_files(tmp_path: Path) -> None:
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "exp", schema, [[{"id": c}] for c in range(6)])
+    root = _ids_table(tmp_path, "exp")
     t = _table(root)
     old = {t.paths.data_file_path(e) for e in _live(root)}
     _compact(root)
     new = {t.paths.data_file_path(e) for e in _live(root)}
-    t = _table(root)
-    with LocalExecutor(2) as ex:
-        plan = plan_expire_snapshots(t, ExpireFlags(1, 1, NOW, None), now_ms=NOW, executor=ex)
-        apply(t, plan, recheck=recheck, executor=ex, report=ExecutionReport())
+    _expire(_table(root))
     on_disk = files_under(root)
     assert not old & on_disk and new <= on_disk
     assert [r["id"] for r in _read(root)] == list(range(6))
 
 
 def test_concurrent_append_during_compaction_loses_no_rows(tmp_path: Path) -> None:
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "conc", schema, [[{"id": c}] for c in range(6)])
+    root = _ids_table(tmp_path, "conc")
     writer = pw.open_table(tmp_path, "db.conc")
 
     def concurrent_write() -> None:
@@ -466,8 +463,7 @@ def test_concurrent_append_during_compaction_loses_no_rows(tmp_path: Path) -> No
 
 
 def test_concurrent_compaction_aborts_and_removes_our_files(tmp_path: Path) -> None:
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "race", schema, [[{"id": c}] for c in range(6)])
+    root = _ids_table(tmp_path, "race")
     t = _table(root)
     cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
 
@@ -509,8 +505,7 @@ def _forbid_full_live_read(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_commit_on_the_planned_snapshot_reads_no_manifest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "same", schema, [[{"id": c}] for c in range(6)])
+    root = _ids_table(tmp_path, "same")
     t = _table(root)
     cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
     _forbid_full_live_read(monkeypatch)
@@ -524,8 +519,7 @@ def test_commit_on_the_planned_snapshot_reads_no_manifest(
 def test_commits_after_planning_are_checked_from_their_deltas(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "deltas", schema, [[{"id": c}] for c in range(6)])
+    root = _ids_table(tmp_path, "deltas")
     writer = pw.open_table(tmp_path, "db.deltas")
     t = _table(root)
     cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
@@ -575,8 +569,7 @@ def test_planned_snapshot_expired_meanwhile_falls_back_to_the_full_check(
 ) -> None:
     """The delta history since planning is gone (snapshots expired): the commit checks the
     latest snapshot's whole live set instead, and still finds a removed input."""
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "expired", schema, [[{"id": c}] for c in range(6)])
+    root = _ids_table(tmp_path, "expired")
     writer = pw.open_table(tmp_path, "db.expired")
     t = _table(root)
     cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
@@ -586,9 +579,7 @@ def test_planned_snapshot_expired_meanwhile_falls_back_to_the_full_check(
             pw.overwrite(writer, [{"id": 300}])
         pw.append(writer, [{"id": 301}])
         e = _table(root)
-        with LocalExecutor(2) as ex:
-            plan = plan_expire_snapshots(e, ExpireFlags(1, 1, NOW, None), now_ms=NOW, executor=ex)
-            apply(e, plan, recheck=recheck, executor=ex, report=ExecutionReport())
+        _expire(e)
         assert e.snapshots.try_snapshot(6) is None  # the planned snapshot is gone
 
     if removed:
@@ -605,8 +596,7 @@ def test_planned_snapshot_expired_meanwhile_falls_back_to_the_full_check(
 def test_changes_since_refuses_a_replaced_snapshot(tmp_path: Path) -> None:
     """Snapshot ids are reused after a rollback: a base that is not the same commit any
     more (other manifest lists) sends the caller to the full check."""
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "rb", schema, [[{"id": c}] for c in range(3)])
+    root = _ids_table(tmp_path, "rb", 3)
     t = _table(root)
     latest = t.snapshots.latest()
     assert latest is not None
@@ -625,8 +615,7 @@ def _names_at(t: PaimonTable, snapshot: Any) -> set[str]:
 
 
 def test_rewrite_failure_leaves_no_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    schema = pa.schema([("id", pa.int64())])
-    root = _write_commits(tmp_path, "fail", schema, [[{"id": c}] for c in range(6)])
+    root = _ids_table(tmp_path, "fail")
     t = _table(root)
     task = dataclasses.replace(
         plan_compact(t, CompactFlags(), now_ms=NOW).tasks[0], target_file_size=1

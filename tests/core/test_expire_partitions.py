@@ -80,12 +80,6 @@ def test_pattern_prefers_longer_keys_and_checks_names() -> None:
         TimeExtractor.of("$dt $hour:00:00", None, ["dt", "hr"])
 
 
-@pytest.fixture
-def dated(tmp_path: Path) -> tuple[Path, pw.Scenario]:
-    wh = tmp_path / "wh"
-    return wh, pw.dated_partitions(wh)
-
-
 def _plan(root: Path, **flags: object):
     table = open_table(str(root))
     return table, plan_partition_expire(

@@ -21,7 +21,6 @@ NOW = 4_000_000_000_000
 
 
 def _twins(tmp_path: Path, build: str) -> tuple[Path, Path]:
-    src = tmp_path / "src"
     schema = pa.schema(
         [
             pa.field("id", pa.int64(), nullable=False),
@@ -32,7 +31,7 @@ def _twins(tmp_path: Path, build: str) -> tuple[Path, Path]:
     )
     pk = build == "pk"
     table = pw.create_table(
-        src,
+        tmp_path / "local",
         "db.t",
         schema,
         partition_keys=["dt"],
@@ -47,13 +46,10 @@ def _twins(tmp_path: Path, build: str) -> tuple[Path, Path]:
                 for i in range(c, c + 9)
             ],
         )
-    root = pw.table_root(src, "db.t")
-    out = []
-    for name in ("local", "spark"):
-        dest = tmp_path / name / "db.db" / "t"
-        shutil.copytree(root, dest)
-        out.append(dest)
-    return out[0], out[1]
+    local = pw.table_root(tmp_path / "local", "db.t")
+    spark = tmp_path / "spark" / "db.db" / "t"
+    shutil.copytree(local, spark)
+    return local, spark
 
 
 def _shape(root: Path) -> list[tuple[bytes, int, int, int, int]]:

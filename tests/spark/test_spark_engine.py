@@ -53,13 +53,23 @@ def _plant(root: Path) -> None:
     (root / "dt=zz-empty" / "bucket-0").mkdir(parents=True, exist_ok=True)
 
 
-def _twins(src: Path, tmp_path: Path) -> tuple[Path, Path]:
+def _prepared_copy(src: Path, dest: Path) -> Path:
+    """A copy of ``src`` at ``dest`` with orphans planted and every entry aged."""
+    shutil.copytree(src, dest, symlinks=True)
+    _plant(dest)
+    _age_tree(dest)
+    return dest
+
+
+def _twins(src: Path, tmp_path: Path, *, prepared: bool = True) -> tuple[Path, Path]:
+    """Identical copies under ``tmp_path``/local and /spark (``prepared``: see above)."""
     out = []
     for name in ("local", "spark"):
         dest = tmp_path / name / src.parent.name / src.name
-        shutil.copytree(src, dest, symlinks=True)
-        _plant(dest)
-        _age_tree(dest)
+        if prepared:
+            _prepared_copy(src, dest)
+        else:
+            shutil.copytree(src, dest, symlinks=True)
         out.append(dest)
     return out[0], out[1]
 
@@ -139,7 +149,8 @@ def test_orphans_on_java_fixture_copies(spark_executor: SparkExecutor, tmp_path:
 def test_spark_plan_is_bounded_and_streams_the_rest(
     spark_executor: SparkExecutor, scenarios, tmp_path: Path
 ) -> None:
-    _local, root = _twins(scenarios["many_commits"].root, tmp_path)
+    src = scenarios["many_commits"].root
+    root = _prepared_copy(src, tmp_path / "spark" / src.parent.name / src.name)
     for i in range(30):
         (root / "manifest" / f"manifest-extra-{i}").write_bytes(b"x")
     _age_tree(root)
@@ -158,11 +169,7 @@ def test_spark_plan_is_bounded_and_streams_the_rest(
 def test_expire_identical_plans_and_final_files(
     spark_executor: SparkExecutor, scenarios, tmp_path: Path, name: str
 ) -> None:
-    roots = []
-    for engine in ("local", "spark"):
-        dest = tmp_path / engine / scenarios[name].root.parent.name / scenarios[name].root.name
-        shutil.copytree(scenarios[name].root, dest)
-        roots.append(dest)
+    roots = _twins(scenarios[name].root, tmp_path, prepared=False)
     plans = []
     for root, ex in ((roots[0], LocalExecutor(4)), (roots[1], spark_executor)):
         table = open_table(str(root))
@@ -213,7 +220,8 @@ def test_cli_spark_connect_dry_run(
 ) -> None:
     """Spark Connect (DataFrame operations only) gives the same plan as the local engine."""
     pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio)")
-    _local, root = _twins(scenarios["append_partitioned"].root, tmp_path)
+    src = scenarios["append_partitioned"].root
+    root = _prepared_copy(src, tmp_path / "spark" / src.parent.name / src.name)
     local = _cli("delete-orphan-files", str(root), "--dry-run", "--json")
     remote = _cli(
         "delete-orphan-files",
