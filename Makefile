@@ -20,7 +20,7 @@ test: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/ruff check core paimon_cli tests bench scripts
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs
 
 lint: $(BIN)/python
 	$(BIN)/ruff check core paimon_cli tests bench scripts

@@ -6,6 +6,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import java_paimon
 import pypaimon_writer as pw
 import pytest
 from fixtures import Run
@@ -46,3 +47,31 @@ def dated(tmp_path: Path) -> tuple[Path, pw.Scenario]:
     """A fresh dated_partitions table: (warehouse, scenario)."""
     wh = tmp_path / "wh"
     return wh, pw.dated_partitions(wh)
+
+
+@pytest.fixture(scope="session")
+def java() -> java_paimon.JavaPaimon:
+    """Apache Paimon (Java) as an independent reader; skips (or fails in CI) without it."""
+    reason = java_paimon.unavailable()
+    if reason:
+        if java_paimon.REQUIRED:
+            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {reason}")
+        pytest.skip(reason)
+    return java_paimon.JavaPaimon()
+
+
+@pytest.fixture
+def java_built(tmp_path: Path) -> Callable[[str], Path]:
+    """A writable copy (times kept) of a table of ../shared/fixtures/java-0.9-built/."""
+
+    def copy(name: str) -> Path:
+        src = java_paimon.JAVA_BUILT / name / "table"
+        if not src.is_dir():
+            if java_paimon.REQUIRED:
+                pytest.fail(f"Java-built fixture {src} not found")
+            pytest.skip(f"Java-built fixture {src} not found")
+        dest = tmp_path / "java-built" / name
+        shutil.copytree(src, dest, symlinks=True)
+        return dest
+
+    return copy
