@@ -345,10 +345,10 @@ def plan_expire_snapshots(
     details["snapshots"] = [s.id for s in expiring]
     details["expire_range"] = [begin, end]
 
-    tags = sorted(
-        [t for k, t in tags_all.items() if k.startswith(("main/", f"{table.branch}/"))],
-        key=lambda t: (t.snapshot.id, t.name),
-    )
+    # This branch's own tags only (its base tag is copied into its tag directory), as Paimon
+    # does per branch: other branches' tags name other snapshots with other files and would
+    # hide the nearest earlier tag here; their files are protected as branch files (D3).
+    tags = sorted(table.tags.tags(), key=lambda t: (t.snapshot.id, t.name))
     branch_files = _branch_protection(others, executor) if others else {}
     cache = ManifestCache(table, executor)
     tag_keys: dict[str, set[tuple[bytes, int, str]]] = {}
