@@ -21,11 +21,11 @@ from core.commit import JavaDecimal, create_if_absent, java_json, ordered_snapsh
 from core.errors import InvalidOptionError, MissingFileError, PaimonError
 from core.executors.base import Executor
 from core.model import Snapshot, Tag
-from core.partition_time import Formatter, PartitionTimeError
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.references import changelog_root_lists, collect_references
 from core.scan import ManifestCache, full_live_set, live_sets
 from core.table import PaimonTable
+from core.tag_period import period_handler
 from core.timeparse import local_datetime
 
 logger = logging.getLogger(__name__)
@@ -405,34 +405,9 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
 
 
 # -- expiry --------------------------------------------------------------------------------------
-_AUTO_FORMATS = {
-    ("daily", "with_dashes"): "yyyy-MM-dd",
-    ("daily", "without_dashes"): "yyyyMMdd",
-    ("daily", "without_dashes_and_spaces"): "yyyyMMdd",
-    ("hourly", "with_dashes"): "yyyy-MM-dd HH",
-    ("hourly", "without_dashes"): "yyyyMMdd HH",
-    ("hourly", "without_dashes_and_spaces"): "yyyyMMddHH",
-    ("two-hours", "with_dashes"): "yyyy-MM-dd HH",
-    ("two-hours", "without_dashes"): "yyyyMMdd HH",
-    ("two-hours", "without_dashes_and_spaces"): "yyyyMMddHH",
-}
-
-
 def is_auto_tag(name: str, table: PaimonTable) -> bool:
     """Whether Paimon's TagPeriodHandler would parse the name as an automatic tag (§5.7)."""
-    opts = table.options
-    if opts.get("tag.creation-period-duration"):
-        pattern, text = "yyyyMMddHHmm", name
-    else:
-        period = (opts.get("tag.creation-period") or "daily").lower()
-        style = (opts.get("tag.period-formatter") or "with_dashes").lower()
-        pattern = _AUTO_FORMATS.get((period, style), "yyyy-MM-dd")
-        text = name.split(" ", 1)[0] if period == "daily" else name
-    try:
-        Formatter.of(pattern).parse(text)
-    except PartitionTimeError:
-        return False
-    return True
+    return period_handler(table.options).is_auto_tag(name)
 
 
 @dataclass(frozen=True, slots=True)

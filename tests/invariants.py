@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -137,3 +138,18 @@ class CrashingFileIO(FileIO):
     def delete_empty_dir(self, path: str) -> bool:
         self._tick(path)
         return super().delete_empty_dir(path)
+
+
+# -- time travel for time-dependent tests (never sleep) ---------------------------------------
+def set_snapshot_times(
+    root: Path, times_ms: dict[int, int], *, watermarks: dict[int, int] | None = None
+) -> None:
+    """Rewrite ``timeMillis`` (and ``watermark``) in ``snapshot/snapshot-N`` as if the
+    snapshots had been committed then; tags copied from a snapshot keep their own copy."""
+    for sid, ms in times_ms.items():
+        path = root / "snapshot" / f"snapshot-{sid}"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["timeMillis"] = ms
+        if watermarks and sid in watermarks:
+            data["watermark"] = watermarks[sid]
+        path.write_text(json.dumps(data), encoding="utf-8")
