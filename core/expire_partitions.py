@@ -203,9 +203,11 @@ def plan_partition_expire(
             except PartitionTimeError as exc:
                 msg = f"partition {_spec_text(spec)} kept: cannot read a time from it ({exc})"
                 details["skipped"].append({"partition": spec, "reason": str(exc)})
+                # Said once: to the caller's warning channel when there is one, else the log.
                 if warn:
                     warn(msg + "; use --expire-strategy update-time or drop it by hand")
-                logger.warning(msg)
+                else:
+                    logger.warning(msg)
                 continue
             if not expire_before > when:
                 continue

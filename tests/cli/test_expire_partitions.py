@@ -78,3 +78,13 @@ def test_table_option_fallback(run, dated, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert '"source": "dynamic"' in result.stdout
     assert '"partitions": []' in result.stdout  # yyyyMMdd matches none of the values
+
+
+def test_each_parse_warning_is_said_once(run, dated) -> None:
+    result = run("expire-partitions", dated.root, "--expiration-time", "1 d", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "cannot read a time" in line]
+    assert warnings, result.stderr
+    # One line per unreadable partition (it used to be printed and logged too).
+    assert len(warnings) == len(set(warnings))
+    assert sum("par-1" in line for line in warnings) == 1
