@@ -70,6 +70,12 @@ class StorageError(PaimonError):
     kind = "storage_error"
 
 
+class StorageAccessError(StorageError):
+    """Storage refused us: no usable credentials, or the ones in use lack a permission."""
+
+    kind = "storage_access"
+
+
 class EngineUnavailableError(PaimonError):
     """The requested execution engine cannot start (pyspark or Java missing, ...)."""
 

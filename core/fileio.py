@@ -9,6 +9,8 @@ Missing files raise ``FileNotFoundError``; every other storage failure raises
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import logging
 import os
 import stat
@@ -19,7 +21,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
-from core.errors import StorageError
+from core.errors import StorageAccessError, StorageError
 from core.retry import RateLimiter, Retrier
 
 logger = logging.getLogger(__name__)
@@ -145,8 +147,19 @@ class FileIO:
         )
 
     def _remote(self, fn: Callable[[], T], path: str) -> T:
-        """Object-store calls: rate-limited, transient failures retried with backoff."""
-        return self._retrier.call(fn, path)
+        """Object-store calls: rate-limited, transient failures retried with backoff;
+        missing credentials and refused permissions say which setting to fix."""
+        try:
+            return self._retrier.call(fn, path)
+        except PermissionError as exc:
+            raise StorageAccessError(
+                f"access denied to {path}: {exc}", hint=_permission_hint(protocol_of(path))
+            ) from exc
+        except _credential_errors() as exc:
+            raise StorageAccessError(
+                f"no usable credentials for {path}: {exc}",
+                hint=_credentials_hint(protocol_of(path)),
+            ) from exc
 
     def is_local(self, path: str) -> bool:
         return protocol_of(path) in _LOCAL_PROTOCOLS
@@ -494,3 +507,62 @@ def _install_hint(protocol: str) -> str | None:
         "oss": "oss",
     }.get(protocol)
     return f"install the storage extra: pip install 'paimon-cli[{extra}]'" if extra else None
+
+
+# The "no usable credentials" errors of each storage library, by module and class name.
+_CREDENTIAL_ERRORS = (
+    ("botocore.exceptions", "NoCredentialsError"),
+    ("botocore.exceptions", "PartialCredentialsError"),
+    ("botocore.exceptions", "CredentialRetrievalError"),
+    ("botocore.exceptions", "NoAuthTokenError"),
+    ("google.auth.exceptions", "DefaultCredentialsError"),
+    ("google.auth.exceptions", "RefreshError"),
+    ("azure.core.exceptions", "ClientAuthenticationError"),
+)
+
+
+@functools.cache
+def _credential_errors() -> tuple[type[BaseException], ...]:
+    """Those of the installed libraries (they are not OSErrors, so nothing else would
+    translate them)."""
+    found: list[type[BaseException]] = []
+    for module_name, class_name in _CREDENTIAL_ERRORS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        cls = getattr(module, class_name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+# Where each store's credentials come from: environment variables or --fs-option keys.
+_CREDENTIAL_SOURCES = {
+    "s3": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or pass "
+    "--fs-option key=... --fs-option secret=...; a public bucket: --fs-option anon=true",
+    "gs": "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or pass "
+    "--fs-option token=...",
+    "abfs": "set AZURE_STORAGE_CONNECTION_STRING (or AZURE_STORAGE_ACCOUNT_NAME and "
+    "AZURE_STORAGE_ACCOUNT_KEY), or pass --fs-option account_name=... --fs-option "
+    "account_key=...",
+    "oss": "pass --fs-option key=... --fs-option secret=... --fs-option endpoint=...",
+}
+_CREDENTIAL_SOURCES |= {
+    "s3a": _CREDENTIAL_SOURCES["s3"],
+    "gcs": _CREDENTIAL_SOURCES["gs"],
+    "az": _CREDENTIAL_SOURCES["abfs"],
+}
+
+
+def _credentials_hint(protocol: str) -> str:
+    return _CREDENTIAL_SOURCES.get(
+        protocol, "pass the storage credentials with --fs-option KEY=VALUE"
+    )
+
+
+def _permission_hint(protocol: str) -> str:
+    return (
+        "the credentials in use lack this permission: grant it (bucket or IAM policy), "
+        "or use other credentials: " + _credentials_hint(protocol)
+    )

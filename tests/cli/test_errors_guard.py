@@ -54,3 +54,23 @@ def test_spark_executor_close_survives_a_dead_session() -> None:
     executor.spark, executor.owned, executor._tempdir = DeadSession(), True, "/nonexistent-dir"
     executor.close()  # no exception
     assert executor.owned is False
+
+
+def test_s3_without_credentials_is_a_hint_not_a_bug(run) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("s3fs", reason="s3fs is needed to reach S3")
+    env = {
+        "AWS_ACCESS_KEY_ID": None,
+        "AWS_SECRET_ACCESS_KEY": None,
+        "AWS_SESSION_TOKEN": None,
+        "AWS_PROFILE": None,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
+        "AWS_CONFIG_FILE": "/nonexistent/config",
+    }
+    result = run(
+        "inspect", "s3://nocreds/wh/db.db/t", "--fs-option", "endpoint_url=http://127.0.0.1:9",
+        env=env,
+    )
+    assert result.exit_code == 1
+    assert "no usable credentials" in result.stderr and "AWS_ACCESS_KEY_ID" in result.stderr
+    assert "bug" not in result.stderr and "Traceback" not in result.stderr
