@@ -14,7 +14,7 @@ from core.fileio import FileInfo
 from core.model import Consumer, ManifestEntry, Snapshot, Tag
 from core.scan import ManifestCache, full_live_set
 from core.table import PaimonTable
-from core.timeparse import local_datetime
+from core.timeparse import local_datetime, local_wall_clock_ms, resolve_zone
 
 _SKIP_WALK = frozenset({".paimon-cli"})
 
@@ -31,9 +31,11 @@ class FileRow:
     kind: str  # data | changelog
     source: str | None
     schema_id: int
-    creation_time: str | None
+    creation_time: str | None  # the writer's local wall clock, as Paimon stores it
     extra_files: tuple[str, ...]
     external: bool
+    # creation_time read in the table's zone (Paimon's creationTimeEpochMillis).
+    creation_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,21 @@ def creation_text(entry: ManifestEntry) -> str | None:
     return ct.replace(tzinfo=None).isoformat(sep=" ", timespec="seconds") if ct else None
 
 
-def file_rows(table: PaimonTable, live: list[ManifestEntry], kind: str = "data") -> list[FileRow]:
+def creation_epoch_ms(entry: ManifestEntry, zone: dt.tzinfo | None) -> int | None:
+    ct = entry.file.creation_time
+    if ct is None:
+        return None
+    return local_wall_clock_ms(ct.replace(tzinfo=None), zone or resolve_zone(None))
+
+
+def file_rows(
+    table: PaimonTable,
+    live: list[ManifestEntry],
+    kind: str = "data",
+    *,
+    zone: dt.tzinfo | None = None,
+) -> list[FileRow]:
+    """Rows of the live files; ``zone`` (default: this machine's) reads creation times."""
     paths = table.paths
     rows = []
     for e in live:
@@ -113,6 +129,7 @@ def file_rows(table: PaimonTable, live: list[ManifestEntry], kind: str = "data")
                 creation_time=creation_text(e),
                 extra_files=f.extra_files,
                 external=f.external_path is not None,
+                creation_ms=creation_epoch_ms(e, zone),
             )
         )
     rows.sort(key=lambda r: r.path)

@@ -229,10 +229,15 @@ def _build_view(
         return manifests, plain(manifests)
     live = table.live_files(snap)
     if view is View.files:
-        files = file_rows(table, live)
-        return files, plain(files)
+        files = file_rows(table, live, zone=zone)
+        return files, [_file_json(row) for row in plain(files)]
     parts = partition_rows(table, live)
     return parts, plain(parts)
+
+
+def _file_json(row: dict[str, Any]) -> dict[str, Any]:
+    """A file row; ``created`` is the creation time as every other time in JSON."""
+    return {**row, "created": instant(row.pop("creation_ms"))}
 
 
 def _retention_json(r: Any) -> dict[str, Any]:

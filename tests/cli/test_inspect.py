@@ -185,3 +185,21 @@ def test_debug_shows_traceback(run, tmp_path: Path) -> None:
     result = run("--debug", "inspect", tmp_path / "nope")
     assert result.exit_code == 1
     assert "Traceback" in result.stderr
+
+
+def test_files_json_creation_time_is_an_instant_like_every_other(run, scenarios) -> None:
+    s = scenarios["append_partitioned"]
+    files = run.json("inspect", s.root, "files")["files"]
+    snaps = run.json("inspect", s.root, "snapshots")["snapshots"]
+    first, last = snaps[0]["time"]["epoch_ms"], snaps[-1]["time"]["epoch_ms"]
+    for f in files:
+        created = f["created"]
+        assert set(created) == {"epoch_ms", "utc"} and created["utc"].endswith("Z")
+        # pypaimon wrote the wall clock of this machine's zone, which is the default zone.
+        assert first - 1000 <= created["epoch_ms"] <= last + 1000
+        assert isinstance(f["creation_time"], str)  # the stored wall clock stays (additive)
+    # The wall clock is read in --timezone: Tokyo is 9 h ahead of UTC, all year round.
+    utc = run.json("inspect", s.root, "files", "--timezone", "UTC")["files"]
+    tokyo = run.json("inspect", s.root, "files", "--timezone", "Asia/Tokyo")["files"]
+    for a, b in zip(utc, tokyo, strict=True):
+        assert a["created"]["epoch_ms"] - b["created"]["epoch_ms"] == 9 * 3600 * 1000
