@@ -291,7 +291,11 @@ def man_page(page: Page, parent: Page | None) -> str:
     lines.append(".SH OPTIONS")
     lines += [_help_record_roff(p, r) for p, r in _params(page, "option")]
     if parent is not None:
-        lines += [".PP", f"Global options go before the command name; see {_bold(PROG)}(1)."]
+        lines += [
+            ".PP",
+            "Global options (\\-v, \\-\\-log\\-level, \\-\\-debug, \\-\\-no\\-color) go "
+            f"before or after the command name; see {_bold(PROG)}(1).",
+        ]
     if page.children:
         lines.append(".SH COMMANDS")
         for child in page.children:

@@ -8,6 +8,7 @@ import typer
 
 from core import __version__
 from paimon_cli import logs
+from paimon_cli.commandline import PaimonGroup
 from paimon_cli.commands import compact as compact_cmd
 from paimon_cli.commands import delete_orphan_files as delete_orphan_files_cmd
 from paimon_cli.commands import expire_partitions as expire_partitions_cmd
@@ -18,6 +19,7 @@ from paimon_cli.state import AppState
 
 app = typer.Typer(
     name="paimon",
+    cls=PaimonGroup,
     help="Fast, safe maintenance for Apache Paimon tables.\n\n"
     "Every destructive command builds a plan first: --dry-run prints it, --json emits it, "
     "and nothing a retained snapshot, tag, branch or consumer needs is ever deleted.",
