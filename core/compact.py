@@ -154,9 +154,10 @@ def refusals(table: PaimonTable) -> list[str]:
         producer = (opts.get("changelog-producer") or "none").strip().lower()
         if producer in ("full-compaction", "lookup"):
             out.append(f"changelog-producer={producer} (compaction must write changelog)")
-    bad = unsupported_types(table.schema.fields)
+    fmt = (opts.get("file.format") or "parquet").strip().lower()
+    bad = unsupported_types(table.schema.fields, fmt)
     if bad:
-        out.append(f"column types {', '.join(bad)}")
+        out.append(f"column types {'; '.join(bad)}")
     return out
 
 
@@ -619,7 +620,7 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
             chunk = data.slice(start, step)
             name = f"{prefix}-{n}.{opts.file_format}"
             path = join(bucket_dir, name)
-            payload = encode_file(chunk, opts)
+            payload = encode_file(chunk, opts, layout.columns())
             written.append(path)
             if not table.fileio.write_if_absent(path, payload):
                 raise StorageError(f"{path} already exists (UUID collision?)")

@@ -37,23 +37,16 @@ VALUE_KIND_ID = 2**31 - 3
 FORMATS = ("parquet", "orc", "avro")
 SYSTEM_STATS_MODE = "truncate(128)"  # StatsCollectorFactories: system fields
 
-_UNSUPPORTED_ROOTS = frozenset({"VARIANT", "BLOB", "VECTOR", "MULTISET"})
 _NO_MINMAX = frozenset({"ARRAY", "MAP", "ROW", "MULTISET", "VARIANT", "BLOB", "VECTOR"})
 
 
-def unsupported_types(fields: Sequence[DataField]) -> list[str]:
-    """Columns whose type paimon-cli cannot rewrite faithfully."""
-    out = []
+def unsupported_types(fields: Sequence[DataField], file_format: str = "parquet") -> list[str]:
+    """Columns paimon-cli cannot write as Paimon (Java) writes them in ``file_format``,
+    each with its type and why (core.physical)."""
+    from core import physical
 
-    def walk(name: str, t: DataType) -> None:
-        if t.root in _UNSUPPORTED_ROOTS:
-            out.append(f"{name} ({t.root})")
-        for child in t.children:
-            walk(name, child)
-
-    for f in fields:
-        walk(f.name, f.type)
-    return out
+    columns = [physical.Column(f.name, f.type, f.id) for f in fields]
+    return physical.refusals(columns, file_format)
 
 
 def arrow_type(t: DataType) -> Any:
@@ -94,6 +87,12 @@ def arrow_type(t: DataType) -> Any:
         return pa.map_(
             pa.field("key", arrow_type(key), nullable=False),
             pa.field("value", arrow_type(value), nullable=value.nullable),
+        )
+    if root == "MULTISET":  # a map of element to count, as Paimon's writers store it
+        (element,) = t.children
+        return pa.map_(
+            pa.field("key", arrow_type(element), nullable=False),
+            pa.field("value", pa.int32(), nullable=False),
         )
     if root == "ROW":
         return pa.struct(
@@ -157,6 +156,20 @@ class FileLayout:
             )
         out += [_field(f.name, f.type, f.id) for f in self.value_fields]
         return pa.schema(out)
+
+    def columns(self) -> list[Any]:
+        """The file's columns with Paimon types and field ids (core.physical.Column)."""
+        from core.physical import Column
+
+        out = []
+        if self.primary_key:
+            out += [
+                Column(KEY_PREFIX + f.name, f.type, KEY_FIELD_ID_START + f.id)
+                for f in self.key_fields
+            ]
+            out.append(Column(SEQUENCE_NUMBER, DataType("BIGINT", False), SEQUENCE_NUMBER_ID))
+            out.append(Column(VALUE_KIND, DataType("TINYINT", False), VALUE_KIND_ID))
+        return out + [Column(f.name, f.type, f.id) for f in self.value_fields]
 
 
 def format_of(file_name: str) -> str:
@@ -222,18 +235,49 @@ def conform(raw: Any, schema: Any) -> Any:
                 if col.type != f.type:  # same instant, other zone label
                     col = col.cast(pa.timestamp(col.type.unit)).cast(f.type)
             else:
-                col = col.cast(f.type)
+                col = _cast(col, f.type)
         columns.append(col)
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _read_avro(data: bytes, schema: Any) -> Any:
-    import fastavro
+def _cast(col: Any, t: Any) -> Any:
     import pyarrow as pa
 
-    rows = list(fastavro.reader(io.BytesIO(data)))
-    plain = pa.schema([pa.field(f.name, f.type) for f in schema])
-    return pa.Table.from_pylist(rows, schema=plain)
+    try:
+        return col.cast(t)
+    except pa.ArrowTypeError:
+        if not pa.types.is_nested(t):
+            raise
+    # Readers (ORC) report nested fields nullable; Arrow refuses to cast to NOT NULL
+    # children, so cast with nullable children, then rebuild (rare path).
+    relaxed = col.cast(_relaxed(t))
+    return pa.chunked_array([pa.array(relaxed.to_pylist(), t)], t)
+
+
+def _relaxed(t: Any) -> Any:
+    """``t`` with every nested field nullable."""
+    import pyarrow as pa
+
+    def field(f: Any) -> Any:
+        return pa.field(f.name, _relaxed(f.type), nullable=True)
+
+    if pa.types.is_map(t):
+        return pa.map_(
+            pa.field(t.key_field.name, _relaxed(t.key_type), nullable=False), field(t.item_field)
+        )
+    if pa.types.is_list(t):
+        return pa.list_(field(t.value_field))
+    if pa.types.is_struct(t):
+        return pa.struct([field(t.field(i)) for i in range(t.num_fields)])
+    return t
+
+
+def _read_avro(data: bytes, schema: Any) -> Any:
+    import fastavro
+
+    from core.physical import avro_rows_to_arrow
+
+    return avro_rows_to_arrow(list(fastavro.reader(io.BytesIO(data))), schema)
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -297,92 +341,12 @@ def _stats_mode_for_level(options: TableOptions, level: int) -> str:
     return _check_mode(options.get("metadata.stats-mode") or "truncate(16)", "metadata.stats-mode")
 
 
-def encode_file(table: Any, opts: WriteOptions) -> bytes:
-    """Serialise an Arrow table in the table's format and compression."""
-    import pyarrow as pa
+def encode_file(table: Any, opts: WriteOptions, columns: Sequence[Any]) -> bytes:
+    """Serialise an Arrow table (``columns``: its core.physical.Column list) in the table's
+    format and compression, with the physical types Paimon's Java writers use."""
+    from core import physical
 
-    sink = pa.BufferOutputStream()
-    if opts.file_format == "parquet":
-        import pyarrow.parquet as pq
-
-        kwargs: dict[str, Any] = {}
-        if opts.compression == "zstd":
-            kwargs["compression_level"] = opts.zstd_level
-        codec = "none" if opts.compression in ("none", "uncompressed") else opts.compression
-        pq.write_table(table, sink, compression=codec, **kwargs)
-    elif opts.file_format == "orc":
-        import pyarrow.orc as orc
-
-        codec = "uncompressed" if opts.compression in ("none", "uncompressed") else opts.compression
-        orc.write_table(table, sink, compression=codec)
-    else:
-        return _encode_avro(table, opts)
-    data: bytes = sink.getvalue().to_pybytes()
-    return data
-
-
-_AVRO_CODECS = {"zstd": "zstandard", "none": "null", "uncompressed": "null"}
-
-
-def avro_schema(schema: Any) -> dict[str, Any]:
-    """Java's AvroSchemaConverter layout for flat rows (nullable = ["null", T])."""
-    import pyarrow as pa
-
-    def of(t: Any) -> Any:
-        if pa.types.is_boolean(t):
-            return "boolean"
-        if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
-            return "int"
-        if pa.types.is_int64(t):
-            return "long"
-        if pa.types.is_float32(t):
-            return "float"
-        if pa.types.is_float64(t):
-            return "double"
-        if pa.types.is_string(t):
-            return "string"
-        if pa.types.is_binary(t):
-            return "bytes"
-        if pa.types.is_date32(t):
-            return {"type": "int", "logicalType": "date"}
-        if pa.types.is_time32(t):
-            return {"type": "int", "logicalType": "time-millis"}
-        if pa.types.is_decimal(t):
-            return {
-                "type": "bytes",
-                "logicalType": "decimal",
-                "precision": t.precision,
-                "scale": t.scale,
-            }
-        if pa.types.is_timestamp(t):
-            logical = "timestamp-millis" if t.unit in ("s", "ms") else "timestamp-micros"
-            return {"type": "long", "logicalType": logical}
-        raise InvalidOptionError(f"avro data files with {t} columns are not supported")
-
-    fields = []
-    for f in schema:
-        t = of(f.type)
-        fields.append(
-            {"name": f.name, "type": ["null", t], "default": None}
-            if f.nullable
-            else {"name": f.name, "type": t}
-        )
-    return {
-        "type": "record",
-        "name": "record",
-        "namespace": "org.apache.paimon.avro.generated",
-        "fields": fields,
-    }
-
-
-def _encode_avro(table: Any, opts: WriteOptions) -> bytes:
-    import fastavro
-
-    schema = fastavro.parse_schema(avro_schema(table.schema))
-    buf = io.BytesIO()
-    codec = _AVRO_CODECS.get(opts.compression, opts.compression)
-    fastavro.writer(buf, schema, table.to_pylist(), codec=codec)
-    return buf.getvalue()
+    return physical.encode(table, columns, opts.file_format, opts.compression, opts.zstd_level)
 
 
 # -- stats --------------------------------------------------------------------------------------
@@ -517,7 +481,6 @@ __all__ = [
     "Stats",
     "WriteOptions",
     "arrow_type",
-    "avro_schema",
     "column_stats",
     "conform",
     "encode_file",

@@ -24,6 +24,7 @@ class DataType:
     scale: int | None = None
     children: tuple[DataType, ...] = ()
     field_names: tuple[str, ...] = ()
+    field_ids: tuple[int, ...] = ()  # ROW fields' ids (parquet field ids of nested fields)
 
     def __str__(self) -> str:
         text = self.root
@@ -56,6 +57,9 @@ def parse_type(raw: Any, *, where: str = "schema") -> DataType:
                 nullable,
                 children=tuple(parse_type(f.get("type"), where=where) for f in fields),
                 field_names=tuple(str(f.get("name")) for f in fields),
+                field_ids=tuple(int(f["id"]) for f in fields if "id" in f)
+                if all("id" in f for f in fields)
+                else (),
             )
         if root == "VECTOR":
             return DataType(
