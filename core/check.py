@@ -1,5 +1,5 @@
-"""``inspect --check``: every file referenced by every snapshot, tag and long-lived
-changelog (of every branch) exists with its recorded size."""
+"""``inspect --check``: every file each snapshot, tag and long-lived changelog (of every
+branch) needs exists with its recorded size (what a root needs: ``core.references``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from core.executors.base import Executor
 from core.fileio import FileIO
 from core.model import Snapshot
 from core.progress import NullProgress, Progress
-from core.references import changelog_root_lists, collect_references
+from core.references import RootKind, collect_references
 from core.scan import LiveSet, ManifestCache, full_live_set, next_live_set
 from core.table import PaimonTable
 
@@ -68,11 +68,11 @@ def _collect_root(
     ref: str,
     col: _Collector,
     *,
-    lists: tuple[str, ...] | None = None,
+    kind: RootKind = "snapshot",
 ) -> None:
     try:
         collect_references(
-            table, snap, live, lambda p, size, role: col.want(p, size, role, ref), lists=lists
+            table, snap, live, lambda p, size, role: col.want(p, size, role, ref), kind=kind
         )
     except (MissingFileError, CorruptMetadataError) as exc:
         col.unreadable(_error_path(exc, table), "metadata", ref, exc.message)
@@ -116,12 +116,10 @@ def check_table(
             except (MissingFileError, CorruptMetadataError) as exc:
                 col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
                 live = None
-            _collect_root(view, tag.snapshot, live, ref, col)
+            _collect_root(view, tag.snapshot, live, ref, col, kind="tag")
             roots += 1
         for cl in view.changelogs.snapshots():
-            _collect_root(
-                view, cl, None, f"{prefix}changelog {cl.id}", col, lists=changelog_root_lists(cl)
-            )
+            _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, kind="changelog")
             roots += 1
     items = sorted(col.expected.items())
     progress.start("checking files", len(items))

@@ -22,7 +22,7 @@ from core.model import FileKind, ManifestEntry, Snapshot, Tag
 from core.options import ExpireConfig
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
-from core.references import collect_references
+from core.references import RootKind, Want, changelog_references, collect_references
 from core.scan import ManifestCache, full_live_set, live_sets
 from core.table import PaimonTable
 
@@ -53,6 +53,7 @@ class _Builder:
     kept_by_tag: list[dict[str, Any]] = field(default_factory=list)
     kept_by_branch: list[dict[str, Any]] = field(default_factory=list)
     kept_for_changelog: int = 0
+    kept_by_changelog: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)
 
@@ -128,12 +129,33 @@ def _branch_protection(views: list[PaimonTable], executor: Executor) -> dict[str
     protected: dict[str, str] = {}
     for view in views:
         cache = ManifestCache(view, executor)
-        roots: list[tuple[Snapshot, Any]] = list(live_sets(view, view.snapshots.snapshots(), cache))
-        roots += [(t.snapshot, full_live_set(view, t.snapshot, cache)) for t in view.tags.tags()]
         want = partial(_claim, protected, view.branch)
-        for snap, live in roots:
+        for snap, live in live_sets(view, view.snapshots.snapshots(), cache):
             collect_references(view, snap, live, want)
+        for tag in view.tags.tags():
+            live = full_live_set(view, tag.snapshot, cache)
+            collect_references(view, tag.snapshot, live, want, kind="tag")
+        changelog_references(view, partial(_same, want))
     return protected
+
+
+def _same(want: Want, _changelog_id: int) -> Want:
+    return want
+
+
+def _changelog_protection(table: PaimonTable) -> dict[str, int]:
+    """path -> changelog id, for every file a long-lived changelog of this branch needs:
+    kept whatever the lifecycle is now (decoupling may have been switched off since)."""
+    needed: dict[str, int] = {}
+
+    def want_for(cid: int) -> Callable[[str, Any, str], None]:
+        def want(path: str, _size: Any, _role: str) -> None:
+            needed.setdefault(path, cid)
+
+        return want
+
+    changelog_references(table, want_for)
+    return needed
 
 
 def _vanished_or_raise(table: PaimonTable, snap: Snapshot, read: Callable[[], T]) -> T | None:
@@ -227,6 +249,23 @@ def _plan_manifests(
         b.add(b.data, paths.statistics_path(snap.statistics), "statistics", None, reason)
 
 
+def _note_tagged_changelogs(
+    b: _Builder, expiring: list[Snapshot], tags: list[Tag], decoupled: bool
+) -> None:
+    """Say what happens to the changelog of a tagged snapshot: as in Paimon, a tag keeps its
+    data, not its changelog (issue 12.4; README "Long-lived changelogs")."""
+    if decoupled:
+        return  # the changelog moves to changelog-N and keeps its files
+    tagged = {t.snapshot.id: t.name for t in tags}
+    hit = [s for s in expiring if s.changelog_manifest_list and s.id in tagged]
+    if hit:
+        names = ", ".join(f"{tagged[s.id]} (snapshot {s.id})" for s in hit)
+        b.notes.append(
+            f"changelog files of tagged snapshots are deleted, as Paimon does: {names}; a tag "
+            "keeps the data it reads, not the changelog"
+        )
+
+
 def _empty_dir_actions(
     table: PaimonTable, buckets: Iterable[tuple[bytes, int]]
 ) -> list[FileAction]:
@@ -298,6 +337,7 @@ def plan_expire_snapshots(
         details.update(
             kept_by_tag=sorted(b.kept_by_tag, key=lambda k: k["path"]),
             kept_by_branch=sorted(b.kept_by_branch, key=lambda k: k["path"]),
+            kept_by_changelog=sorted(b.kept_by_changelog, key=lambda k: k["path"]),
             kept_for_changelog=b.kept_for_changelog,
             notes=b.notes,
         )
@@ -350,6 +390,7 @@ def plan_expire_snapshots(
     # hide the nearest earlier tag here; their files are protected as branch files (D3).
     tags = sorted(table.tags.tags(), key=lambda t: (t.snapshot.id, t.name))
     branch_files = _branch_protection(others, executor) if others else {}
+    changelog_files = _changelog_protection(table)
     cache = ManifestCache(table, executor)
     tag_keys: dict[str, set[tuple[bytes, int, str]]] = {}
 
@@ -432,6 +473,11 @@ def plan_expire_snapshots(
         for a in kept:
             b.kept_by_branch.append({"path": a.path, "branch": branch_files[a.path]})
         bucket[:] = [a for a in bucket if a.path not in branch_files]
+        for a in bucket:
+            if a.path in changelog_files:
+                b.kept_by_changelog.append({"path": a.path, "changelog": changelog_files[a.path]})
+        bucket[:] = [a for a in bucket if a.path not in changelog_files]
+    _note_tagged_changelogs(b, expiring, tags, decoupled)
 
     # 4. pointers first: changelog-N (decoupled), snapshot files ascending, then EARLIEST
     phases: list[Phase] = []
@@ -479,6 +525,10 @@ def plan_expire_snapshots(
     if config.clean_empty_directories and b.buckets:
         phases.append(
             Phase("empty-directories", tuple(_empty_dir_actions(table, b.buckets)), sequential=True)
+        )
+    if b.kept_by_changelog:
+        b.notes.append(
+            f"{len(b.kept_by_changelog)} files kept because a long-lived changelog still needs them"
         )
     if branch_files and b.kept_by_branch:
         b.notes.append(
@@ -531,13 +581,17 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
     protected: set[str] = set()
     executor_free_cache = {v.branch: ManifestCache(v, LocalExecutor(1)) for v in views}
 
-    def protect(view: PaimonTable, snap: Snapshot) -> None:
+    def want(path: str, _size: Any, _role: str) -> None:
+        protected.add(path)
+
+    def protect(view: PaimonTable, snap: Snapshot, kind: RootKind = "snapshot") -> None:
         live = full_live_set(view, snap, executor_free_cache[view.branch])
-        collect_references(view, snap, live, lambda p, _s, _r: protected.add(p))
+        collect_references(view, snap, live, want, kind=kind)
 
     for view in views:
         for tag in view.tags.tags():
-            protect(view, tag.snapshot)
+            protect(view, tag.snapshot, "tag")
+        changelog_references(view, lambda _id: want)
         if view.branch != table.branch:
             for snap in view.snapshots.snapshots():
                 protect(view, snap)

@@ -24,6 +24,7 @@ from core.manifest import decode_manifest_file_names
 from core.model import Snapshot
 from core.plans import FileAction, LazyRows, Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
+from core.references import RootKind, producer_of, root_lists
 from core.table import PaimonTable
 from core.timeparse import iso_utc
 
@@ -37,6 +38,7 @@ RECENT_FLOOR_MS = 3_600_000  # newer cut-offs need --allow-recent (D3)
 BATCH = 1000  # deletions per phase; roots are re-read between phases (RECHECK_S)
 RECHECK_S = 1.0  # re-read roots before a batch once this long has passed since the last read
 _HINTS = frozenset({"EARLIEST", "LATEST"})
+_ROOT_KINDS: dict[str, RootKind] = {"snapshot": "snapshot", "tag": "tag", "changelog": "changelog"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +87,30 @@ def _views(table: PaimonTable) -> list[PaimonTable]:
     return views
 
 
-def _root_names(view: PaimonTable, snap: Snapshot, used: _Used) -> None:
-    """Names a root references directly; manifests are decoded later, once each."""
-    for list_name in snap.manifest_lists:
+def _root_names(view: PaimonTable, kind: RootKind, snap: Snapshot, used: _Used) -> None:
+    """Names a root references directly; manifests are decoded later, once each. Lists
+    Paimon deletes by design (a changelog's base and delta lists with a changelog producer,
+    a tag's changelog list) count when present, as in Paimon, and are never "missing"."""
+    lists = root_lists(kind, snap, producer_of(view))
+    present = [n for n in lists.optional if view.fileio.exists(view.paths.manifest_path(n))]
+    for list_name in (*lists.required, *present):
         used.names.add(list_name)
-        for name, size in view.manifest_list_names(list_name):
+        try:
+            pairs = view.manifest_list_names(list_name)
+        except MissingFileError:
+            if list_name in lists.required:
+                raise
+            continue  # an optional list deleted meanwhile
+        for name, size in pairs:
             used.names.add(name)
             used.manifests[name] = size
-    if snap.index_manifest:
+    # Snapshot expiry handles index files, so a changelog's may be gone (as in Paimon).
+    index_gone = (
+        kind == "changelog"
+        and snap.index_manifest is not None
+        and not view.fileio.exists(view.paths.manifest_path(snap.index_manifest))
+    )
+    if snap.index_manifest and not index_gone:
         # Paimon treats a missing index manifest as empty, which would make the live
         # deletion vectors look like orphans; here it is missing metadata (D3).
         used.names.add(snap.index_manifest)
@@ -139,7 +157,7 @@ def _add_root(view: PaimonTable, kind: str, key: int | str, used: _Used) -> None
     except MissingFileError:
         return  # the root itself was removed meanwhile
     try:
-        _root_names(view, snap, used)
+        _root_names(view, _ROOT_KINDS[kind], snap, used)
     except MissingFileError as exc:
         still_there = {
             "snapshot": lambda: view.fileio.exists(view.snapshots.path(int(key))),

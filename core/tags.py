@@ -22,7 +22,7 @@ from core.errors import InvalidOptionError, MissingFileError, PaimonError
 from core.executors.base import Executor
 from core.model import Snapshot, Tag
 from core.plans import FileAction, Phase, Plan, Requirements
-from core.references import changelog_root_lists, collect_references
+from core.references import changelog_references, collect_references
 from core.scan import ManifestCache, full_live_set, live_sets
 from core.table import PaimonTable
 from core.tag_period import period_handler
@@ -242,9 +242,9 @@ def _root_references(
         for tag in view.tags.tags():
             if exclude.get(f"{view.branch}/{tag.name}") == tag.snapshot.id:
                 continue
-            collect_references(view, tag.snapshot, full_live_set(view, tag.snapshot, cache), want)
-        for cl in view.changelogs.snapshots():
-            collect_references(view, cl, None, want, lists=changelog_root_lists(cl))
+            live = full_live_set(view, tag.snapshot, cache)
+            collect_references(view, tag.snapshot, live, want, kind="tag")
+        changelog_references(view, lambda _id: want)
     return protected
 
 

@@ -254,3 +254,22 @@ def test_cli_without_java_says_what_to_install(tmp_path: Path, scenarios) -> Non
     assert result.returncode == 1
     assert "needs Java" in result.stderr and "openjdk-17" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_orphans_on_decoupled_changelogs_with_a_producer(
+    spark_executor: SparkExecutor, java_built, tmp_path: Path
+) -> None:
+    """Changelogs whose base and delta lists Paimon deleted by design (issue 13.2)."""
+    local_root, spark_root = _twins(java_built("changelog_decoupled"), tmp_path)
+    now = int(time.time() * 1000)
+    with LocalExecutor(4) as ex:
+        local_plan = plan_orphan_clean(
+            open_table(str(local_root)), older_than_ms=now - DAY * 1000, now_ms=now, executor=ex
+        )
+    spark_plan = SparkOrphanClean(
+        open_table(str(spark_root)), spark_executor, now - DAY * 1000, now
+    ).plan()
+    assert _plan_json(spark_plan, spark_root) == _plan_json(local_plan, local_root)
+    planted = {"data-feedface-orphan-0.parquet", "manifest-ff-0", "index-ff-0", ".snapshot-9.tmp"}
+    deleted = {Path(a.path).name for p in local_plan.phases for a in p.actions if a.op == "delete"}
+    assert deleted == planted  # the planted orphans, nothing live
