@@ -14,6 +14,7 @@ from paimon_cli.commands import delete_orphan_files as delete_orphan_files_cmd
 from paimon_cli.commands import expire_partitions as expire_partitions_cmd
 from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
 from paimon_cli.commands import inspect as inspect_cmd
+from paimon_cli.commands import maintain as maintain_cmd
 from paimon_cli.commands import tags as tags_cmd
 from paimon_cli.state import AppState
 
@@ -77,6 +78,7 @@ expire_partitions_cmd.register(app)
 tags_cmd.register(app)
 delete_orphan_files_cmd.register(app)
 compact_cmd.register(app)
+maintain_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,337 @@
+"""paimon maintain: one run over a warehouse of pypaimon-written tables leaves each table as
+the single commands with the table's own options would (compared on copies)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pypaimon_writer as pw
+import pytest
+from fixtures import Run
+from invariants import (
+    age,
+    assert_no_dangling_references,
+    files_under,
+    plant,
+    set_snapshot_times,
+    tree_state,
+)
+
+from core.apply import apply
+from core.auto_tags import apply_auto_tags, plan_auto_tags
+from core.consumer_expire import plan_consumer_expire
+from core.consumer_expire import recheck as consumer_recheck
+from core.executors.local import LocalExecutor
+from core.table import open_table
+from core.timeparse import resolve_zone
+
+DAY_MS = 86_400_000
+SCHEMA = pa.schema([("id", pa.int64())])
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _append_table(
+    wh: Path, name: str, commits: int, options: dict[str, str]
+) -> dict[int, list[dict[str, Any]]]:
+    """``commits`` appends of one row each; returns the rows of every snapshot."""
+    table = pw.create_table(wh, f"db.{name}", SCHEMA, options=options)
+    rows: dict[int, list[dict[str, Any]]] = {}
+    for i in range(commits):
+        rows[pw.append(table, [{"id": i}])] = [{"id": k} for k in range(i + 1)]
+    return rows
+
+
+def build_warehouse(wh: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
+    """Tables with different maintenance options (each documented inline)."""
+    expected: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    now = now_ms()
+    # Retention by count: 6 snapshots, keep 3.
+    expected["by_count"] = _append_table(
+        wh,
+        "by_count",
+        6,
+        {"snapshot.num-retained.max": "3", "snapshot.num-retained.min": "1"},
+    )
+    # Retention by time: snapshots 1..4 a day old, 5 and 6 fresh; keep 2 h.
+    expected["by_time"] = _append_table(
+        wh, "by_time", 6, {"snapshot.time-retained": "2 h", "snapshot.num-retained.min": "1"}
+    )
+    set_snapshot_times(
+        pw.table_root(wh, "db.by_time"), {i: now - DAY_MS + i * 60_000 for i in range(1, 5)}
+    )
+    # Tags with and without retention (one already past it), count retention on snapshots.
+    expected["tagged"] = _append_table(
+        wh, "tagged", 5, {"snapshot.num-retained.max": "1", "snapshot.num-retained.min": "1"}
+    )
+    tagged = pw.open_table(wh, "db.tagged")
+    pw.create_tag(tagged, "keep", 2)
+    pw.create_tag(tagged, "short", 3, time_retained="1ms")
+    pw.create_tag(tagged, "long", 4, time_retained="1d")
+    # Automatic daily tags over five past days, at most two kept.
+    expected["auto"] = _append_table(
+        wh,
+        "auto",
+        5,
+        {
+            "tag.automatic-creation": "process-time",
+            "sink.process-time-zone": "UTC",
+            "tag.num-retained-max": "2",
+            "snapshot.num-retained.max": "3",
+            "snapshot.num-retained.min": "1",
+        },
+    )
+    midnight = (now // DAY_MS - 6) * DAY_MS
+    set_snapshot_times(
+        pw.table_root(wh, "db.auto"),
+        {i: midnight + (i - 1) * DAY_MS + 3_600_000 for i in range(1, 6)},
+    )
+    # Consumers: one dead for 3 days (expires), one alive (bounds snapshot expiry).
+    expected["consumers"] = _append_table(
+        wh,
+        "consumers",
+        6,
+        {
+            "consumer.expiration-time": "1 d",
+            "snapshot.num-retained.max": "2",
+            "snapshot.num-retained.min": "1",
+        },
+    )
+    croot = pw.table_root(wh, "db.consumers")
+    pw.set_consumer(croot, "dead", 2)
+    pw.set_consumer(croot, "alive", 4)
+    age(croot / "consumer" / "consumer-dead", days=3)
+    # Decoupled changelog lifecycle: changelog-N files are written as snapshots go.
+    expected["decoupled"] = _append_table(
+        wh,
+        "decoupled",
+        5,
+        {
+            "snapshot.num-retained.max": "2",
+            "snapshot.num-retained.min": "1",
+            "changelog.num-retained.max": "10",
+        },
+    )
+    # Partition expiry over old date partitions (2024), then snapshot expiry by count.
+    scenario = pw.dated_partitions(wh, "partitions")
+    expected["partitions"] = scenario.expected
+    schema_file = sorted((scenario.root / "schema").glob("schema-*"))[-1]
+    schema = json.loads(schema_file.read_text())
+    schema["options"].update(
+        {
+            "partition.expiration-time": "30 d",
+            "partition.timestamp-formatter": "yyyy-MM-dd",
+            "snapshot.num-retained.max": "1",
+            "snapshot.num-retained.min": "1",
+        }
+    )
+    schema_file.write_text(json.dumps(schema))
+    # No maintenance options at all: Paimon's defaults keep everything here.
+    expected["plain"] = _append_table(wh, "plain", 3, {})
+    return expected
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    wh = tmp_path_factory.mktemp("maintain-src") / "wh"
+    return wh, build_warehouse(wh)
+
+
+def copy_warehouse(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+def single_commands(run: Run, wh: Path, name: str) -> None:
+    """What an operator would run by hand for this table, driven by its options."""
+    root = pw.table_root(wh, f"db.{name}")
+    table = open_table(str(root))
+    opts = table.options
+    if opts.get("tag.automatic-creation"):  # no single command: the core step itself
+        planned = plan_auto_tags(table, now_ms=now_ms(), zone=resolve_zone(None))
+        apply_auto_tags(table, planned.plan)
+    if table.tags.names():
+        assert run("expire-tags", root).exit_code == 0
+    if opts.get("partition.expiration-time"):
+        assert run("expire-partitions", root).exit_code == 0
+    if opts.get("consumer.expiration-time"):
+        plan = plan_consumer_expire(table, now_ms=now_ms())
+        with LocalExecutor(1) as ex:
+            apply(table, plan, recheck=consumer_recheck, executor=ex, journal=False)
+    assert run("expire-snapshots", root).exit_code == 0
+
+
+def comparable(root: Path) -> tuple[set[str], int]:
+    """Relative paths of everything but manifests (commits name them with fresh UUIDs),
+    plus how many manifests there are."""
+    names = {str(Path(p).relative_to(root)) for p in files_under(root)}
+    manifests = {n for n in names if n.startswith("manifest/")}
+    return names - manifests, len(manifests)
+
+
+def test_one_run_equals_the_single_commands_and_everything_reads(
+    run: Run, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    src, expected = source
+    wh = copy_warehouse(src, tmp_path / "maintained")
+    by_hand = copy_warehouse(src, tmp_path / "by-hand")
+    result = run("maintain", "*.*", "--warehouse", wh, "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    for name in expected:
+        single_commands(run, by_hand, name)
+    statuses = {t["name"]: t["status"] for t in doc["tables"]}
+    assert statuses == {f"db.{n}": "ok" for n in expected}
+    for name, rows in expected.items():
+        a, b = pw.table_root(wh, f"db.{name}"), pw.table_root(by_hand, f"db.{name}")
+        assert comparable(a) == comparable(b), name
+        table = open_table(str(a))
+        for sid in table.snapshots.ids():
+            got = pw.read_rows(wh, f"db.{name}", snapshot_id=sid)
+            if name != "partitions" or sid in rows:
+                assert got == pw.sort_rows(rows[sid]), (name, sid)
+        for tag in table.tags.tags():
+            pw.read_rows(wh, f"db.{name}", tag=tag.name)
+        assert_no_dangling_references(a)
+        assert run("inspect", a, "--check").exit_code == 0
+    # What each table's options asked for happened.
+    steps = {t["name"]: {s["step"]: s for s in t["steps"]} for t in doc["tables"]}
+    assert steps["db.by_count"]["expire-snapshots"]["document"]["plan"]["details"]["snapshots"] == [
+        1,
+        2,
+        3,
+    ]
+    assert open_table(str(pw.table_root(wh, "db.by_time"))).snapshots.ids() == [4, 5, 6]
+    assert sorted(open_table(str(pw.table_root(wh, "db.tagged"))).tags.names()) == [
+        "keep",
+        "long",
+    ]
+    auto = open_table(str(pw.table_root(wh, "db.auto")))
+    assert [t.snapshot.id for t in auto.tags.tags()] == [4, 5]
+    assert steps["db.auto"]["auto-tags"]["document"]["report"]["status"] == "ok"
+    assert (pw.table_root(wh, "db.consumers") / "consumer" / "consumer-alive").exists()
+    assert not (pw.table_root(wh, "db.consumers") / "consumer" / "consumer-dead").exists()
+    assert open_table(str(pw.table_root(wh, "db.consumers"))).snapshots.ids() == [4, 5, 6]
+    assert open_table(str(pw.table_root(wh, "db.decoupled"))).changelogs.ids() == [1, 2, 3]
+    assert steps["db.decoupled"]["expire-changelogs"]["status"] == "skipped"
+    parts = steps["db.partitions"]["expire-partitions"]["document"]
+    assert parts["report"]["status"] == "ok" and parts["plan"]["details"]["partitions"]
+    plain = steps["db.plain"]
+    assert [s for s, v in plain.items() if v["status"] != "skipped"] == ["expire-snapshots"]
+    assert open_table(str(pw.table_root(wh, "db.plain"))).snapshots.ids() == [1, 2, 3]
+    assert doc["summary"] == {
+        "tables": len(expected),
+        "maintained": len(expected),
+        "failed": 0,
+        "skipped": 0,
+    }
+
+
+def test_dry_run_changes_nothing_and_shows_every_step(
+    run: Run, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    src, expected = source
+    wh = copy_warehouse(src, tmp_path / "wh")
+    plant(pw.table_root(wh, "db.plain") / "bucket-0" / "data-orphan.parquet")
+    before = tree_state(wh)
+    result = run("maintain", "*.*", "-w", wh, "--dry-run", "--orphans")
+    assert result.exit_code == 0, result.stderr
+    assert tree_state(wh) == before
+    assert "dry run" in result.stdout
+    for name in expected:
+        assert f"db.{name}" in result.stdout
+    doc = run.json("maintain", "*.*", "-w", wh, "--dry-run", "--orphans")
+    assert tree_state(wh) == before
+    plain = next(t for t in doc["tables"] if t["name"] == "db.plain")
+    orphans = next(s for s in plain["steps"] if s["step"] == "delete-orphan-files")
+    assert orphans["document"]["plan"]["details"]["orphan_count"] == 1
+    assert orphans["document"]["dry_run"] is True
+    auto = next(t for t in doc["tables"] if t["name"] == "db.auto")
+    planned = next(s for s in auto["steps"] if s["step"] == "auto-tags")
+    assert len(planned["document"]["plan"]["details"]["tags"]) == 5
+
+
+def test_a_broken_table_fails_alone_and_stops_its_later_steps(
+    run: Run, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    src, _ = source
+    wh = copy_warehouse(src, tmp_path / "wh")
+    broken = pw.table_root(wh, "db.by_count")
+    (broken / "snapshot" / "snapshot-2").write_text("{ not json")
+    before = files_under(broken)
+    orphan = plant(pw.table_root(wh, "db.plain") / "bucket-0" / "data-orphan.parquet")
+    result = run("maintain", "*.*", "-w", wh, "--orphans", "--json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    status = {t["name"]: t["status"] for t in doc["tables"]}
+    assert status.pop("db.by_count") == "failed"
+    assert set(status.values()) == {"ok"}
+    bad = {s["step"]: s for s in next(t for t in doc["tables"] if t["status"] == "failed")["steps"]}
+    assert bad["expire-snapshots"]["status"] == "failed"
+    assert bad["expire-snapshots"]["error"]["kind"] == "corrupt_metadata"
+    assert bad["delete-orphan-files"]["status"] == "not-run"  # never after a failed expiry
+    assert files_under(broken) == before
+    assert not orphan.exists()  # the other tables were maintained, orphans included
+    assert open_table(str(pw.table_root(wh, "db.tagged"))).snapshots.ids() == [5]
+    human = run("maintain", "*.*", "-w", wh)
+    assert human.exit_code == 1
+    assert "failed" in human.stdout and "db.by_count" in human.stdout
+
+
+def test_max_duration_starts_no_table_after_the_budget(
+    run: Run, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    src, expected = source
+    wh = copy_warehouse(src, tmp_path / "wh")
+    doc = run.json("maintain", "*.*", "-w", wh, "--max-duration", "0 ms", "--dry-run")
+    assert doc["tables"] == []
+    assert [s["table"] for s in doc["skipped"]] == sorted(
+        str(pw.table_root(wh, f"db.{n}")) for n in expected
+    )
+    assert doc["summary"]["skipped"] == len(expected)
+
+
+def test_parallel_tables_give_the_same_result(
+    run: Run, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    src, _ = source
+    one = copy_warehouse(src, tmp_path / "one")
+    four = copy_warehouse(src, tmp_path / "four")
+    assert run("maintain", "*.*", "-w", one).exit_code == 0
+    assert run("maintain", "*.*", "-w", four, "--parallel-tables", "4").exit_code == 0
+    for db_table in sorted((one / "db.db").iterdir()):
+        other = four / "db.db" / db_table.name
+        assert comparable(db_table) == comparable(other), db_table.name
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--orphans-older-than", "3 d"], "needs --orphans"),
+        (["--orphans", "--orphans-older-than", "10m"], "--orphans-older-than"),
+        (["--max-duration", "soon"], "--max-duration"),
+        (["--parallel-tables", "0"], "--parallel-tables"),
+    ],
+)
+def test_bad_options_are_usage_errors(
+    run: Run, tmp_path: Path, args: list[str], message: str
+) -> None:
+    result = run("maintain", "*.*", "-w", tmp_path, *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_a_single_table_by_location(run: Run, source: Any, tmp_path: Path) -> None:
+    src, _ = source
+    wh = copy_warehouse(src, tmp_path / "wh")
+    root = pw.table_root(wh, "db.by_count")
+    doc = run.json("maintain", root)
+    assert [t["table"] for t in doc["tables"]] == [str(root)]
+    assert open_table(str(root)).snapshots.ids() == [4, 5, 6]
