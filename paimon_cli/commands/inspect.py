@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -111,6 +112,16 @@ def inspect(
     spark_conf: SparkConfOpt = None,
     timezone: TimezoneOpt = None,
     json_out: JsonOpt = False,
+    metrics_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-file",
+            help="Summary: also write the paimon_table_* gauges to this Prometheus text "
+            "file (replaced atomically; other tables' series are kept).",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Show a table's snapshots, files, partitions, tags and retention; or check its integrity."""
     from core.check import check_table
@@ -119,6 +130,10 @@ def inspect(
     state = state_of(ctx)
     if snapshot is not None and tag is not None:
         raise typer.BadParameter("give --snapshot or --tag, not both")
+    if metrics_file is not None and (check or view is not View.summary):
+        raise typer.BadParameter(
+            "goes with the summary view (not --check)", param_hint="--metrics-file"
+        )
     out = Output(Mode.JSON if json_out else Mode.HUMAN, no_color=state.no_color)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     sel = Selection(
@@ -139,13 +154,34 @@ def inspect(
         else:
             job = TableJob(
                 "inspect",
-                lambda t: _build_view(t, view, snapshot, tag, holder.get(), zone, skip_storage),
+                lambda t: _with_metrics(
+                    _build_view(t, view, snapshot, tag, holder.get(), zone, skip_storage),
+                    metrics_file,
+                ),
                 lambda r: {"view": view.value, view.value: r[1]},
                 lambda r, o: _RENDER[view](r[0], r[1], o, zone),
             )
         run_job(sel, job, out, debug=state.debug)
     finally:
         holder.close()
+
+
+def _with_metrics(built: tuple[Any, Any], path: Path | None) -> tuple[Any, Any]:
+    """Write the summary's table gauges (merged into the file) and pass the view on."""
+    if path is None:
+        return built
+    from core.clock import SystemClock
+    from core.errors import StorageError
+    from core.maintain import table_name
+    from core.metrics import table_gauges, write_metrics
+
+    summary = built[0]
+    gauges = table_gauges(summary, now_ms=SystemClock().now_ms())
+    try:
+        write_metrics(str(path), gauges.samples(table_name(summary.table.location)))
+    except OSError as exc:
+        raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
+    return built
 
 
 # -- building views ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from core.executors.base import Executor
     from core.fileio import FileIO
     from core.maintain import MaintainConfig, StepResult, TableResult
+    from core.metrics import TableGauges
+    from core.table import PaimonTable
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard
@@ -38,6 +41,8 @@ from paimon_cli.params import (
 )
 from paimon_cli.progress import progress_for
 from paimon_cli.state import state_of
+
+logger = logging.getLogger(__name__)
 
 EPILOG = """Examples:
 
@@ -130,6 +135,10 @@ def maintain(
     budget_s = None
     if max_duration is not None:
         budget_s = as_usage_error(lambda: parse_duration_ms(max_duration), "--max-duration") / 1000
+    if metrics_file is not None and dry_run:
+        raise typer.BadParameter(
+            "a dry run maintains nothing, so it writes no metrics", param_hint="--metrics-file"
+        )
     out = Output(Mode.of(json_out, False), no_color=state.no_color)
     holder = ExecutorHolder(
         EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
@@ -147,6 +156,7 @@ def maintain(
         with guard(as_json=json_out, debug=state.debug):
             locations = resolve_tables(table, warehouse, fileio)
             runner = _Runner(fileio, holder, base, out, parallel_tables == 1)
+            runner.gauges = {} if metrics_file is not None else None
             results, skipped = runner.run_all(locations, parallel_tables, budget_s)
     finally:
         holder.close()
@@ -154,6 +164,9 @@ def maintain(
         out.json(_document(results, skipped, dry_run))
     else:
         _render(results, skipped, out, dry_run)
+    if metrics_file is not None:
+        with guard(as_json=json_out, debug=state.debug):
+            _write_metrics(metrics_file, results, runner.gauges or {})
     if any(r.failed for r in results):
         raise typer.Exit(EXIT_FAILURE)
 
@@ -174,6 +187,8 @@ class _Runner:
         self.base = base
         self.out = out
         self.show_progress = show_progress
+        # location -> table gauges after maintenance, when metrics are wanted
+        self.gauges: dict[str, TableGauges] | None = None
 
     def one(self, location: str) -> TableResult:
         from dataclasses import replace
@@ -200,6 +215,9 @@ class _Runner:
                 warn=self.out.warn,
                 result=result,
             )
+            gauges = _gauges(table, executor, config) if self.gauges is not None else None
+            if self.gauges is not None and gauges is not None:
+                self.gauges[location] = gauges
         except PaimonError as exc:
             result.error = exc
         result.seconds = time.monotonic() - start
@@ -229,6 +247,40 @@ class _Runner:
         results = [r for r in outcomes if r is not None]
         skipped = [loc for loc, r in zip(locations, outcomes, strict=True) if r is None]
         return results, skipped
+
+
+def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> TableGauges | None:
+    """The table gauges after maintenance (storage is not listed: no total bytes); None
+    when the table cannot be read (its failure is reported by its steps)."""
+    from core.clock import SystemClock
+    from core.errors import PaimonError
+    from core.inspect import summarize
+    from core.metrics import table_gauges
+
+    now = SystemClock().now_ms()
+    try:
+        summary = summarize(table, now_ms=now, executor=executor, zone=config.zone, storage=False)
+    except PaimonError as exc:
+        logger.warning("%s: no table gauges: %s", table.location, exc.message)
+        return None
+    return table_gauges(summary, now_ms=now)
+
+
+def _write_metrics(path: Path, results: list[TableResult], gauges: dict[str, TableGauges]) -> None:
+    from core.clock import SystemClock
+    from core.errors import StorageError
+    from core.metrics import maintenance_samples, write_metrics
+
+    finished = SystemClock().now_ms()
+    samples = []
+    for r in results:
+        samples += maintenance_samples(r, finished_ms=finished)
+        if r.location in gauges:
+            samples += gauges[r.location].samples(r.name)
+    try:
+        write_metrics(str(path), samples)
+    except OSError as exc:
+        raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
 
 
 # -- documents -------------------------------------------------------------------------------

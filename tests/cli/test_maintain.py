@@ -335,3 +335,88 @@ def test_a_single_table_by_location(run: Run, source: Any, tmp_path: Path) -> No
     doc = run.json("maintain", root)
     assert [t["table"] for t in doc["tables"]] == [str(root)]
     assert open_table(str(root)).snapshots.ids() == [4, 5, 6]
+
+
+def read_metrics(path: Path) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    parser = pytest.importorskip("prometheus_client.parser")
+    out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in parser.text_string_to_metric_families(path.read_text()):
+        for s in family.samples:
+            out.setdefault(s.name, {})[tuple(sorted(s.labels.items()))] = s.value
+    return out
+
+
+def test_metrics_file_carries_every_family_with_the_right_values(
+    run: Run, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    src, expected = source
+    wh = copy_warehouse(src, tmp_path / "wh")
+    (pw.table_root(wh, "db.by_time") / "snapshot" / "snapshot-3").write_text("{ not json")
+    prom = tmp_path / "paimon.prom"
+    before = now_ms() / 1000
+    result = run("maintain", "*.*", "-w", wh, "--metrics-file", prom, "--json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    m = read_metrics(prom)
+
+    def one(name: str, table: str, **labels: str) -> float:
+        return m[name][tuple(sorted({"table": table, **labels}.items()))]
+
+    for t in doc["tables"]:
+        name = t["name"]
+        ok = t["status"] == "ok"
+        assert one("paimon_maintenance_success", name) == (1 if ok else 0)
+        assert one("paimon_maintenance_duration_seconds", name) >= 0
+        assert (
+            one("paimon_maintenance_snapshots_expired", name) == (t["totals"]["snapshots_expired"])
+        )
+        if ok:
+            assert one("paimon_maintenance_last_success_timestamp_seconds", name) >= before
+            table = open_table(t["table"])
+            assert one("paimon_table_snapshots", name) == len(table.snapshots.ids())
+            earliest = table.snapshots.snapshot(table.snapshots.ids()[0])
+            age_s = one("paimon_table_oldest_snapshot_age_seconds", name)
+            assert abs(age_s - (now_ms() - earliest.time_millis) / 1000) < 600
+            assert one("paimon_table_live_bytes", name) > 0
+        for s in t["steps"]:
+            if s["status"] in ("ok", "failed"):
+                report = (s["document"] or {}).get("report") or {}
+                done = sum(p["done"] for p in report.get("phases", []) if p["name"] != "hints")
+                assert one("paimon_maintenance_files_deleted", name, step=s["step"]) == done
+    assert "db.by_time" not in {
+        dict(k)["table"] for k in m.get("paimon_maintenance_last_success_timestamp_seconds", {})
+    }
+    assert one("paimon_maintenance_files_deleted", "db.by_count", step="expire-snapshots") > 0
+    assert "paimon_table_total_bytes" not in m  # maintain does not list storage
+
+    # A later run of one table keeps the others' series; inspect adds total bytes.
+    last = one("paimon_maintenance_last_success_timestamp_seconds", "db.plain")
+    assert run("maintain", "db.by_count", "-w", wh, "--metrics-file", prom).exit_code == 0
+    assert run("inspect", pw.table_root(wh, "db.plain"), "--metrics-file", prom).exit_code == 0
+    m = read_metrics(prom)
+    assert one("paimon_maintenance_last_success_timestamp_seconds", "db.plain") == last
+    assert one("paimon_maintenance_success", "db.by_time") == 0
+    plain_root = pw.table_root(wh, "db.plain")
+    assert one("paimon_table_total_bytes", "db.plain") == sum(
+        p.stat().st_size for p in plain_root.rglob("*") if p.is_file()
+    )
+    assert set(m) >= {
+        "paimon_maintenance_success",
+        "paimon_maintenance_last_success_timestamp_seconds",
+        "paimon_maintenance_duration_seconds",
+        "paimon_maintenance_files_deleted",
+        "paimon_maintenance_bytes_deleted",
+        "paimon_maintenance_snapshots_expired",
+        "paimon_table_snapshots",
+        "paimon_table_oldest_snapshot_age_seconds",
+        "paimon_table_live_bytes",
+        "paimon_table_total_bytes",
+    }
+    assert len(expected) == len({dict(k)["table"] for k in m["paimon_maintenance_success"]})
+
+
+def test_metrics_file_options_are_checked(run: Run, tmp_path: Path) -> None:
+    dry = run("maintain", "*.*", "-w", tmp_path, "--dry-run", "--metrics-file", tmp_path / "m")
+    assert dry.exit_code == 2 and "--metrics-file" in dry.stderr
+    check = run("inspect", tmp_path, "--check", "--metrics-file", tmp_path / "m")
+    assert check.exit_code == 2 and "--metrics-file" in check.stderr
