@@ -86,6 +86,7 @@ class StepResult:
     report: ExecutionReport | None = None
     commit: Any = None  # CommitResult of expire-partitions
     created_tags: list[str] = field(default_factory=list)
+    changelogs: list[int] = field(default_factory=list)  # expired within expire-snapshots
     error: PaimonError | None = None
     seconds: float = 0.0
     pending_journals: int = 0  # dry runs: unfinished runs a real run would finish first
@@ -147,6 +148,8 @@ class TableResult:
         found = self.step(step)
         if found is None or not found.ran or found.status == "failed":
             return 0
+        if step == "expire-changelogs":
+            return len(found.changelogs)
         return len(found.planned(key))
 
 
@@ -165,6 +168,7 @@ class _Ctx:
     config: MaintainConfig
     progress: Progress
     warn: Callable[[str], None]
+    result: TableResult
 
 
 def _apply_deletion(ctx: _Ctx, plan: Plan, recheck: Callable[[PaimonTable, Plan], Plan]) -> Any:
@@ -306,18 +310,24 @@ def _expire_snapshots(ctx: _Ctx, step: StepResult) -> None:
 
 
 def _expire_changelogs(ctx: _Ctx, step: StepResult) -> None:
-
     if not expire_config(ctx.table.options).changelog_decoupled:
         step.status = "skipped"
         step.reason = "changelog lifecycle not decoupled: changelog files go with their snapshots"
         return
-    # Seam for the changelog planner: until it exists, long-lived changelogs are kept
-    # (the safe side); expire-snapshots still writes changelog-N before a snapshot goes.
-    step.status = "skipped"
-    step.reason = (
-        "decoupled changelog lifecycle: expire-snapshots keeps long-lived changelogs; "
-        "changelog expiry is not available in this version"
-    )
+    # On decoupled tables expire-snapshots plans changelog expiry after the snapshots, in
+    # the same plan (as Paimon's commit does); this step reports that part.
+    snapshots = ctx.result.step("expire-snapshots")
+    plan = snapshots.plan if snapshots is not None else None
+    part = plan.details.get("changelog_expiry") if plan is not None else None
+    if part is None:
+        step.status = "skipped"
+        step.reason = (
+            "decoupled changelog lifecycle: long-lived changelogs are kept (changelog "
+            "expiry is not available in this version)"
+        )
+        return
+    step.reason = "decoupled changelog lifecycle: planned and run within expire-snapshots"
+    step.changelogs = [int(i) for i in part.get("changelogs") or ()]
 
 
 def _delete_orphan_files(ctx: _Ctx, step: StepResult) -> None:
@@ -376,8 +386,8 @@ def maintain_table(
     result: TableResult | None = None,
 ) -> TableResult:
     """Run every step on one table; a failed step stops the ones after it."""
-    ctx = _Ctx(table, executor, config, progress or NullProgress(), warn or logger.warning)
     result = result or TableResult(table.location, table_name(table.location))
+    ctx = _Ctx(table, executor, config, progress or NullProgress(), warn or logger.warning, result)
     failed: str | None = None
     for name in STEPS:
         step = StepResult(name, "ok", "")
