@@ -429,3 +429,22 @@ def test_metrics_file_options_are_checked(run: Run, tmp_path: Path) -> None:
     assert dry.exit_code == 2 and "--metrics-file" in dry.stderr
     check = run("inspect", tmp_path, "--check", "--metrics-file", tmp_path / "m")
     assert check.exit_code == 2 and "--metrics-file" in check.stderr
+
+
+@pytest.mark.java
+def test_apache_paimon_reads_every_maintained_table(
+    run: Run, java: Any, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """Tags we created, partition drops we committed, changelog-N files we wrote."""
+    from java_paimon import assert_java_ok
+
+    src, _ = source
+    wh = copy_warehouse(src, tmp_path / "wh")
+    assert run("maintain", "*.*", "-w", wh).exit_code == 0
+    for name in ("auto", "partitions", "decoupled"):
+        root = pw.table_root(wh, f"db.{name}")
+        doc = java.verify(root)
+        assert_java_ok(doc)
+        table = open_table(str(root))
+        assert doc["snapshot_ids"] == table.snapshots.ids()
+        assert sorted(doc["tags"]) == sorted(table.tags.names())
