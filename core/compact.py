@@ -8,10 +8,10 @@ Which files are merged follows Paimon (semantics §7):
 * fixed-bucket append tables: ``BucketedAppendCompactManager`` per bucket (``full``: skip
   leading big files, compact when at least 3 remain and small ones outnumber big ones;
   ``minor``: the first sliding window of ``compaction.min.file-num`` files);
-* primary-key tables (deduplicate engine): full compaction of every bucket into the max level
-  (``num-levels − 1``), keeping the record with the highest ``_SEQUENCE_NUMBER`` per key
-  (retractions first on ties), dropping ``-U``/``-D`` records; sequence numbers and value
-  kinds of survivors are kept as written.
+* primary-key tables: full compaction of every bucket into the max level
+  (``num-levels − 1``), merged per key by the table's merge engine (``core.merge_tree``:
+  deduplicate, partial-update, aggregation, first-row; ``sequence.field``), dropping
+  ``-U``/``-D`` results as Paimon does at the top level.
 
 Rewrites are tasks (one per append bin, one per PK bucket) mapped over the executor, so
 Spark runs them on its workers; the driver then makes one COMPACT commit (DELETE of every
@@ -45,7 +45,6 @@ from core.data_files import (
     KEY_PREFIX,
     SEQUENCE_NUMBER,
     SYSTEM_STATS_MODE,
-    VALUE_KIND,
     FileLayout,
     WriteOptions,
     conform,
@@ -61,6 +60,8 @@ from core.executors.base import Executor
 from core.expire_partitions import live_raw_entries
 from core.fileio import join
 from core.manifest_writer import MANIFEST_VERSION
+from core.merge_engines import MergeSpec
+from core.merge_tree import merge_bucket
 from core.model import DataField, FileKind, Snapshot, TableSchema
 from core.options import parse_memory_size
 from core.plans import FileAction, Phase, Plan, Requirements
@@ -108,8 +109,8 @@ class CompactConfig:
     min_file_num: int
     file_num_limit: int
     max_level: int
-    ignore_delete: bool
     sources: Mapping[str, Any]
+    merge: MergeSpec | None = None  # primary-key tables only
 
     @property
     def small_file_size(self) -> int:
@@ -135,7 +136,6 @@ def refusals(table: PaimonTable) -> list[str]:
         out.append("bucket=-2 (postpone bucket)")
     for key in (
         "record-level.expire-time",
-        "sequence.field",
         "file.format.per.level",
         "file.compression.per.level",
         "clustering.columns",
@@ -148,9 +148,7 @@ def refusals(table: PaimonTable) -> list[str]:
     if file_index:
         out.append(f"{file_index[0]} (file indexes are not written by paimon-cli)")
     if table.is_primary_key:
-        engine = (opts.get("merge-engine") or "deduplicate").strip().lower()
-        if engine != "deduplicate":
-            out.append(f"merge-engine={engine} (only deduplicate is supported)")
+        out += merge_spec(table).refusals()
         producer = (opts.get("changelog-producer") or "none").strip().lower()
         if producer in ("full-compaction", "lookup"):
             out.append(f"changelog-producer={producer} (compaction must write changelog)")
@@ -159,6 +157,40 @@ def refusals(table: PaimonTable) -> list[str]:
     if bad:
         out.append(f"column types {'; '.join(bad)}")
     return out
+
+
+def merge_spec(table: PaimonTable) -> MergeSpec:
+    """The merge engine settings of a primary-key table (dynamic options included)."""
+    opts = table.options
+    return MergeSpec.of(
+        table.schema.fields, table.schema.primary_keys, {**opts.table, **opts.dynamic}
+    )
+
+
+def merge_details(spec: MergeSpec | None) -> dict[str, Any] | None:
+    """How records of a key are merged (the plan's ``merge``); None for append tables."""
+    if spec is None:
+        return None
+    return {
+        "engine": spec.engine,
+        "sequence_fields": list(spec.sequence_fields),
+        "sequence_order": "ascending" if spec.sequence_ascending else "descending",
+        "ignore_delete": spec.ignore_delete,
+        "remove_record_on_delete": spec.remove_on_delete,
+        "sequence_groups": [
+            {
+                "ordered_by": [spec.fields[i].name for i in g.ordering],
+                "fields": [spec.fields[i].name for i in g.protected],
+            }
+            for g in spec.groups
+        ],
+        "aggregate_functions": {
+            f.name: name
+            for i, f in enumerate(spec.fields)
+            if spec.engine in ("aggregation", "partial-update")
+            and (name := spec.agg_name(i)) is not None
+        },
+    }
 
 
 def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
@@ -209,7 +241,6 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
         trigger = opts.get_int("num-sorted-run.compaction-trigger") or 5
         num_levels = trigger + 1
     sources["num-levels"] = {"value": num_levels, "source": "derived"}
-    ignore = opts.get("ignore-delete") or opts.get("deduplicate.ignore-delete") or "false"
     return CompactConfig(
         mode=mode,
         strategy=strategy,
@@ -219,8 +250,8 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
         min_file_num=int(pick(None, "compaction.min.file-num", "5")),
         file_num_limit=int(pick(None, "compaction.file-num-limit", "100000")),
         max_level=num_levels - 1,
-        ignore_delete=ignore.strip().lower() == "true",
         sources=sources,
+        merge=merge_spec(table) if pk else None,
     )
 
 
@@ -270,7 +301,7 @@ class CompactTask:
     inputs: tuple[dict[str, Any], ...]
     output_level: int
     target_file_size: int
-    ignore_delete: bool = False
+    merge: MergeSpec | None = None  # primary-key tasks: how records of a key merge
     # Sums over the inputs, computed once (a plan may hold 10,000s of inputs).
     _bytes: int = field(init=False, repr=False, compare=False)
     _rows: int = field(init=False, repr=False, compare=False)
@@ -376,6 +407,7 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
         "config": dict(cfg.sources),
         "mode": cfg.mode,
         "strategy": cfg.strategy,
+        "merge": merge_details(cfg.merge),
         "latest_snapshot": latest.id if latest else None,
         "tasks": [],
         "skipped": [],
@@ -444,7 +476,7 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                     inputs=tuple(inputs),
                     output_level=cfg.max_level if cfg.mode == "primary-key" else 0,
                     target_file_size=cfg.target_file_size,
-                    ignore_delete=cfg.ignore_delete,
+                    merge=cfg.merge,
                 )
             )
     for t in tasks:
@@ -540,52 +572,6 @@ def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> A
     return pa.concat_tables([conform(p, schema) for p in parts])
 
 
-def _merge_deduplicate(data: Any, key_columns: Sequence[str], ignore_delete: bool) -> Any:
-    """Full-compaction merge (deduplicate engine, dropDelete): per key the record with the
-    highest sequence number (retractions before additions on ties), then no retractions."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    def adds(rows: Any) -> Any:  # INSERT (0) or UPDATE_AFTER (2): the row adds a record
-        kinds = rows.column(VALUE_KIND)
-        return pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2))
-
-    is_add = adds(data)
-    if ignore_delete:
-        data = data.filter(is_add)
-        is_add = adds(data)
-    if data.num_rows == 0:
-        return data
-    sort_table = pa.table(
-        [data.column(c) for c in key_columns]
-        + [data.column(SEQUENCE_NUMBER), pc.cast(is_add, pa.int8())],
-        names=[f"k{i}" for i in range(len(key_columns))] + ["seq", "add"],
-    )
-    order = pc.sort_indices(
-        sort_table,
-        sort_keys=[(f"k{i}", "ascending") for i in range(len(key_columns))]
-        + [("seq", "ascending"), ("add", "ascending")],
-        null_placement="at_start",
-    )
-    data = data.take(order)
-    n = data.num_rows
-    if n == 1:
-        last = pa.array([True])
-    else:
-        differs = None
-        for c in key_columns:
-            col = data.column(c).combine_chunks()
-            a, b = col.slice(0, n - 1), col.slice(1)
-            ne = pc.fill_null(pc.not_equal(a, b), True)
-            both_null = pc.and_(pc.is_null(a), pc.is_null(b))
-            ne = pc.and_(ne, pc.invert(both_null))
-            differs = ne if differs is None else pc.or_(differs, ne)
-        assert differs is not None
-        last = pa.concat_arrays([differs, pa.array([True])])
-    survivors = data.filter(last)
-    return survivors.filter(adds(survivors))
-
-
 def _rows_per_file(task: CompactTask, rows: int) -> int:
     if rows == 0:
         return 1
@@ -608,7 +594,8 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
     rows_in = data.num_rows
     if task.primary_key:
         keys = [KEY_PREFIX + f.name for f in layout.key_fields]
-        data = _merge_deduplicate(data, keys, task.ignore_delete)
+        assert task.merge is not None
+        data = merge_bucket(data, keys, task.merge)
     step = _rows_per_file(task, data.num_rows)
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     written: list[str] = []
@@ -640,6 +627,21 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
         delete_quietly(table.fileio, written)
         raise
     return TaskOutput(tuple(entries), tuple(written), rows_in, data.num_rows)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFailure:
+    """A task that raised (its own files already removed); returned, not raised, so the
+    files of every task that succeeded are known and can be removed too."""
+
+    error: Exception
+
+
+def _rewrite_or_failure(table: PaimonTable, task: CompactTask) -> TaskOutput | TaskFailure:
+    try:
+        return rewrite_task(table, task)
+    except Exception as exc:
+        return TaskFailure(exc)
 
 
 def _file_meta(
@@ -837,8 +839,18 @@ def apply_compact(
     if not tasks:
         return CompactResult(None, 0, 0, 0, 0, 0, 0)
     outputs: list[TaskOutput] = []
+
+    def finished(result: TaskOutput | TaskFailure) -> None:
+        if on_task is not None and isinstance(result, TaskOutput):
+            on_task(result)
+
     try:
-        outputs = executor.map(partial(rewrite_task, table), tasks, on_result=on_task)
+        # Every task runs to its end, so a failed one cannot hide files the others wrote.
+        results = executor.map(partial(_rewrite_or_failure, table), tasks, on_result=finished)
+        outputs = [r for r in results if isinstance(r, TaskOutput)]
+        failures = [r for r in results if isinstance(r, TaskFailure)]
+        if failures:
+            raise failures[0].error
         if before_commit is not None:
             before_commit()
         result = commit(

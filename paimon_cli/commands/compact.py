@@ -185,6 +185,16 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
         f"  {d.get('mode')} table, strategy {d.get('strategy')}, target file size "
         f"{target.get('value')} ({target.get('source')})"
     )
+    merge = d.get("merge")
+    if merge:
+        line = f"  merge engine {merge['engine']}"
+        if merge["sequence_fields"]:
+            line += f", sequence.field {','.join(merge['sequence_fields'])} "
+            line += f"({merge['sequence_order']})"
+        if merge["aggregate_functions"]:
+            funcs = ", ".join(f"{k}={v}" for k, v in merge["aggregate_functions"].items())
+            line += f", aggregates {funcs}"
+        out.line(line + "; every bucket is merged into the max level")
     if d.get("latest_snapshot") is None:
         out.line("  the table has no snapshots: nothing to do")
         return

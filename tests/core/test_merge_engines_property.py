@@ -1,0 +1,271 @@
+"""Property: random upserts, deletes and nulls, merged by compaction's merge (per engine),
+equal a straightforward reference merge that replays the records in write order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.data_files import FileLayout
+from core.merge_engines import MergeSpec
+from core.merge_tree import merge_bucket
+from core.model import DataField
+from core.types import parse_type
+
+FIELDS = (
+    DataField(0, "k", parse_type("INT NOT NULL")),
+    DataField(1, "a", parse_type("BIGINT")),
+    DataField(2, "s", parse_type("STRING")),
+    DataField(3, "b", parse_type("BOOLEAN")),
+    DataField(4, "g", parse_type("INT")),  # sequence-group ordering / sequence.field
+)
+LAYOUT = FileLayout.of(FIELDS, ["k"])
+KEY = ["_KEY_k"]
+
+Rec = tuple[int, int, list[Any]]  # (kind, key, [a, s, b, g])
+INSERT, UB, UA, DELETE = 0, 1, 2, 3
+
+values = st.tuples(
+    st.one_of(st.none(), st.integers(-1000, 1000)),
+    st.one_of(st.none(), st.sampled_from(["x", "y", "", " ", "z,w"])),
+    st.one_of(st.none(), st.booleans()),
+    st.one_of(st.none(), st.integers(0, 5)),
+)
+
+
+def records(kinds: Sequence[int]) -> st.SearchStrategy[list[Rec]]:
+    return st.lists(
+        st.tuples(st.sampled_from(kinds), st.integers(0, 4), values.map(list)),
+        min_size=1,
+        max_size=40,
+    )
+
+
+def _merge(options: Mapping[str, str], recs: list[Rec]) -> dict[int, tuple[int, list[Any]]]:
+    """Our compaction's merge over the records (sequence number = write position)."""
+    rows = [
+        {
+            "_KEY_k": key,
+            "_SEQUENCE_NUMBER": seq,
+            "_VALUE_KIND": kind,
+            "k": key,
+            "a": v[0],
+            "s": v[1],
+            "b": v[2],
+            "g": v[3],
+        }
+        for seq, (kind, key, v) in enumerate(recs)
+    ]
+    # Files arrive in any order: shuffle deterministically (reverse) before merging.
+    data = pa.Table.from_pylist(rows[::-1], schema=LAYOUT.arrow_schema())
+    spec = MergeSpec.of(FIELDS, ["k"], options)
+    out = merge_bucket(data, KEY, spec).to_pylist()
+    keys = [r["k"] for r in out]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    assert all(r["_VALUE_KIND"] in (0, 2) for r in out)
+    return {r["k"]: (r["_SEQUENCE_NUMBER"], [r["a"], r["s"], r["b"], r["g"]]) for r in out}
+
+
+def _by_key(recs: list[Rec]) -> dict[int, list[tuple[int, int, list[Any]]]]:
+    out: dict[int, list[tuple[int, int, list[Any]]]] = {}
+    for seq, (kind, key, v) in enumerate(recs):
+        out.setdefault(key, []).append((seq, kind, v))
+    return out
+
+
+def _retract(kind: int) -> bool:
+    return kind in (UB, DELETE)
+
+
+# -- reference merges ------------------------------------------------------------------------
+def ref_deduplicate(recs: list[Rec], ignore_delete: bool = False) -> dict[int, Any]:
+    out = {}
+    for key, items in _by_key(recs).items():
+        if ignore_delete:
+            items = [i for i in items if not _retract(i[1])]
+        if items and not _retract(items[-1][1]):
+            out[key] = (items[-1][0], items[-1][2])
+    return out
+
+
+def ref_sequence_field(recs: list[Rec], descending: bool) -> dict[int, Any]:
+    """Deduplicate by ``g`` (null oldest), then by write order."""
+    out = {}
+    for key, items in _by_key(recs).items():
+
+        def rank(i: tuple[int, int, list[Any]]) -> tuple[int, int, int]:
+            g = i[2][3]
+            if g is None:
+                return (0, 0, i[0])
+            return (1, -g if descending else g, i[0])
+
+        last = max(items, key=rank)
+        if not _retract(last[1]):
+            out[key] = (last[0], last[2])
+    return out
+
+
+def ref_first_row(recs: list[Rec]) -> dict[int, Any]:
+    out: dict[int, Any] = {}
+    for seq, (kind, key, v) in enumerate(recs):
+        if not _retract(kind) and key not in out:
+            out[key] = (seq, v)
+    return out
+
+
+def ref_partial_update(recs: list[Rec], mode: str) -> dict[int, Any]:
+    """Later non-null values win. ``mode``: ignore-delete (a retraction only fills a row
+    nothing filled yet) or remove (a -D replaces the row by its own values and marks it
+    deleted until the next insert)."""
+    out = {}
+    for key, items in _by_key(recs).items():
+        row: list[Any] = [None] * 4
+        filled = inserted = deleted = False
+        seq = 0
+        for s, kind, v in items:
+            deleted = False
+            if _retract(kind):
+                if not filled:
+                    row, filled = list(v), True
+                if mode == "ignore-delete":
+                    continue
+                seq = s
+                if kind == DELETE:
+                    deleted, row = True, list(v)
+                continue
+            seq = s
+            row = [n if n is not None else o for o, n in zip(row, v, strict=True)]
+            inserted = filled = True
+        if inserted and not deleted:
+            out[key] = (seq, row)
+    return out
+
+
+def ref_sequence_group(recs: list[Rec]) -> dict[int, Any]:
+    """``fields.g.sequence-group=a,s``: a and s follow the record with the largest g (a
+    record with null g leaves them alone); b is a plain partial-update field. A retraction
+    whose g is not older clears a and s and takes its g."""
+    out = {}
+    for key, items in _by_key(recs).items():
+        a = s_ = b = g = None
+        inserted = False
+        seq = 0
+        first = True
+        for sq, kind, v in items:
+            if first and _retract(kind):
+                a, s_, b, g = v
+            first = False
+            seq = sq
+            newer = v[3] is not None and (g is None or v[3] >= g)
+            if _retract(kind):
+                if newer:
+                    a, s_, g = None, None, v[3]
+                continue
+            if newer:
+                a, s_, g = v[0], v[1], v[3]
+            if v[2] is not None:
+                b = v[2]
+            inserted = True
+        if inserted:
+            out[key] = (seq, [a, s_, b, g])
+    return out
+
+
+def _java_sum(x: int, y: int) -> int:
+    total = x + y
+    assert -(2**63) <= total < 2**63
+    return total
+
+
+def ref_aggregation(recs: list[Rec]) -> dict[int, Any]:
+    """a: sum (retract subtracts), s: listagg with ',' (blank skipped, retract ignored),
+    b: bool_or (retract ignored), g: max (retract ignored)."""
+    out = {}
+    for key, items in _by_key(recs).items():
+        a = s_ = b = g = None
+        for _sq, kind, v in items:
+            if _retract(kind):
+                if v[0] is not None:
+                    a = -v[0] if a is None else a - v[0]
+                continue
+            if v[0] is not None:
+                a = v[0] if a is None else _java_sum(a, v[0])
+            if v[1] is not None and v[1].strip():
+                s_ = v[1] if s_ is None or not s_.strip() else f"{s_},{v[1]}"
+            if v[2] is not None:
+                b = v[2] if b is None else (b or v[2])
+            if v[3] is not None:
+                g = v[3] if g is None else max(g, v[3])
+        out[key] = (items[-1][0], [a, s_, b, g])
+    return out
+
+
+AGG = {
+    "merge-engine": "aggregation",
+    "fields.a.aggregate-function": "sum",
+    "fields.s.aggregate-function": "listagg",
+    "fields.s.ignore-retract": "true",
+    "fields.b.aggregate-function": "bool_or",
+    "fields.b.ignore-retract": "true",
+    "fields.g.aggregate-function": "max",
+    "fields.g.ignore-retract": "true",
+}
+
+CASES: dict[str, tuple[dict[str, str], Sequence[int], Callable[[list[Rec]], dict[int, Any]]]] = {
+    "deduplicate": ({}, (INSERT, UA, UB, DELETE), ref_deduplicate),
+    "deduplicate-ignore-delete": (
+        {"ignore-delete": "true"},
+        (INSERT, DELETE),
+        lambda r: ref_deduplicate(r, ignore_delete=True),
+    ),
+    "sequence-field": (
+        {"sequence.field": "g"},
+        (INSERT, DELETE),
+        lambda r: ref_sequence_field(r, descending=False),
+    ),
+    "sequence-field-descending": (
+        {"sequence.field": "g", "sequence.field.sort-order": "descending"},
+        (INSERT, DELETE),
+        lambda r: ref_sequence_field(r, descending=True),
+    ),
+    "first-row": (
+        {"merge-engine": "first-row", "ignore-delete": "true"},
+        (INSERT, DELETE),
+        ref_first_row,
+    ),
+    "partial-update": (
+        {"merge-engine": "partial-update"},
+        (INSERT,),
+        lambda r: ref_partial_update(r, ""),
+    ),
+    "partial-update-ignore-delete": (
+        {"merge-engine": "partial-update", "ignore-delete": "true"},
+        (INSERT, DELETE, UB),
+        lambda r: ref_partial_update(r, "ignore-delete"),
+    ),
+    "partial-update-remove-record-on-delete": (
+        {"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
+        (INSERT, DELETE),
+        lambda r: ref_partial_update(r, "remove"),
+    ),
+    "partial-update-sequence-group": (
+        {"merge-engine": "partial-update", "fields.g.sequence-group": "a,s"},
+        (INSERT, DELETE),
+        ref_sequence_group,
+    ),
+    "aggregation": (AGG, (INSERT, UB, DELETE), ref_aggregation),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_merge_equals_reference(case: str, data: st.DataObject) -> None:
+    options, kinds, reference = CASES[case]
+    recs = data.draw(records(kinds))
+    assert _merge(options, recs) == reference(recs)
