@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from core.errors import MergeFunctionError
 from core.java_semantics import (
     INT_BITS,
     JavaArithmeticError,
@@ -51,11 +52,6 @@ REFUSED = {
     "merge_map": "merge_map",
     "nested_update": "nested_update",
 }
-
-
-class MergeFunctionError(ValueError):
-    """Paimon's merge function would throw on this data (e.g. a retraction an aggregator
-    cannot undo, or an overflow): compaction stops before committing anything."""
 
 
 class FieldAggregator:

@@ -96,3 +96,10 @@ class PartialFailureError(PaimonError):
     def __init__(self, message: str, report: Any) -> None:
         super().__init__(message)
         self.report = report
+
+
+class MergeFunctionError(PaimonError):
+    """Paimon's merge function would throw on this data (a delete record the merge engine
+    cannot take, a retraction an aggregator cannot undo, an overflow): nothing is committed."""
+
+    kind = "merge_failed"

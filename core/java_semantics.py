@@ -7,11 +7,13 @@ from __future__ import annotations
 import struct
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
+from core.errors import MergeFunctionError
+
 INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 MAX_COMPACT_PRECISION = 18  # Decimal.MAX_COMPACT_PRECISION: unscaled value fits a long
 
 
-class JavaArithmeticError(ArithmeticError):
+class JavaArithmeticError(MergeFunctionError):
     """Java would throw here (``Math.addExact`` and friends): the merge stops."""
 
 

@@ -69,7 +69,7 @@ def test_bad_input_is_a_usage_error(
     assert tree_state(small_files) == state
 
 
-def test_unsupported_merge_engine_is_refused(run: Run, tmp_path: Path) -> None:
+def _partial_update_table(tmp_path: Path) -> Path:
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     table = pw.create_table(
         tmp_path,
@@ -78,14 +78,60 @@ def test_unsupported_merge_engine_is_refused(run: Run, tmp_path: Path) -> None:
         primary_keys=["id"],
         options={"bucket": "1", "merge-engine": "partial-update"},
     )
-    pw.append(table, [{"id": 1, "v": "a"}])
-    root = pw.table_root(tmp_path, "db.pu")
+    pw.append(table, [{"id": 1, "v": "a"}, {"id": 2, "v": None}])
+    pw.append(table, [{"id": 1, "v": None}, {"id": 2, "v": "b"}])
+    return pw.table_root(tmp_path, "db.pu")
+
+
+def test_unsupported_aggregate_function_is_refused(run: Run, tmp_path: Path) -> None:
+    root = _partial_update_table(tmp_path)
     state = tree_state(root)
-    result = run("compact", root, "--json")
+    result = run(
+        "compact",
+        root,
+        "--json",
+        "--options",
+        "merge-engine=aggregation,fields.v.aggregate-function=theta_sketch",
+    )
     assert result.exit_code == 1 and result.stdout == ""
     error = json.loads(result.stderr)["error"]
     assert error["kind"] == "unsupported_table"
-    assert "merge-engine=partial-update" in error["message"]
+    assert "fields.v.aggregate-function=theta_sketch" in error["message"]
+    assert tree_state(root) == state
+
+
+def test_partial_update_dry_run_names_the_engine_then_compacts(run: Run, tmp_path: Path) -> None:
+    root = _partial_update_table(tmp_path)
+    before = pw.read_rows_at_root(root)
+    assert before == [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+    dry = run("compact", root, "--dry-run")
+    assert dry.exit_code == 0 and "merge engine partial-update" in dry.stdout
+    doc = json.loads(run("compact", root, "--dry-run", "--json").stdout)
+    assert doc["plan"]["details"]["merge"]["engine"] == "partial-update"
+    assert run("compact", root).exit_code == 0
+    assert pw.read_rows_at_root(root) == before
+
+
+def test_merge_function_failure_is_a_clear_error(run: Run, tmp_path: Path) -> None:
+    schema = pa.schema(
+        [pa.field("id", pa.int64(), nullable=False), ("v", pa.int32()), ("rk", pa.string())]
+    )
+    table = pw.create_table(
+        tmp_path,
+        "db.agg",
+        schema,
+        primary_keys=["id"],
+        options={"bucket": "1", "rowkind.field": "rk"},
+    )
+    pw.append(table, [{"id": 1, "v": 2**31 - 1, "rk": "+I"}])
+    pw.append(table, [{"id": 1, "v": 1, "rk": "+I"}])
+    root = pw.table_root(tmp_path, "db.agg")
+    state = tree_state(root)
+    result = run(
+        "compact", root, "--options", "merge-engine=aggregation,fields.v.aggregate-function=sum"
+    )
+    assert result.exit_code == 1
+    assert "int overflow" in result.stderr and "Traceback" not in result.stderr
     assert tree_state(root) == state
 
 
