@@ -97,9 +97,13 @@ class StepResult:
 
     @property
     def files_deleted(self) -> int:
+        """Files deleted: not hints or changelog-N written, not directories removed."""
         if self.report is None:
             return 0
-        return sum(p.done for p in self.report.phases if not p.name.startswith("hint"))
+        others: dict[str, int] = {}
+        for phase in self.plan.phases if self.plan is not None else ():
+            others[phase.name] = sum(a.op != "delete" for a in phase.actions)
+        return sum(max(p.done - others.get(p.name, 0), 0) for p in self.report.phases)
 
     @property
     def bytes_deleted(self) -> int:
