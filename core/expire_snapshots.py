@@ -11,20 +11,23 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.errors import MissingFileError, SafetyRefusalError, StalePlanError
 from core.executors.base import Executor
 from core.executors.local import LocalExecutor
 from core.expire_range import ExpireRange, active_consumers, compute_range, expire_config
 from core.fileio import join
-from core.model import FileKind, ManifestEntry, Snapshot, Tag
+from core.model import Consumer, FileKind, ManifestEntry, Snapshot, Tag
 from core.options import ExpireConfig
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
 from core.references import RootKind, Want, changelog_references, collect_references
 from core.scan import ManifestCache, full_live_set, live_sets
 from core.table import PaimonTable
+
+if TYPE_CHECKING:
+    from core.expire_changelogs import ChangelogPart
 
 logger = logging.getLogger(__name__)
 
@@ -143,14 +146,17 @@ def _same(want: Want, _changelog_id: int) -> Want:
     return want
 
 
-def _changelog_protection(table: PaimonTable) -> dict[str, int]:
+def _changelog_protection(table: PaimonTable, expiring: Iterable[int] = ()) -> dict[str, int]:
     """path -> changelog id, for every file a long-lived changelog of this branch needs:
-    kept whatever the lifecycle is now (decoupling may have been switched off since)."""
+    kept whatever the lifecycle is now (decoupling may have been switched off since);
+    ``expiring``: changelogs this plan expires."""
     needed: dict[str, int] = {}
+    skip = set(expiring)
 
     def want_for(cid: int) -> Callable[[str, Any, str], None]:
         def want(path: str, _size: Any, _role: str) -> None:
-            needed.setdefault(path, cid)
+            if cid not in skip:
+                needed.setdefault(path, cid)
 
         return want
 
@@ -286,6 +292,39 @@ def _empty_dir_actions(
     return actions
 
 
+def _changelog_part(
+    table: PaimonTable,
+    flags: ExpireFlags,
+    time_retained: int | None,
+    earliest: Snapshot | None,
+    latest: int | None,
+    expiring: list[Snapshot],
+    protecting: list[Consumer],
+    now_ms: int,
+    executor: Executor,
+) -> ChangelogPart:
+    """Changelog expiry right after snapshot expiry (commit path, semantics 2.10), on the
+    state the snapshot part leaves: its new changelog-N included."""
+    from core.expire_changelogs import TableState, commit_config, plan_changelog_part
+
+    config, sources = commit_config(
+        table,
+        retain_min=flags.retain_min,
+        retain_max=flags.retain_max,
+        time_retained_ms=time_retained,
+        expire_limit=flags.max_deletes,
+    )
+    changelogs = {c.id: c for c in table.changelogs.snapshots()}
+    changelogs.update({s.id: s for s in expiring})
+    state = TableState(earliest, latest, changelogs)
+    min_next = min((c.next_snapshot for c in protecting), default=None)
+    part = plan_changelog_part(
+        table, state, config, min_next_snapshot=min_next, now_ms=now_ms, executor=executor
+    )
+    part.details["config"] = config.to_json(sources)
+    return part
+
+
 def plan_expire_snapshots(
     table: PaimonTable,
     flags: ExpireFlags,
@@ -333,7 +372,10 @@ def plan_expire_snapshots(
     }
     b = _Builder(table)
 
-    def finish(phases: list[Phase]) -> Plan:
+    def finish(phases: list[Phase], part: ChangelogPart | None = None) -> Plan:
+        if part is not None:
+            details["changelog_expiry"] = part.details
+            phases = _merge_changelog_part(phases, part)
         details.update(
             kept_by_tag=sorted(b.kept_by_tag, key=lambda k: k["path"]),
             kept_by_branch=sorted(b.kept_by_branch, key=lambda k: k["path"]),
@@ -366,7 +408,13 @@ def plan_expire_snapshots(
                     sequential=True,
                 )
             )
-        return finish(hint_phases)
+        part = None
+        if config.changelog_decoupled:
+            first = table.snapshots.try_snapshot(earliest) if earliest is not None else None
+            part = _changelog_part(
+                table, flags, time_retained, first, rng.latest, [], protecting, now_ms, executor
+            )
+        return finish(hint_phases, part)
 
     progress.start("reading snapshots", end - earliest + 1)
     found = [
@@ -390,7 +438,20 @@ def plan_expire_snapshots(
     # hide the nearest earlier tag here; their files are protected as branch files (D3).
     tags = sorted(table.tags.tags(), key=lambda t: (t.snapshot.id, t.name))
     branch_files = _branch_protection(others, executor) if others else {}
-    changelog_files = _changelog_protection(table)
+    part = None
+    if config.changelog_decoupled:
+        part = _changelog_part(
+            table,
+            flags,
+            time_retained,
+            by_id[end],
+            rng.latest,
+            expiring,
+            protecting,
+            now_ms,
+            executor,
+        )
+    changelog_files = _changelog_protection(table, part.expired_ids if part else ())
     cache = ManifestCache(table, executor)
     tag_keys: dict[str, set[tuple[bytes, int, str]]] = {}
 
@@ -535,7 +596,36 @@ def plan_expire_snapshots(
             f"{len(b.kept_by_branch)} files kept because another branch uses them "
             "(safer than Paimon, D3)"
         )
-    return finish(phases)
+    return finish(phases, part)
+
+
+def _merge_changelog_part(phases: list[Phase], part: ChangelogPart) -> list[Phase]:
+    """Pointers first (D2): changelog-N deletions (and the changelog EARLIEST hint) follow
+    the snapshot files; their manifests and files join the snapshot part's phases."""
+    if not part.expired_ids:
+        return phases
+    by_name = {p.name: p for p in phases}
+    seen = {a.path for p in phases for a in p.actions}
+
+    def extra(actions: tuple[FileAction, ...]) -> tuple[FileAction, ...]:
+        return tuple(a for a in actions if a.path not in seen)
+
+    out: list[Phase] = []
+    for name in ("hints", "changelog-pointers", "snapshot-files"):
+        if name in by_name:
+            out.append(by_name[name])
+    out.append(Phase("changelog-files", part.pointers, sequential=True))
+    for name, more in (("manifests", part.manifests), ("data-files", part.data)):
+        current = by_name.get(name)
+        actions = (current.actions if current else ()) + extra(more)
+        out.append(Phase(name, actions))
+    dirs = by_name.get("empty-directories")
+    dir_actions = (dirs.actions if dirs else ()) + tuple(
+        a for a in part.directories if not dirs or a not in dirs.actions
+    )
+    if dir_actions:
+        out.append(Phase("empty-directories", dir_actions, sequential=True))
+    return out
 
 
 # -- re-checks --------------------------------------------------------------------------------
@@ -632,6 +722,11 @@ def _snapshot_id(path: str) -> int | None:
     suffix = path.rpartition("snapshot-")[2]
     return int(suffix) if suffix.isdigit() else None
 
+
+# Shared with core.expire_changelogs (same protection rules, same directory cleanup).
+branch_protection = _branch_protection
+other_views = _other_views
+empty_dir_actions = _empty_dir_actions
 
 __all__ = [
     "COMMAND",

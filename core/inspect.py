@@ -66,6 +66,20 @@ class RetentionView:
     kept: int
     stale_consumers: tuple[str, ...]
     tags_due: tuple[str, ...]
+    changelogs: ChangelogBacklog | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangelogBacklog:
+    """Long-lived changelogs on storage and what the table's own settings would expire."""
+
+    decoupled: bool
+    count: int
+    earliest: int | None
+    latest: int | None
+    expirable: int  # of those present, or written by the snapshot expiry above
+    stop: str
+    stop_detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +213,53 @@ def retention_view(
         "expire_limit": config.expire_limit,
     }
     return RetentionView(
-        cfg, rng, expirable, len(present) - expirable, tuple(c.id for c in stale), due
+        cfg,
+        rng,
+        expirable,
+        len(present) - expirable,
+        tuple(c.id for c in stale),
+        due,
+        changelog_backlog(table, rng.end, config.changelog_decoupled, protecting, now_ms),
+    )
+
+
+def changelog_backlog(
+    table: PaimonTable,
+    end: int | None,
+    decoupled: bool,
+    consumers: list[Consumer],
+    now_ms: int,
+) -> ChangelogBacklog:
+    """Changelog expiry as the commit path would run it after the snapshot expiry ending at
+    ``end`` (its new changelog-N counted), on the table's own settings (semantics 2.10)."""
+    from core.expire_changelogs import TableState, commit_config, compute_changelog_range
+
+    present = {c.id: c for c in table.changelogs.snapshots()}
+    if not decoupled:
+        ids = sorted(present)
+        detail = "the lifecycle is not decoupled: only expire-changelogs removes them"
+        return ChangelogBacklog(
+            False, len(ids), ids[0] if ids else None, ids[-1] if ids else None, 0, "coupled", detail
+        )
+    changelogs = dict(present)
+    snaps = table.snapshots.snapshots()
+    earliest = snaps[0] if snaps else None
+    if end is not None:
+        changelogs.update({s.id: s for s in snaps if s.id < end})
+        earliest = next((s for s in snaps if s.id >= end), earliest)
+    state = TableState(earliest, snaps[-1].id if snaps else None, changelogs)
+    config, _ = commit_config(table)
+    min_next = min((c.next_snapshot for c in consumers), default=None)
+    rng = compute_changelog_range(state, config, min_next, now_ms)
+    ids = sorted(present)
+    return ChangelogBacklog(
+        True,
+        len(ids),
+        ids[0] if ids else None,
+        ids[-1] if ids else None,
+        len(rng.ids),
+        rng.stop,
+        rng.detail,
     )
 
 

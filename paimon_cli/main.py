@@ -11,6 +11,7 @@ from paimon_cli import logs
 from paimon_cli.commandline import PaimonGroup
 from paimon_cli.commands import compact as compact_cmd
 from paimon_cli.commands import delete_orphan_files as delete_orphan_files_cmd
+from paimon_cli.commands import expire_changelogs as expire_changelogs_cmd
 from paimon_cli.commands import expire_partitions as expire_partitions_cmd
 from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
 from paimon_cli.commands import inspect as inspect_cmd
@@ -74,6 +75,7 @@ def root(
 
 inspect_cmd.register(app)
 expire_snapshots_cmd.register(app)
+expire_changelogs_cmd.register(app)
 expire_partitions_cmd.register(app)
 tags_cmd.register(app)
 delete_orphan_files_cmd.register(app)

@@ -295,6 +295,10 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
         )
     if d.get("kept_for_changelog"):
         out.line(f"  kept for the decoupled changelog: {d['kept_for_changelog']} files")
+    if d.get("changelog_expiry") is not None:
+        from paimon_cli.commands.expire_changelogs import render_changelog_details
+
+        render_changelog_details(d["changelog_expiry"], out)
     if o.pending_journals:
         out.line(
             f"  [yellow]{o.pending_journals} unfinished run(s) found: a real run finishes "

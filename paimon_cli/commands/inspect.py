@@ -290,6 +290,17 @@ def _retention_json(r: Any) -> dict[str, Any]:
         "blocking_consumer": rng.blocking_consumer,
         "stale_consumers": list(r.stale_consumers),
         "tags_due_to_expire": list(r.tags_due),
+        "changelogs": None
+        if r.changelogs is None
+        else {
+            "decoupled": r.changelogs.decoupled,
+            "count": r.changelogs.count,
+            "earliest": r.changelogs.earliest,
+            "latest": r.changelogs.latest,
+            "expirable": r.changelogs.expirable,
+            "stopped_by": r.changelogs.stop,
+            "stop_detail": r.changelogs.stop_detail,
+        },
     }
 
 
@@ -410,6 +421,15 @@ def _render_retention(r: Any, _data: Any, out: Output, zone: Any, indent: str = 
         out.line(f"{indent}  stale consumers (no longer block): {', '.join(r.stale_consumers)}")
     if r.tags_due:
         out.line(f"{indent}  tags due to expire: {', '.join(r.tags_due)}")
+    cl = r.changelogs
+    if cl is not None and (cl.count or cl.decoupled):
+        span = f" ({cl.earliest}..{cl.latest})" if cl.count else ""
+        line = f"{indent}  long-lived changelogs: {cl.count}{span}; "
+        if cl.decoupled:
+            line += f"would expire now: {cl.expirable}; stopped by {cl.stop}: {cl.stop_detail}"
+        else:
+            line += cl.stop_detail
+        out.line(line)
 
 
 def _render_snapshots(snaps: list[Snapshot], _d: Any, out: Output, zone: Any) -> None:

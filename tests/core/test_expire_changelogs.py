@@ -1,0 +1,178 @@
+"""Changelog expiry (issue 13.3): Paimon's ExpireChangelogImpl after snapshot expiry and the
+expire_changelogs procedure, on pypaimon-written and Java-written decoupled tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pypaimon_writer as pw
+import pytest
+from invariants import assert_no_dangling_references, tree_state
+
+from core.apply import apply
+from core.executors.local import LocalExecutor
+from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.table import open_table
+
+DAY_MS = 86_400_000
+Rows = dict[int, list[pw.Row]]
+
+
+def _expire(root: Path, now: int, **flags: int) -> dict:
+    table = open_table(str(root))
+    with LocalExecutor(2) as ex:
+        plan = plan_expire_snapshots(table, ExpireFlags(**flags), now_ms=now, executor=ex)
+        apply(table, plan, recheck=recheck, executor=ex)
+    return dict(plan.details)
+
+
+def _writer(wh: Path, producer: str) -> tuple[str, Callable[[int], int], Rows]:
+    """Semantics 2.10's table: retain-min 2, snapshot.time-retained (1 ms here, for real
+    commit times), changelog.time-retained 1 d: decoupled."""
+    options = {
+        "snapshot.num-retained.min": "2",
+        "snapshot.time-retained": "1 ms",
+        "changelog.time-retained": "1 d",
+    }
+    if producer == "input":
+        schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+        options.update({"bucket": "1", "changelog-producer": "input"})
+        keys: tuple[str, ...] = ("id",)
+    else:
+        schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+        keys = ()
+    ident = f"{pw.DB}.worked_{producer}"
+    table = pw.create_table(wh, ident, schema, primary_keys=keys, options=options)
+    rows: Rows = {}
+    current: dict[int, pw.Row] = {}
+
+    def commit(i: int) -> int:
+        new = [{"id": i % 4, "v": f"c{i}"}] if keys else [{"id": i, "v": f"c{i}"}]
+        for r in new:
+            current[int(r["id"]) if keys else i] = r
+        sid = pw.append(table, new)
+        rows[sid] = pw.sort_rows(current.values())
+        return sid
+
+    return ident, commit, rows
+
+
+@pytest.mark.parametrize("producer", ["none", "input"])
+def test_worked_example_of_semantics_2_10(tmp_path: Path, producer: str) -> None:
+    wh = tmp_path / "wh"
+    ident, commit, rows = _writer(wh, producer)
+    root = pw.table_root(wh, ident)
+    for i in range(1, 11):
+        assert commit(i) == i
+    table = open_table(str(root))
+    t = {s.id: s.time_millis for s in table.snapshots.snapshots()}
+
+    # "commit 10": snapshots 1..8 expire into changelog-1..8; none of them is a day old
+    d = _expire(root, t[10] + 10)
+    assert d["snapshots"] == list(range(1, 9))
+    assert d["changelog_expiry"]["changelogs"] == []
+    table = open_table(str(root))
+    assert table.changelogs.ids() == list(range(1, 9))
+    assert table.snapshots.ids() == [9, 10]
+    first = table.changelogs.snapshot(1)
+    assert_no_dangling_references(root)
+
+    # "commit 11", a day after snapshot 2: 9 expires; changelog-1 only (changelog 2 is
+    # exactly at the cut-off, and its own time decides)
+    assert commit(11) == 11
+    d = _expire(root, t[2] + DAY_MS)
+    assert d["snapshots"] == [9]
+    assert d["changelog_expiry"]["changelogs"] == [1]
+    table = open_table(str(root))
+    assert table.changelogs.ids() == list(range(2, 10))
+    assert table.changelogs.earliest_hint() == 2
+    assert table.snapshots.ids() == [10, 11]
+    gone = first.changelog_manifest_list if producer == "input" else first.delta_manifest_list
+    assert gone and not (root / "manifest" / gone).exists()
+    assert_no_dangling_references(root)
+    for sid in (10, 11):
+        assert pw.read_rows(wh, ident, snapshot_id=sid) == rows[sid]
+
+
+def _append_table(wh: Path) -> tuple[str, Rows]:
+    """Producer none, decoupled: 1-3 append (tag t on 2), 4 overwrites all, 5-8 append."""
+    ident = f"{pw.DB}.cl_proc"
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = pw.create_table(wh, ident, schema, options={"changelog.time-retained": "7 d"})
+    rows: Rows = {}
+    current: list[pw.Row] = []
+    for i in range(1, 9):
+        if i == 4:
+            current = [{"id": 400, "v": "ow"}]
+            sid = pw.overwrite(t, current)
+        else:
+            current = [*current, {"id": i, "v": f"c{i}"}]
+            sid = pw.append(t, [current[-1]])
+        rows[sid] = pw.sort_rows(current)
+        if i == 2:
+            pw.create_tag(t, "t", 2)
+    return ident, rows
+
+
+def test_expire_changelogs_procedure(run, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    ident, rows = _append_table(wh)
+    root = pw.table_root(wh, ident)
+    run.json("expire-snapshots", root, "--retain-min", "2", "--older-than", "0 ms")
+    assert open_table(str(root)).changelogs.ids() == list(range(1, 7))
+
+    doc = run.json("expire-changelogs", root)  # the procedure's defaults expire nothing
+    assert doc["plan"]["details"]["changelogs"] == []
+    assert doc["plan"]["details"]["config"]["retain_max"]["source"] == "default"
+
+    pw.set_consumer(root, "reader", 3)
+    doc = run.json("expire-changelogs", root, "--retain-max", "1")
+    assert doc["plan"]["details"]["changelogs"] == [1, 2]
+    assert doc["plan"]["details"]["stopped_by"] == "consumer"
+    (root / "consumer" / "consumer-reader").unlink()
+
+    before = tree_state(root)
+    dry = run.json("expire-changelogs", root, "--retain-max", "1", "--dry-run")
+    assert tree_state(root) == before
+    doc = run.json("expire-changelogs", root, "--retain-max", "1")
+    assert doc["plan"]["details"]["changelogs"] == dry["plan"]["details"]["changelogs"] == [3, 4, 5]
+    kept = {Path(k["path"]).name for k in doc["plan"]["details"]["kept"]}
+    deleted = {
+        Path(a["path"]).name
+        for p in doc["plan"]["phases"]
+        for a in p["actions"]
+        if a["kind"] == "data"
+    }
+    tag_files = pw.scan_file_names(wh, ident, tag="t")
+    assert kept >= tag_files  # the tag inside the changelog range keeps its data files
+    assert len(deleted) == 1 and not deleted & tag_files  # snapshot 3's file, no tag holds it
+    assert open_table(str(root)).changelogs.ids() == [6]
+    assert pw.read_rows(wh, ident, tag="t") == rows[2]
+    for sid in (7, 8):
+        assert pw.read_rows(wh, ident, snapshot_id=sid) == rows[sid]
+    assert_no_dangling_references(root)
+
+    doc = run.json("expire-changelogs", root, "--delete-all")
+    assert doc["plan"]["details"]["changelogs"] == [6]
+    assert open_table(str(root)).changelogs.ids() == []
+    assert not (root / "changelog" / "EARLIEST").exists()
+    assert not (root / "changelog" / "LATEST").exists()
+    assert_no_dangling_references(root)
+    assert pw.read_rows(wh, ident, tag="t") == rows[2]
+
+
+def test_bad_input_is_a_usage_error(run, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    ident, _ = _append_table(wh)
+    root = pw.table_root(wh, ident)
+    for args in (
+        ["--retain-max", "0"],
+        ["--retain-min", "3", "--retain-max", "2"],
+        ["--delete-all", "--retain-max", "2"],
+        ["--older-than", "soonish"],
+    ):
+        result = run("expire-changelogs", root, *args)
+        assert result.exit_code == 2, (args, result.stdout)
+    assert run("expire-changelogs", root, "--delete-all", "--dry-run").exit_code == 0
