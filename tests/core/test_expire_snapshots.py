@@ -111,7 +111,9 @@ def test_changelog_files_go_with_their_snapshot(scenarios, tmp_path: Path) -> No
 def test_decoupled_changelog_keeps_changelog_json(scenarios, tmp_path: Path) -> None:
     s, wh, root = copy_scenario(scenarios, "pk_table", tmp_path)
     (root / "consumer" / "consumer-cdc").unlink()
-    table = open_table(str(root), dynamic_options={"changelog.time-retained": "1 d"})
+    # changelog.num-retained.min 100: the changelog expiry that follows keeps them all
+    dynamic = {"changelog.time-retained": "1 d", "changelog.num-retained.min": "100"}
+    table = open_table(str(root), dynamic_options=dynamic)
     with LocalExecutor(2) as ex:
         plan = plan_expire_snapshots(table, ExpireFlags(retain_min=2), now_ms=NOW, executor=ex)
         apply(table, plan, recheck=recheck, executor=ex)
