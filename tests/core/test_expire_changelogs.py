@@ -3,19 +3,25 @@ expire_changelogs procedure, on pypaimon-written and Java-written decoupled tabl
 
 from __future__ import annotations
 
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, tree_state
+from invariants import Crash, CrashingFileIO, assert_no_dangling_references, tree_state
 
-from core.apply import apply
+from core.apply import apply, finish_journals
 from core.executors.local import LocalExecutor
+from core.expire_changelogs import ChangelogFlags, plan_expire_changelogs
+from core.expire_changelogs import recheck as cl_recheck
 from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.report import ExecutionReport
 from core.table import open_table
 
+NOW = 4_000_000_000_000  # far future: every snapshot is "old"
 DAY_MS = 86_400_000
 Rows = dict[int, list[pw.Row]]
 
@@ -176,3 +182,39 @@ def test_bad_input_is_a_usage_error(run, tmp_path: Path) -> None:
         result = run("expire-changelogs", root, *args)
         assert result.exit_code == 2, (args, result.stdout)
     assert run("expire-changelogs", root, "--delete-all", "--dry-run").exit_code == 0
+
+
+def test_a_killed_run_leaves_no_dangling_reference_and_is_finished(tmp_path: Path) -> None:
+    """Kill the run at several points: every changelog, snapshot and tag still present reads
+    only files that exist, and the next run finishes the journal (D2)."""
+    wh = tmp_path / "wh"
+    ident, rows = _append_table(wh)
+    src = pw.table_root(wh, ident)
+    with LocalExecutor(2) as ex:
+        table = open_table(str(src))
+        now = int(time.time() * 1000)  # changelogs are younger than their 7 d retention
+        plan = plan_expire_snapshots(
+            table, ExpireFlags(retain_min=2, older_than_ms=now), now_ms=now, executor=ex
+        )
+        apply(table, plan, recheck=recheck, executor=ex)
+    assert open_table(str(src)).changelogs.ids() == list(range(1, 7))
+    for n in (1, 2, 5, 9, 14):
+        root = tmp_path / f"run{n}" / src.parent.name / src.name
+        shutil.copytree(src, root)
+        flags = ChangelogFlags(retain_max=1)
+        with LocalExecutor(2) as ex:
+            table = open_table(str(root), fileio=CrashingFileIO(n))
+            plan = plan_expire_changelogs(table, flags, now_ms=NOW, executor=ex)
+            with pytest.raises(Crash):
+                apply(table, plan, recheck=cl_recheck, executor=ex)
+            assert_no_dangling_references(root)
+            table = open_table(str(root))
+            report = ExecutionReport()
+            finish_journals(table, executor=ex, report=report)
+            assert report.resumed_journals or n == 1  # n == 1: killed writing the journal
+            again = plan_expire_changelogs(table, flags, now_ms=NOW, executor=ex)
+            apply(table, again, recheck=cl_recheck, executor=ex)
+        assert open_table(str(root)).changelogs.ids() == [6], n
+        assert_no_dangling_references(root)
+        assert pw.read_rows(root.parent.parent, ident, tag="t") == rows[2]
+        assert pw.read_rows(root.parent.parent, ident, snapshot_id=8) == rows[8]
