@@ -542,6 +542,7 @@ def plan_expire_changelogs(
         if state.earliest_snapshot is None
         else state.earliest_snapshot.id,
         "latest_snapshot": state.latest_snapshot_id,
+        "consumer_floor": _consumer_floor(table),
         **part.details,
     }
     requirements = Requirements(
@@ -555,6 +556,53 @@ def plan_expire_changelogs(
     return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
 
 
+def plan_commit_changelog_expiry(
+    table: PaimonTable, *, now_ms: int, executor: Executor, progress: Progress | None = None
+) -> Plan:
+    """Changelog expiry on the table's own settings (the commit path, semantics 2.10), for a
+    caller that ran snapshot expiry itself (``maintain``); nothing when not decoupled."""
+    from core.expire_range import active_consumers
+
+    snap_config = expire_config(table.options)
+    config, sources = commit_config(table)
+    state = current_state(table)
+    protecting, _ = active_consumers(table.consumers.consumers(), snap_config, now_ms)
+    min_next = min((c.next_snapshot for c in protecting), default=None)
+    (progress or NullProgress()).start("planning changelog expiry", None)
+    if snap_config.changelog_decoupled:
+        part = plan_changelog_part(
+            table, state, config, min_next_snapshot=min_next, now_ms=now_ms, executor=executor
+        )
+    else:
+        part = ChangelogPart((), (), (), (), {"changelogs": [], "notes": ["not decoupled"]}, ())
+    (progress or NullProgress()).finish()
+    details = {
+        "config": config.to_json(sources),
+        "delete_all": False,
+        "now_ms": now_ms,
+        "decoupled": snap_config.changelog_decoupled,
+        "earliest_snapshot": None
+        if state.earliest_snapshot is None
+        else state.earliest_snapshot.id,
+        "latest_snapshot": state.latest_snapshot_id,
+        "consumer_floor": _consumer_floor(table),
+        **part.details,
+    }
+    requirements = Requirements(
+        latest_snapshot=state.latest_snapshot_id,
+        expire_end=None,
+        tags={f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()},
+        branches=tuple(table.branches.branches()),
+        consumers_min_next=min_next,
+    )
+    phases = tuple(part_phases(part)) if part.expired_ids else ()
+    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+
+
+def _consumer_floor(table: PaimonTable) -> int | None:
+    return min((c.next_snapshot for c in table.consumers.consumers()), default=None)
+
+
 def recheck(table: PaimonTable, plan: Plan) -> Plan:
     """Fresh plans: refuse when tags, branches or consumers moved in a way that matters."""
     req = plan.requirements
@@ -564,11 +612,12 @@ def recheck(table: PaimonTable, plan: Plan) -> Plan:
         problems.append("the branch's tags changed")
     if set(table.branches.branches()) - set(req.branches):
         problems.append("a branch appeared")
-    min_next = min((c.next_snapshot for c in table.consumers.consumers()), default=None)
-    if min_next is not None and (
-        req.consumers_min_next is None or min_next < req.consumers_min_next
-    ):
-        problems.append(f"a consumer now needs snapshot {min_next}")
+    # a consumer that appeared (or moved back) since planning and needs an expiring changelog
+    ids = plan.details.get("changelogs") or []
+    floor = plan.details.get("consumer_floor")
+    now_next = min((c.next_snapshot for c in table.consumers.consumers()), default=None)
+    if ids and now_next is not None and (floor is None or now_next < floor) and now_next <= ids[-1]:
+        problems.append(f"a consumer now needs snapshot {now_next}")
     if problems:
         raise StalePlanError(
             "the table changed since planning: " + "; ".join(problems), hint="plan again"
@@ -629,6 +678,7 @@ __all__ = [
     "filter_for_resume",
     "part_phases",
     "plan_changelog_part",
+    "plan_commit_changelog_expiry",
     "plan_expire_changelogs",
     "procedure_config",
     "recheck",

@@ -15,7 +15,11 @@ from invariants import Crash, CrashingFileIO, assert_no_dangling_references, tre
 
 from core.apply import apply, finish_journals
 from core.executors.local import LocalExecutor
-from core.expire_changelogs import ChangelogFlags, plan_expire_changelogs
+from core.expire_changelogs import (
+    ChangelogFlags,
+    plan_commit_changelog_expiry,
+    plan_expire_changelogs,
+)
 from core.expire_changelogs import recheck as cl_recheck
 from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
 from core.report import ExecutionReport
@@ -218,3 +222,20 @@ def test_a_killed_run_leaves_no_dangling_reference_and_is_finished(tmp_path: Pat
         assert_no_dangling_references(root)
         assert pw.read_rows(root.parent.parent, ident, tag="t") == rows[2]
         assert pw.read_rows(root.parent.parent, ident, snapshot_id=8) == rows[8]
+
+
+def test_commit_path_on_the_java_fixture_matches_expire_snapshots(
+    java_built: Callable[[str], Path],
+) -> None:
+    """``plan_commit_changelog_expiry`` (for ``maintain``): the table's own changelog
+    settings, as the changelog part of ``expire-snapshots`` computes them."""
+    root = java_built("changelog_decoupled")
+    table = open_table(str(root))
+    now = max(s.time_millis for s in table.snapshots.snapshots()) + 1000
+    with LocalExecutor(2) as ex:
+        plan = plan_commit_changelog_expiry(table, now_ms=now, executor=ex)
+        assert plan.details["changelogs"] == list(range(9, 21))  # changelog.num-retained.max 15
+        assert plan.details["config"]["retain_max"] == {"value": 15, "source": "table"}
+        apply(table, plan, recheck=cl_recheck, executor=ex)
+    assert open_table(str(root)).changelogs.ids() == [21]
+    assert_no_dangling_references(root)
