@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import java_paimon
 import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
@@ -23,6 +24,17 @@ from core.references import collect_references
 from core.table import open_table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string())])
+
+
+@pytest.fixture
+def java_optional() -> java_paimon.JavaPaimon | None:
+    """Apache Paimon (Java) as a second reader where it is installed (required in CI)."""
+    reason = java_paimon.unavailable()
+    if reason and java_paimon.REQUIRED:
+        pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {reason}")
+    return None if reason else java_paimon.JavaPaimon()
+
+
 Rows = dict[int, list[pw.Row]]
 
 
@@ -73,7 +85,10 @@ def _assert_snapshots_read(wh: Path, ident: str, rows: Rows) -> None:
 
 @pytest.mark.parametrize("how", ["delete-tag", "expire-tags"])
 def test_tag_deletion_and_coupled_expiry_keep_changelog_files(
-    run: Callable[..., object], tmp_path: Path, how: str
+    run: Callable[..., object],
+    tmp_path: Path,
+    how: str,
+    java_optional: java_paimon.JavaPaimon | None,
 ) -> None:
     wh = tmp_path / "wh"
     ident, rows = _none_producer_table(wh, "1ms" if how == "expire-tags" else None)
@@ -84,6 +99,7 @@ def test_tag_deletion_and_coupled_expiry_keep_changelog_files(
     needs = _changelog_needs(root)
     a_files = {p for p in needs if "/p=a/" in p}
     assert a_files  # p=a's first three files: only tag t and changelog-1..3 hold them
+    java_before = java_optional.verify(root) if java_optional else None
 
     if how == "delete-tag":
         run.json("delete-tag", root, "t")  # type: ignore[attr-defined]
@@ -92,6 +108,8 @@ def test_tag_deletion_and_coupled_expiry_keep_changelog_files(
     assert open_table(str(root)).tags.names() == []
     assert all(Path(p).exists() for p in needs), "a changelog lost a file to the tag deletion"
     assert_no_dangling_references(root)
+    if java_optional and java_before:
+        java_paimon.assert_same_rows(java_before, java_optional.verify(root))
 
     t = pw.open_table(wh, ident)
     rows[7] = pw.sort_rows([r for r in rows[6] if r["p"] == "a"] + [{"id": 700, "p": "b"}])
@@ -118,6 +136,8 @@ def test_tag_deletion_and_coupled_expiry_keep_changelog_files(
     assert all(Path(p).exists() for p in needs)
     assert_no_dangling_references(root)
     _assert_snapshots_read(wh, ident, rows)
+    if java_optional:
+        java_paimon.assert_java_ok(java_optional.verify(root))
 
 
 def test_check_sees_a_file_a_changelog_lost(tmp_path: Path, run: Callable[..., object]) -> None:
@@ -159,7 +179,10 @@ def test_changelog_decoupled_fixture_checks_and_cleans(
 
 
 def test_tagged_snapshot_changelog_goes_and_check_agrees(
-    scenarios, tmp_path: Path, run: Callable[..., object]
+    scenarios,
+    tmp_path: Path,
+    run: Callable[..., object],
+    java_optional: java_paimon.JavaPaimon | None,
 ) -> None:
     """Issue 12.4, following Paimon: a tag keeps the data it reads, not its snapshot's
     changelog; expiry deletes that changelog and says so, and ``--check`` agrees."""
@@ -167,6 +190,7 @@ def test_tagged_snapshot_changelog_goes_and_check_agrees(
     (root / "consumer" / "consumer-cdc").unlink()  # it would hold snapshot 2 on
     tagged = open_table(str(root)).tags.tag("mid").snapshot
     assert tagged.changelog_manifest_list
+    java_before = java_optional.verify(root) if java_optional else None
     doc = run.json("expire-snapshots", root, "--retain-min", "2", "--older-than", "0 ms")  # type: ignore[attr-defined]
     details = doc["plan"]["details"]
     assert tagged.id in details["snapshots"]
@@ -178,3 +202,7 @@ def test_tagged_snapshot_changelog_goes_and_check_agrees(
     assert not (root / "manifest" / tagged.changelog_manifest_list).exists()
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
+    if java_optional and java_before:
+        after = java_optional.verify(root)
+        assert "tag-mid" in java_paimon.entry_keys(after)
+        java_paimon.assert_same_rows(java_before, after)
