@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -262,20 +263,30 @@ class _Actions:
         self.buckets[(entry.partition, entry.bucket)] = None
 
 
-def _list_exists(table: PaimonTable, name: str | None) -> bool:
-    return bool(name) and table.fileio.exists(table.paths.manifest_path(str(name)))
+def _exists_in(table: PaimonTable, absent: AbstractSet[str]) -> Callable[[str | None], bool]:
+    """Whether a manifest list is there once the plan's earlier part ran (``absent``: lists
+    the snapshot expiry in the same plan deletes)."""
+
+    def exists(name: str | None) -> bool:
+        if not name or name in absent:
+            return False
+        return table.fileio.exists(table.paths.manifest_path(name))
+
+    return exists
 
 
-def _skipping_set(table: PaimonTable, roots: Iterable[Snapshot]) -> set[str]:
+def _skipping_set(
+    table: PaimonTable, roots: Iterable[Snapshot], exists: Callable[[str | None], bool]
+) -> set[str]:
     """ChangelogDeletion.manifestSkippingSet: lists (if present) and their manifests, index
     manifest and files (if present), statistics."""
     names: set[str] = set()
     for snap in roots:
         for name in (snap.base_manifest_list, snap.delta_manifest_list):
-            if _list_exists(table, name):
+            if exists(name):
                 names.add(name)
                 names.update(n for n, _ in table.manifest_list_names(name))
-        if snap.index_manifest and _list_exists(table, snap.index_manifest):
+        if snap.index_manifest and exists(snap.index_manifest):
             names.add(snap.index_manifest)
             names.update(e.file_name for e in table.index_manifest(snap.index_manifest))
         if snap.statistics:
@@ -311,19 +322,20 @@ def _plan_one(
     cl: Snapshot,
     skip: set[str],
     tag_keys: Callable[[int], tuple[str, set[tuple[bytes, int, str]]] | None],
+    exists: Callable[[str | None], bool],
 ) -> None:
     """ChangelogDeletion for one changelog: its files, then its unused manifests."""
     table = acts.table
     reason = f"only used by expired changelog {cl.id}"
     if cl.changelog_manifest_list:
-        if _list_exists(table, cl.changelog_manifest_list):
+        if exists(cl.changelog_manifest_list):
             for entry in table.changelog_files(cl):
                 if entry.kind is FileKind.ADD:
                     acts.add_entry(entry, "changelog", reason)
             _unused_list(acts, cl.changelog_manifest_list, skip, reason)
         return
     tag = tag_keys(cl.id)
-    if _list_exists(table, cl.delta_manifest_list):
+    if exists(cl.delta_manifest_list):
         for entry in _delta_deletes(table, cl):
             key = (entry.partition, entry.bucket, entry.file.file_name)
             if tag is not None and key in tag[1]:
@@ -331,7 +343,7 @@ def _plan_one(
                 continue
             acts.add_entry(entry, "data", reason)
         _unused_list(acts, cl.delta_manifest_list, skip, reason)
-    if _list_exists(table, cl.base_manifest_list):
+    if exists(cl.base_manifest_list):
         _unused_list(acts, cl.base_manifest_list, skip, reason)
 
 
@@ -357,8 +369,10 @@ def plan_changelog_part(
     executor: Executor,
     delete_all: bool = False,
     protected_extra: Mapping[str, str] | None = None,
+    absent_lists: AbstractSet[str] = frozenset(),
 ) -> ChangelogPart:
-    """What expiring long-lived changelogs deletes, pointers first (pure)."""
+    """What expiring long-lived changelogs deletes, pointers first (pure). ``absent_lists``:
+    manifest lists an earlier part of the same plan deletes (Paimon runs this afterwards)."""
     if delete_all:
         rng = _delete_all_range(state)
     else:
@@ -389,7 +403,8 @@ def plan_changelog_part(
         skipping = [t.snapshot for t in find_skipping_tags(tags, rng.earliest, rng.end)]
         skipping.append(end_cl)
     skipping.append(state.earliest_snapshot)
-    skip = _skipping_set(table, skipping)
+    exists = _exists_in(table, absent_lists)
+    skip = _skipping_set(table, skipping, exists)
     protected = dict(protected_extra or {})
     protected.update(_remaining_needs(table, state, set(rng.ids)))
     others = other_views(table)
@@ -411,7 +426,7 @@ def plan_changelog_part(
         return f"tag {previous.name}", tag_cache[previous.name]
 
     for cl in expiring:
-        _plan_one(acts, cl, skip, tag_keys)
+        _plan_one(acts, cl, skip, tag_keys, exists)
         acts.pointers.append(
             FileAction(
                 "delete",

@@ -302,6 +302,7 @@ def _changelog_part(
     protecting: list[Consumer],
     now_ms: int,
     executor: Executor,
+    gone: set[str] | None = None,
 ) -> ChangelogPart:
     """Changelog expiry right after snapshot expiry (commit path, semantics 2.10), on the
     state the snapshot part leaves: its new changelog-N included."""
@@ -319,7 +320,13 @@ def _changelog_part(
     state = TableState(earliest, latest, changelogs)
     min_next = min((c.next_snapshot for c in protecting), default=None)
     part = plan_changelog_part(
-        table, state, config, min_next_snapshot=min_next, now_ms=now_ms, executor=executor
+        table,
+        state,
+        config,
+        min_next_snapshot=min_next,
+        now_ms=now_ms,
+        executor=executor,
+        absent_lists=gone or frozenset(),
     )
     part.details["config"] = config.to_json(sources)
     return part
@@ -440,6 +447,19 @@ def plan_expire_snapshots(
     branch_files = _branch_protection(others, executor) if others else {}
     part = None
     if config.changelog_decoupled:
+        # With a producer, this expiry deletes the expiring snapshots' data lists (unless a
+        # skipping root keeps them): the changelog part must see them gone, as Paimon does.
+        gone: set[str] = set()
+        if config.changelog_producer != "none":
+            initial = _skipping_names(
+                table, [*(t.snapshot for t in find_skipping_tags(tags, begin, end)), by_id[end]]
+            )
+            gone = {
+                n
+                for s in expiring
+                for n in (s.base_manifest_list, s.delta_manifest_list)
+                if n not in initial
+            }
         part = _changelog_part(
             table,
             flags,
@@ -450,6 +470,7 @@ def plan_expire_snapshots(
             protecting,
             now_ms,
             executor,
+            gone,
         )
     changelog_files = _changelog_protection(table, part.expired_ids if part else ())
     cache = ManifestCache(table, executor)
