@@ -11,7 +11,14 @@ from pathlib import Path
 import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
-from invariants import Crash, CrashingFileIO, assert_no_dangling_references, tree_state
+from invariants import (
+    Crash,
+    CrashingFileIO,
+    assert_no_dangling_references,
+    assert_rows_intact,
+    copy_scenario,
+    tree_state,
+)
 
 from core.apply import apply, finish_journals
 from core.executors.local import LocalExecutor
@@ -239,3 +246,31 @@ def test_commit_path_on_the_java_fixture_matches_expire_snapshots(
         apply(table, plan, recheck=cl_recheck, executor=ex)
     assert open_table(str(root)).changelogs.ids() == [21]
     assert_no_dangling_references(root)
+
+
+def test_changelogs_written_and_expired_in_one_plan_with_a_producer(
+    scenarios, tmp_path: Path
+) -> None:
+    """Producer input: the changelog part runs on what the snapshot part leaves (data lists
+    gone), expires the new changelog-1..4 at once and keeps the newest; the tag on
+    snapshot 3 reads as before."""
+    s, wh, root = copy_scenario(scenarios, "pk_table", tmp_path)
+    (root / "consumer" / "consumer-cdc").unlink()
+    dynamic = {
+        "snapshot.num-retained.min": "1",
+        "changelog.num-retained.min": "2",
+        "changelog.time-retained": "1 ms",
+    }
+    table = open_table(str(root), dynamic_options=dynamic)
+    with LocalExecutor(2) as ex:
+        plan = plan_expire_snapshots(table, ExpireFlags(), now_ms=NOW, executor=ex)
+        apply(table, plan, recheck=recheck, executor=ex)
+    assert plan.details["snapshots"] == [1, 2, 3, 4, 5]
+    assert plan.details["changelog_expiry"]["changelogs"] == [1, 2, 3, 4]
+    names = [p.name for p in plan.phases]
+    assert names.index("snapshot-files") < names.index("changelog-files") < names.index("manifests")
+    after = open_table(str(root))
+    assert after.changelogs.ids() == [5]
+    assert after.changelogs.earliest_hint() == 5
+    assert_no_dangling_references(root)
+    assert_rows_intact(wh, s)
