@@ -325,10 +325,7 @@ def _expire_changelogs(ctx: _Ctx, step: StepResult) -> None:
     part = plan.details.get("changelog_expiry") if plan is not None else None
     if part is None:
         step.status = "skipped"
-        step.reason = (
-            "decoupled changelog lifecycle: long-lived changelogs are kept (changelog "
-            "expiry is not available in this version)"
-        )
+        step.reason = "decoupled changelog lifecycle, but expire-snapshots planned no part"
         return
     step.reason = "decoupled changelog lifecycle: planned and run within expire-snapshots"
     step.changelogs = [int(i) for i in part.get("changelogs") or ()]

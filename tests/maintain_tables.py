@@ -98,7 +98,7 @@ def build_warehouse(wh: Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
         {
             "snapshot.num-retained.max": "2",
             "snapshot.num-retained.min": "1",
-            "changelog.num-retained.max": "10",
+            "changelog.num-retained.max": "3",
         },
     )
     # Partition expiry over old date partitions (2024), then snapshot expiry by count.

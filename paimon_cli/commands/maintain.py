@@ -391,6 +391,8 @@ def _step_line(s: StepResult) -> str:
         message = s.error.message if s.error is not None else "a phase failed (see --json)"
         return f"    {s.name:<20} [red]failed[/red]   {message}"
     what = "nothing to do"
+    if s.changelogs:
+        what = f"changelogs {s.changelogs[0]}..{s.changelogs[-1]} ({len(s.changelogs)})"
     if s.plan is not None and not s.plan.empty:
         totals = s.plan.totals()
         what = f"{totals['files']} files, {human_bytes(totals['bytes'])}"
