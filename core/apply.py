@@ -16,6 +16,7 @@ from core.journal import Journal, remove_journal, unfinished_journals, write_jou
 from core.plans import FileAction, Phase, Plan
 from core.progress import NullProgress, Progress
 from core.report import ExecutionReport, PhaseReport
+from core.runs import current_run
 from core.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -120,12 +121,15 @@ def _run_phase(
             for rows in mapper(run, chunks, on_result=lambda rows: progress.advance(len(rows)))
             for row in rows
         ]
+    record = current_run()
     for action, outcome, size, error in results:
         if error is not None:
             report.failures.append((action.path, error))
         elif outcome == "done":
             report.done += 1
             report.bytes += size
+            if record is not None and action.op == "delete":
+                record.add_done(action.kind, size)
         elif outcome == "absent":
             report.already_absent += 1
         else:
@@ -159,6 +163,25 @@ def run_plan(
     """Run the phases; the journal stays if anything failed (the next run finishes it).
 
     ``before_phase`` may drop actions right before a phase runs (last-moment re-checks)."""
+    run = current_run()
+    if run is not None:
+        run.add_plan(plan)
+    try:
+        _run_phases(table, plan, executor, progress, journal_path, report, before_phase)
+    finally:
+        if run is not None:
+            run.add_report(report)
+
+
+def _run_phases(
+    table: PaimonTable,
+    plan: Plan,
+    executor: Executor,
+    progress: Progress,
+    journal_path: str | None,
+    report: ExecutionReport,
+    before_phase: BeforePhase | None,
+) -> None:
     for planned in plan.phases:
         phase = planned
         if before_phase is not None and planned.actions:

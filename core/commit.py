@@ -44,6 +44,7 @@ from core.manifest_writer import (
 from core.metadata_io import read_json
 from core.model import Snapshot
 from core.options import parse_duration_ms
+from core.runs import current_run
 from core.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -431,6 +432,9 @@ def commit(
                 attempt.discard()
                 raise
             if published is not None:
+                run = current_run()
+                if run is not None:
+                    run.commits.append(published.id)
                 hint = write_latest_hint(table, published.id)
                 if hint:
                     notes.append(hint)

@@ -51,6 +51,7 @@ class View(str, Enum):
     schema = "schema"
     options = "options"
     retention = "retention"
+    runs = "runs"
 
 
 SCREEN = 40
@@ -150,6 +151,7 @@ def inspect(
                 _check_json,
                 lambda r, o: _render_check(r, o),
                 failed=lambda r: not r.ok,
+                changes=False,
             )
         else:
             job = TableJob(
@@ -160,6 +162,7 @@ def inspect(
                 ),
                 lambda r: {"view": view.value, view.value: r[1]},
                 lambda r, o: _RENDER[view](r[0], r[1], o, zone),
+                changes=False,
             )
         run_job(sel, job, out, debug=state.debug)
     finally:
@@ -254,6 +257,11 @@ def _build_view(
             for k, v in table.options.effective().items()
         ]
         return rows, rows
+    if view is View.runs:
+        from core.runs import read_records
+
+        records = read_records(table.fileio, table.location)
+        return records, records
     if view is View.retention:
         r = retention_view(table, now, table.consumers.consumers(), table.tags.tags(), zone)
         return r, _retention_json(r)
@@ -490,7 +498,35 @@ def _render_schema(data: Any, _d: Any, out: Output, _zone: Any) -> None:
     )
 
 
+def _render_runs(_rows: Any, data: list[dict[str, Any]], out: Output, zone: Any) -> None:
+    def when(value: Any) -> str:
+        return _when(value.get("epoch_ms"), zone) if isinstance(value, dict) else "-"
+
+    out.table(
+        None,
+        ["run", "command", "started", "status", "files", "bytes", "quarantine", "by"],
+        (
+            [
+                r.get("run_id"),
+                r.get("command"),
+                when(r.get("started")),
+                r.get("status"),
+                (r.get("totals") or {}).get("files", 0),
+                human_bytes((r.get("totals") or {}).get("bytes", 0)),
+                "yes" if r.get("quarantine") else "-",
+                f"{r.get('user')}@{r.get('host')}",
+            ]
+            for r in reversed(data)  # newest first
+        ),
+        limit=SCREEN if len(data) > SCREEN + 5 else None,
+        total=len(data),
+    )
+    if not data:
+        out.line("(no runs recorded)")
+
+
 _RENDER: dict[View, Any] = {
+    View.runs: _render_runs,
     View.summary: _render_summary,
     View.retention: _render_retention,
     View.snapshots: _render_snapshots,

@@ -1,0 +1,79 @@
+"""Run history: every real run of a changing command leaves one record; dry runs none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from invariants import tree_state
+
+
+@pytest.fixture
+def table(scenarios, copy_table) -> Path:
+    root: Path = copy_table(scenarios["many_commits"].root)
+    return root
+
+
+def _records(root: Path) -> list[dict[str, object]]:
+    runs = root / ".paimon-cli" / "runs"
+    return [json.loads(p.read_text()) for p in sorted(runs.glob("*.json"))] if runs.exists() else []
+
+
+def test_real_runs_are_recorded_dry_runs_and_inspect_are_not(run, table: Path) -> None:
+    before = tree_state(table)
+    assert run("expire-snapshots", table, "--retain-max", "5", "--retain-min", "1", "--dry-run")
+    assert run("inspect", table).exit_code == 0
+    assert run("inspect", table, "snapshots", "--json").exit_code == 0
+    assert tree_state(table) == before  # no record, no .paimon-cli directory
+
+    doc = run.json("expire-snapshots", table, "--retain-max", "5", "--retain-min", "1")
+    records = _records(table)
+    assert len(records) == 1
+    rec = records[0]
+    assert doc["run_id"] == rec["run_id"]
+    assert rec["command"] == "expire-snapshots" and rec["status"] == "ok"
+    assert rec["options"]["retain_max"] == 5 and rec["options"]["dry_run"] is False
+    assert rec["quarantine"] is False and rec["user"] and rec["host"]
+    assert rec["started"]["epoch_ms"] <= rec["ended"]["epoch_ms"]
+    assert str(rec["plan_digest"]).startswith("sha256:")
+    planned = doc["plan"]["totals"]
+    assert rec["totals"]["files"] == planned["files"]
+    assert rec["totals"]["bytes"] == planned["bytes"]
+    assert rec["totals"]["by_kind"] == planned["by_kind"]
+    name = next((table / ".paimon-cli" / "runs").glob("*.json")).name
+    assert name.endswith(f"-{rec['run_id']}.json")
+
+    # A commit-type command records its snapshot; a failing one is recorded as failed.
+    assert run("create-tag", table, "rel").exit_code == 0
+    assert run("create-tag", table, "rel").exit_code == 1
+    records = _records(table)
+    assert [r["status"] for r in records] == ["ok", "ok", "failed"]
+    assert "already exists" in str(records[2]["error"])
+
+
+def test_inspect_runs_lists_them(run, table: Path) -> None:
+    run.json("expire-snapshots", table, "--retain-max", "20", "--retain-min", "1")
+    run.json("create-tag", table, "rel")
+    doc = run.json("inspect", table, "runs")
+    assert doc["view"] == "runs"
+    assert [r["command"] for r in doc["runs"]] == ["expire-snapshots", "create-tag"]
+    human = run("inspect", table, "runs")
+    assert human.exit_code == 0
+    assert "expire-snapshots" in human.stdout and doc["runs"][0]["run_id"] in human.stdout
+
+
+def test_secret_options_are_not_recorded(run, table: Path) -> None:
+    run("create-tag", table, "rel", "--fs-option", "secret_key=hunter2")
+    text = json.dumps(_records(table))
+    assert "hunter2" not in text and "secret_key=***" in text
+
+
+def test_orphan_cleaning_never_touches_the_records(run, table: Path) -> None:
+    run.json("create-tag", table, "rel")
+    records = tree_state(table / ".paimon-cli")
+    assert records
+    doc = run.json("delete-orphan-files", table, "--older-than", "2 h", "--allow-recent")
+    assert not any("/.paimon-cli/" in o["path"] for o in doc["plan"]["details"]["orphans"])
+    after = tree_state(table / ".paimon-cli")
+    assert set(records) <= set(after)
