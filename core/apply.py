@@ -15,6 +15,8 @@ from core.fileio import parent
 from core.journal import Journal, remove_journal, unfinished_journals, write_journal
 from core.plans import FileAction, Phase, Plan
 from core.progress import NullProgress, Progress
+from core.quarantine import Quarantine
+from core.quarantine import write_record as write_quarantine_record
 from core.report import ExecutionReport, PhaseReport
 from core.runs import current_run
 from core.table import PaimonTable
@@ -44,10 +46,16 @@ def lock_paths(table: PaimonTable, plan: Plan) -> None:
                 )
 
 
-def _run_action(table: PaimonTable, action: FileAction) -> tuple[str, int]:
-    """Returns (outcome, bytes); outcome is done | absent | skipped."""
+def _run_action(
+    table: PaimonTable, action: FileAction, quarantine: Quarantine | None = None
+) -> tuple[str, int]:
+    """Returns (outcome, bytes); outcome is done | absent | skipped. With a quarantine a
+    delete is a move into it (the same order, the same outcomes)."""
     fileio = table.fileio
     if action.op == "delete":
+        if quarantine is not None:
+            moved = quarantine.move_in(fileio, action.path)
+            return ("done", action.size or 0) if moved else ("absent", 0)
         return ("done", action.size or 0) if fileio.delete(action.path) else ("absent", 0)
     if action.op == "write":
         fileio.write_bytes(action.path, (action.content or "").encode("utf-8"))
@@ -57,9 +65,11 @@ def _run_action(table: PaimonTable, action: FileAction) -> tuple[str, int]:
     return ("done", 0) if fileio.delete_empty_dir(action.path) else ("skipped", 0)
 
 
-def _run_one(table: PaimonTable, action: FileAction) -> tuple[FileAction, str, int, str | None]:
+def _run_one(
+    table: PaimonTable, action: FileAction, quarantine: Quarantine | None = None
+) -> tuple[FileAction, str, int, str | None]:
     try:
-        outcome, size = _run_action(table, action)
+        outcome, size = _run_action(table, action, quarantine)
         return action, outcome, size, None
     except StorageError as exc:
         return action, "failed", 0, exc.message
@@ -68,10 +78,14 @@ def _run_one(table: PaimonTable, action: FileAction) -> tuple[FileAction, str, i
 DELETE_BATCH = 1000  # keys per S3 DeleteObjects request
 
 
-def _batchable(table: PaimonTable, phase: Phase) -> bool:
+def _batchable(table: PaimonTable, phase: Phase, quarantine: Quarantine | None) -> bool:
     """Plain deletes on an object store with batch delete: one request per 1,000 keys."""
-    return bool(phase.actions) and all(
-        a.op == "delete" and table.fileio.supports_batch_delete(a.path) for a in phase.actions
+    return (
+        quarantine is None
+        and bool(phase.actions)
+        and all(
+            a.op == "delete" and table.fileio.supports_batch_delete(a.path) for a in phase.actions
+        )
     )
 
 
@@ -86,18 +100,22 @@ def _delete_chunk(
 
 
 def _run_many(
-    table: PaimonTable, actions: tuple[FileAction, ...]
+    table: PaimonTable, quarantine: Quarantine | None, actions: tuple[FileAction, ...]
 ) -> list[tuple[FileAction, str, int, str | None]]:
-    return [_run_one(table, a) for a in actions]
+    return [_run_one(table, a, quarantine) for a in actions]
 
 
 def _run_phase(
-    table: PaimonTable, phase: Phase, executor: Executor, progress: Progress
+    table: PaimonTable,
+    phase: Phase,
+    executor: Executor,
+    progress: Progress,
+    quarantine: Quarantine | None = None,
 ) -> PhaseReport:
     report = PhaseReport(phase.name)
     start = time.monotonic()
     progress.start(phase.name, len(phase.actions))
-    one = partial(_run_one, table)
+    one = partial(_run_one, table, quarantine=quarantine)
     if phase.sequential:
         results = []
         for action in phase.actions:
@@ -107,11 +125,11 @@ def _run_phase(
                 break  # strict order: never skip ahead of a failed step
     else:
         run: Callable[[tuple[FileAction, ...]], list[tuple[FileAction, str, int, str | None]]]
-        if _batchable(table, phase):
+        if _batchable(table, phase, quarantine):
             run, step, mapper = partial(_delete_chunk, table), DELETE_BATCH, executor.map
         else:
             # Chunks, not one task per file: a million futures cost more than the deletes.
-            run = partial(_run_many, table)
+            run = partial(_run_many, table, quarantine)
             step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
             local = all(table.fileio.is_local(a.path) for a in phase.actions)
             mapper = executor.map_local if local else executor.map
@@ -159,15 +177,17 @@ def run_plan(
     journal_path: str | None,
     report: ExecutionReport,
     before_phase: BeforePhase | None = None,
+    quarantine: Quarantine | None = None,
 ) -> None:
     """Run the phases; the journal stays if anything failed (the next run finishes it).
 
-    ``before_phase`` may drop actions right before a phase runs (last-moment re-checks)."""
+    ``before_phase`` may drop actions right before a phase runs (last-moment re-checks);
+    with ``quarantine`` every delete is a move into it."""
     run = current_run()
     if run is not None:
         run.add_plan(plan)
     try:
-        _run_phases(table, plan, executor, progress, journal_path, report, before_phase)
+        _run_phases(table, plan, executor, progress, journal_path, report, before_phase, quarantine)
     finally:
         if run is not None:
             run.add_report(report)
@@ -181,6 +201,7 @@ def _run_phases(
     journal_path: str | None,
     report: ExecutionReport,
     before_phase: BeforePhase | None,
+    quarantine: Quarantine | None,
 ) -> None:
     for planned in plan.phases:
         phase = planned
@@ -196,7 +217,7 @@ def _run_phases(
                 )
         if not phase.actions:
             continue
-        phase_report = _run_phase(table, phase, executor, progress)
+        phase_report = _run_phase(table, phase, executor, progress, quarantine)
         report.phases.append(phase_report)
         if phase_report.failures:
             return  # a phase is a barrier: never start the next one after a failure
@@ -251,6 +272,11 @@ def finish_journal(
             f"journal {journal.path}: {dropped} actions dropped because the "
             "table changed since (newly protected)"
         )
+    quarantine = None
+    if journal.quarantine_run is not None:
+        # An interrupted quarantining run keeps moving into its own quarantine.
+        quarantine = Quarantine.of(view, journal.quarantine_run)
+        report.notes.append(f"journal {journal.path}: quarantine run {journal.quarantine_run}")
     run_plan(
         view,
         checked,
@@ -258,11 +284,21 @@ def finish_journal(
         progress=progress,
         journal_path=journal.path,
         report=report,
+        quarantine=quarantine,
     )
 
 
 def _count(plan: Plan) -> int:
     return sum(len(p.actions) for p in plan.phases)
+
+
+def quarantine_of(table: PaimonTable) -> Quarantine | None:
+    """The quarantine of the current run, when it asked for one (--quarantine)."""
+    run = current_run()
+    if run is None or not run.quarantine:
+        return None
+    run.quarantined = True
+    return Quarantine.of(table, run.id)
 
 
 def apply(
@@ -285,7 +321,17 @@ def apply(
     plan = recheck(table, plan)
     lock_paths(table, plan)
     if not plan.empty:
-        journal_path = write_journal(table.fileio, table.location, plan) if journal else None
+        quarantine = quarantine_of(table)
+        if quarantine is not None:
+            write_quarantine_record(table.fileio, table, quarantine, plan)
+        journal_path = None
+        if journal:
+            journal_path = write_journal(
+                table.fileio,
+                table.location,
+                plan,
+                quarantine_run=quarantine.run_id if quarantine else None,
+            )
         run_plan(
             table,
             plan,
@@ -294,6 +340,7 @@ def apply(
             journal_path=journal_path,
             report=report,
             before_phase=before_phase,
+            quarantine=quarantine,
         )
     report.seconds += time.monotonic() - start
     return report

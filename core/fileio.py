@@ -9,6 +9,7 @@ Missing files raise ``FileNotFoundError``; every other storage failure raises
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import importlib
 import logging
@@ -456,6 +457,61 @@ class FileIO:
         except (OSError, NotImplementedError):
             return False
         return True
+
+    def move(self, src: str, dst: str, *, replace: bool = False) -> bool:
+        """Move one file (quarantine and restore); False when ``src`` is already gone.
+
+        Local and HDFS-like: a hard link then unlink (never clobbers ``dst``; an interrupted
+        move leaves two names of one file, which a rerun completes). Object stores: copy,
+        then delete, each retried like every request. An existing ``dst`` is an error
+        unless it is the same file (a half-done move) or ``replace`` is given."""
+        if self.is_local(src):
+            return self._move_local(src, dst, replace=replace)
+        fs, p = self._fs(src)
+        _, q = self._fs(dst)
+        if not self.exists(src):
+            return False
+        if not replace:
+            there = self.info(dst)
+            have = self.info(src)
+            if there is not None and (have is None or there.size != have.size):
+                raise StorageError(f"cannot move {src}: {dst} exists")
+        try:
+            self._remote(lambda: fs.copy(p, q), src)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise StorageError(f"cannot copy {src} to {dst}: {exc}") from exc
+        self.delete(src)
+        return True
+
+    @staticmethod
+    def _move_local(src: str, dst: str, *, replace: bool) -> bool:
+        try:
+            os.makedirs(parent(dst), exist_ok=True)
+            if replace:
+                os.replace(src, dst)
+                return True
+            try:
+                os.link(src, dst)
+            except FileExistsError:
+                if not os.path.samefile(src, dst):
+                    raise StorageError(f"cannot move {src}: {dst} exists") from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
+                    raise
+                if os.path.lexists(dst):  # no hard links here: rename, never over a file
+                    raise StorageError(f"cannot move {src}: {dst} exists") from None
+                os.rename(src, dst)
+                return True
+            os.unlink(src)
+            return True
+        except FileNotFoundError:
+            return False
+        except StorageError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"cannot move {src} to {dst}: {exc.strerror or exc}") from exc
 
     def supports_batch_delete(self, path: str) -> bool:
         """Object stores delete many keys per request (S3 DeleteObjects: 1,000)."""

@@ -29,12 +29,18 @@ def journal_dir(table_root: str) -> str:
 class Journal:
     path: str
     plan: Plan
+    quarantine_run: str | None = None  # deletes are moves into this run's quarantine
 
 
-def write_journal(fileio: FileIO, table_root: str, plan: Plan) -> str:
+def write_journal(
+    fileio: FileIO, table_root: str, plan: Plan, *, quarantine_run: str | None = None
+) -> str:
     name = f"{plan.command}-{plan.created_ms}-{uuid.uuid4().hex[:12]}.json"
     path = join(journal_dir(table_root), name)
-    fileio.write_bytes(path, json.dumps(plan.to_json()).encode("utf-8"))
+    data = plan.to_json()
+    if quarantine_run is not None:
+        data["quarantine_run"] = quarantine_run
+    fileio.write_bytes(path, json.dumps(data).encode("utf-8"))
     return path
 
 
@@ -62,5 +68,12 @@ def unfinished_journals(fileio: FileIO, table_root: str) -> list[Journal]:
             ) from exc
         if not isinstance(data, dict):
             raise CorruptMetadataError(info.path, "journal is not a JSON object")
-        out.append(Journal(info.path, Plan.from_json(data, source=info.path)))
+        quarantine_run = data.get("quarantine_run")
+        out.append(
+            Journal(
+                info.path,
+                Plan.from_json(data, source=info.path),
+                str(quarantine_run) if quarantine_run else None,
+            )
+        )
     return out

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from core.errors import SafetyRefusalError
 from core.executors.spark import SparkExecutor, spark_failures
 from core.fileio import FileIO, parent
 from core.orphan_files import (
@@ -41,6 +42,7 @@ from core.orphan_files import (
 from core.plans import Plan
 from core.progress import NullProgress, Progress
 from core.report import ExecutionReport, PhaseReport
+from core.runs import current_run
 from core.table import PaimonTable
 from core.timeparse import iso_utc
 
@@ -321,6 +323,12 @@ class SparkOrphanClean:
         from pyspark.sql import functions as F  # noqa: N812
 
         assert self._orphans is not None and self._views is not None and self._roots is not None
+        run = current_run()
+        if run is not None and run.quarantine:
+            raise SafetyRefusalError(
+                "--quarantine is not available with --engine spark for orphan cleaning",
+                hint="use --engine local to quarantine, or run without --quarantine",
+            )
         start = time.monotonic()
         views = _views(self.table)
         now = collect_roots(views)

@@ -89,6 +89,7 @@ class Run:
     resumed_journals: list[str] = field(default_factory=list)
     _digest: Any = field(default_factory=hashlib.sha256)
     _plans: int = 0
+    _acting: bool = False
     quarantined: bool = False  # something was actually moved into the quarantine
 
     def add_plan(self, plan: Plan) -> None:
@@ -109,6 +110,15 @@ class Run:
     def add_report(self, report: ExecutionReport) -> None:
         self.phases = [p.to_json() for p in report.phases]
         self.resumed_journals = list(report.resumed_journals)
+
+    @property
+    def acted(self) -> bool:
+        """Began changing the table (a failure before that leaves no record)."""
+        return bool(self._plans or self.commits or self._acting)
+
+    def begin_changes(self) -> None:
+        """Mark the run as changing the table from now on (a failure is recorded)."""
+        self._acting = True
 
     @property
     def plan_digest(self) -> str | None:

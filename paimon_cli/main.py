@@ -17,6 +17,7 @@ from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
 from paimon_cli.commands import inspect as inspect_cmd
 from paimon_cli.commands import maintain as maintain_cmd
 from paimon_cli.commands import tags as tags_cmd
+from paimon_cli.commands import undo as undo_cmd
 from paimon_cli.state import AppState
 
 app = typer.Typer(
@@ -81,6 +82,7 @@ tags_cmd.register(app)
 delete_orphan_files_cmd.register(app)
 compact_cmd.register(app)
 maintain_cmd.register(app)
+undo_cmd.register(app)
 
 
 def main() -> None:

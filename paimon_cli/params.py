@@ -59,6 +59,16 @@ RateOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only essential output.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")]
+QuarantineOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quarantine",
+        envvar="PAIMON_CLI_QUARANTINE",
+        help="Move files into <table>/.paimon-cli/quarantine/<run-id>/ instead of deleting "
+        "them (same order); 'paimon restore' undoes the run, 'paimon purge-quarantine' "
+        "deletes them for good. Also PAIMON_CLI_QUARANTINE=1.",
+    ),
+]
 AllowUnsafeOpt = Annotated[
     bool,
     typer.Option(

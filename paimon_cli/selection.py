@@ -79,14 +79,15 @@ def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]
         try:
             result = job.run(table)
         except PaimonError as exc:
-            write_record(
-                table.fileio,
-                table.location,
-                run,
-                branch=table.branch,
-                status="failed",
-                error=exc.message,
-            )
+            if run.acted:  # refused before any change: nothing to record
+                write_record(
+                    table.fileio,
+                    table.location,
+                    run,
+                    branch=table.branch,
+                    status="failed",
+                    error=exc.message,
+                )
             raise
     status = "partial" if job.failed(result) else "ok"
     write_record(table.fileio, table.location, run, branch=table.branch, status=status)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -63,6 +64,21 @@ def tree_state(*roots: Path) -> dict[str, tuple[int, int]]:
             for name in files:
                 st = os.lstat(os.path.join(dirpath, name))
                 out[os.path.join(dirpath, name)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def tree_digests(*roots: Path) -> dict[str, tuple[int, str]]:
+    """Every file outside .paimon-cli/, relative to its root: size and content digest."""
+    out = {}
+    for root in roots:
+        for dirpath, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != ".paimon-cli"]
+            for name in files:
+                p = Path(dirpath) / name
+                out[f"{root.name}/{p.relative_to(root)}"] = (
+                    p.stat().st_size,
+                    hashlib.sha256(p.read_bytes()).hexdigest(),
+                )
     return out
 
 
@@ -139,6 +155,9 @@ class CrashingFileIO(FileIO):
         self._tick(path)
         return super().delete_empty_dir(path)
 
+    def move(self, src: str, dst: str, *, replace: bool = False) -> bool:
+        self._tick(src)
+        return super().move(src, dst, replace=replace)
 
 # -- time travel for time-dependent tests (never sleep) ---------------------------------------
 def set_snapshot_times(
