@@ -159,6 +159,7 @@ class CrashingFileIO(FileIO):
         self._tick(src)
         return super().move(src, dst, replace=replace)
 
+
 # -- time travel for time-dependent tests (never sleep) ---------------------------------------
 def set_snapshot_times(
     root: Path, times_ms: dict[int, int], *, watermarks: dict[int, int] | None = None
