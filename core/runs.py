@@ -99,7 +99,9 @@ class Run:
         for phase in plan.phases:
             h.update(f"[{phase.name}]".encode())
             for a in phase.actions:
-                h.update(f"{a.op}\0{a.path}\0{a.kind}\0{a.size}\n".encode())
+                # surrogateescape: file names need not be UTF-8 (they pass through as is)
+                line = f"{a.op}\0{a.path}\0{a.kind}\0{a.size}\n"
+                h.update(line.encode("utf-8", "surrogateescape"))
         self._plans += 1
 
     def add_done(self, kind: str, size: int) -> None:

@@ -43,5 +43,5 @@ def test_partial_expiry_then_completed(
     done = run.json("expire-snapshots", root, "--retain-min", "5", "--older-than", "0 ms")
     assert done["report"]["status"] == "ok"
     assert len(done["report"]["resumed_journals"]) >= 1
-    assert not (root / ".paimon-cli").exists()
+    assert not (root / ".paimon-cli" / "journal").exists()
     assert not any(Path(f["path"]).exists() for f in failures)
