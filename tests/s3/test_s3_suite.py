@@ -126,3 +126,20 @@ def test_rate_limit_option_is_honoured(run, s3_server, twin) -> None:
         "inspect", uri, "--check", "--max-requests-per-second", "500", *s3_server.cli_options()
     )
     assert result.exit_code == 0, result.stderr
+
+
+def test_quarantine_and_restore_on_s3(run, s3_server, twin) -> None:
+    """Copy, then delete: the same final files as a plain run, and restore brings all back."""
+    local, uri = twin("many_commits")
+    before = s3_server.files(uri)
+    args = ["--retain-max", "3", "--retain-min", "1"]
+    assert run("expire-snapshots", local, *args).exit_code == 0
+    doc = run.json("expire-snapshots", uri, *args, "--quarantine", *s3_server.cli_options())
+    assert doc["report"]["status"] == "ok"
+    assert s3_server.files(uri) == _local_files(local)
+    prefix = uri.removeprefix("s3://")
+    assert s3_server.fs().find(f"{prefix}/.paimon-cli/quarantine/{doc['run_id']}")
+    restored = run.json("restore", uri, "--last", *s3_server.cli_options())
+    assert restored["report"]["restored"] > 0
+    assert s3_server.files(uri) == before
+    assert run.json("inspect", uri, "--check", *s3_server.cli_options())["check"]["ok"]
