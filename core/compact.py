@@ -55,6 +55,13 @@ from core.data_files import (
     unsupported_types,
     value_stats_modes,
 )
+from core.deletion_vectors import (
+    DeletionFile,
+    bucket_index_files,
+    deletion_files,
+    keep_mask,
+    read_vector,
+)
 from core.errors import InvalidOptionError, MissingFileError, SafetyRefusalError, StorageError
 from core.executors.base import Executor
 from core.expire_partitions import live_raw_entries
@@ -127,8 +134,8 @@ def refusals(table: PaimonTable) -> list[str]:
     """Options under which a Python rewrite would not be Paimon's (each names the option)."""
     opts = table.options
     out = []
-    if _true(table, "deletion-vectors.enabled"):
-        out.append("deletion-vectors.enabled=true (deletion vectors must be rewritten too)")
+    if _true(table, "deletion-vectors.enabled") and not table.is_primary_key:
+        out.append("deletion-vectors.enabled=true on an append table")
     for key in ("data-evolution.enabled", "row-tracking.enabled", "data-file.thin-mode"):
         if _true(table, key):
             out.append(f"{key}=true")
@@ -302,6 +309,10 @@ class CompactTask:
     output_level: int
     target_file_size: int
     merge: MergeSpec | None = None  # primary-key tasks: how records of a key merge
+    # Deletion vectors of inputs (by file name), and the bucket's vector index files
+    # (partition, bucket, index type, name) the commit drops: none survive.
+    deletion_vectors: Mapping[str, DeletionFile] = field(default_factory=dict)
+    index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
     # Sums over the inputs, computed once (a plan may hold 10,000s of inputs).
     _bytes: int = field(init=False, repr=False, compare=False)
     _rows: int = field(init=False, repr=False, compare=False)
@@ -380,10 +391,15 @@ def _pick_bucketed(files: list[dict[str, Any]], cfg: CompactConfig) -> list[dict
     return []
 
 
-def _needs_pk_compaction(files: list[dict[str, Any]], max_level: int) -> bool:
-    """Full compaction does nothing when the bucket is one sorted run at the max level."""
+def _pick_pk(
+    files: list[dict[str, Any]], max_level: int, vectors: Mapping[str, DeletionFile]
+) -> list[dict[str, Any]]:
+    """CompactStrategy.pickFullCompaction: every file, unless the bucket is one sorted run
+    at the max level already; then only its files that have a deletion vector."""
     levels = {int(f["_FILE"]["_LEVEL"]) for f in files}
-    return bool(files) and levels != {max_level}
+    if levels == {max_level}:
+        files = [f for f in files if f["_FILE"]["_FILE_NAME"] in vectors]
+    return sorted(files, key=_min_seq)
 
 
 def _compatible_schemas(table: PaimonTable, files: Sequence[Mapping[str, Any]]) -> bool:
@@ -445,6 +461,8 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                 continue
         groups.setdefault((partition, bucket), []).append(row)
     tasks: list[CompactTask] = []
+    index_entries = table.index_files(latest) if cfg.mode == "primary-key" else []
+    vectors = deletion_files(index_entries, table.paths.index_file_path)
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         spec = table.paths.partition_spec(partition)
         if not _compatible_schemas(table, files):
@@ -463,10 +481,20 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
             chosen = _pick_bucketed(files, cfg)
             picked = [chosen] if chosen else []
         else:
-            picked = (
-                [sorted(files, key=_min_seq)] if _needs_pk_compaction(files, cfg.max_level) else []
-            )
+            bucket_vectors = {
+                name: v for (p, b, name), v in vectors.items() if (p, b) == (partition, bucket)
+            }
+            chosen = _pick_pk(files, cfg.max_level, bucket_vectors)
+            picked = [chosen] if chosen else []
         for inputs in picked:
+            task_vectors: dict[str, DeletionFile] = {}
+            index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
+            if cfg.mode == "primary-key":
+                names = {str(r["_FILE"]["_FILE_NAME"]) for r in inputs}
+                task_vectors = {n: v for n, v in bucket_vectors.items() if n in names}
+                index_deletes = frozenset(
+                    bucket_index_files(index_entries, {(partition, bucket): True})
+                )
             tasks.append(
                 CompactTask(
                     partition=partition,
@@ -477,6 +505,8 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                     output_level=cfg.max_level if cfg.mode == "primary-key" else 0,
                     target_file_size=cfg.target_file_size,
                     merge=cfg.merge,
+                    deletion_vectors=task_vectors,
+                    index_deletes=index_deletes,
                 )
             )
     for t in tasks:
@@ -518,6 +548,8 @@ def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
         "rows": t.rows,
         "bytes": t.bytes,
         "files_after_estimate": t.estimated_outputs,
+        "deletion_vectors": len(t.deletion_vectors),
+        "index_files_dropped": sorted(name for *_, name in t.index_deletes),
         "inputs": [
             {"name": r["_FILE"]["_FILE_NAME"], "level": r["_FILE"]["_LEVEL"], "size": _size(r)}
             for r in t.inputs
@@ -552,6 +584,7 @@ def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> A
     schema = layout.arrow_schema()
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     parts = []
+    index_data: dict[str, bytes] = {}  # one read per vector index file
     for row in task.inputs:
         path = _input_path(table, row, bucket_dir)
         name = str(row["_FILE"]["_FILE_NAME"])
@@ -561,9 +594,21 @@ def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> A
                 path if table.fileio.is_local(path) else table.fileio.read_bytes(path)
             )
             big = _size(row) >= THREADED_READ_BYTES
-            parts.append(read_raw(data, name, schema, use_threads=big))
+            part = read_raw(data, name, schema, use_threads=big)
         except FileNotFoundError:
             raise StorageError(f"data file {path} of the latest snapshot is missing") from None
+        vector = task.deletion_vectors.get(name)
+        if vector is not None:
+            if vector.path not in index_data:
+                try:
+                    index_data[vector.path] = table.fileio.read_bytes(vector.path)
+                except FileNotFoundError:
+                    raise StorageError(
+                        f"deletion vector file {vector.path} of the latest snapshot is missing"
+                    ) from None
+            deleted = read_vector(index_data[vector.path], vector.offset, vector.path)
+            part = part.filter(keep_mask(part.num_rows, deleted))
+        parts.append(part)
     if not parts:
         return schema.empty_table()
     first = parts[0].schema
@@ -780,6 +825,8 @@ def compact_builder(
     (``changes_since``), and the full live set of the latest snapshot only if that history
     cannot be read."""
     inputs = [row for t in tasks for row in t.inputs]
+    index_deletes = frozenset(d for t in tasks for d in t.index_deletes)
+    planned_index = {(t.partition, t.bucket): t.index_deletes for t in tasks if t.primary_key}
     buckets = {(t.partition, t.total_buckets) for t in tasks}
     partitions = {p for p, _ in buckets}
     adds = [e for o in outputs for e in o.entries]
@@ -820,7 +867,21 @@ def compact_builder(
                     raise conflict(gone)
             for p, total in added:
                 check_rescaled(p, total)
-        return Changes(entries, details={"based_on": latest.id}, deletes_verified=True)
+        if planned_index:
+            # Vectors written after planning would delete rows our outputs still hold.
+            now = bucket_index_files(table.index_files(latest), planned_index)
+            if now != set(index_deletes):
+                raise CompactConflictError(
+                    "the deletion vectors of a compacted bucket changed since planning; "
+                    "nothing committed",
+                    hint="run compact again: it plans from the new latest snapshot",
+                )
+        return Changes(
+            entries,
+            index_deletes=index_deletes,
+            details={"based_on": latest.id},
+            deletes_verified=True,
+        )
 
     return build
 

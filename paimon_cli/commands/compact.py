@@ -220,6 +220,13 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
         limit=40,
         total=len(tasks),
     )
+    vectors = sum(t.get("deletion_vectors", 0) for t in tasks)
+    dropped = sum(len(t.get("index_files_dropped") or ()) for t in tasks)
+    if vectors or dropped:
+        out.line(
+            f"  {vectors} deletion vectors applied while reading; {dropped} vector index "
+            "files dropped from the index manifest"
+        )
     out.line(
         f"  {d['files_before']} files ({human_bytes(d['bytes_before'])}) -> about "
         f"{d['files_after_estimate']} files (about {human_bytes(d['bytes_after_estimate'])})"

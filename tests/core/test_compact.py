@@ -639,7 +639,6 @@ def test_rewrite_failure_leaves_no_files(tmp_path: Path, monkeypatch: pytest.Mon
 @pytest.mark.parametrize(
     ("options", "phrase"),
     [
-        ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
         (
             {"merge-engine": "aggregation", "fields.v.aggregate-function": "theta_sketch"},
             "fields.v.aggregate-function=theta_sketch",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,14 +30,15 @@ def _twins(tmp_path: Path, build: str) -> tuple[Path, Path]:
             ("arr", pa.list_(pa.int32())),
         ]
     )
-    pk = build == "pk"
+    pk = build != "append"
+    engine = {"merge-engine": "partial-update"} if build == "partial-update" else {}
     table = pw.create_table(
         tmp_path / "local",
         "db.t",
         schema,
         partition_keys=["dt"],
         primary_keys=["id", "dt"] if pk else [],
-        options={"bucket": "2"} if pk else {},
+        options={"bucket": "2", **engine} if pk else {},
     )
     for c in range(6):
         pw.append(
@@ -62,7 +64,7 @@ def _shape(root: Path) -> list[tuple[bytes, int, int, int, int]]:
     )
 
 
-@pytest.mark.parametrize("build", ["append", "pk"])
+@pytest.mark.parametrize("build", ["append", "pk", "partial-update"])
 def test_spark_compaction_equals_local(
     tmp_path: Path, spark_executor: SparkExecutor, build: str
 ) -> None:
@@ -86,4 +88,28 @@ def test_spark_compaction_equals_local(
     assert plans[0] == plans[1] and plans[0]
     assert _shape(local_root) == _shape(spark_root)
     assert pw.read_rows_at_root(local_root) == pw.read_rows_at_root(spark_root) == before
+    assert_no_dangling_references(spark_root)
+
+
+def test_spark_compaction_of_a_deletion_vector_table_equals_local(
+    tmp_path: Path, spark_executor: SparkExecutor, java_built: Callable[[str], Path]
+) -> None:
+    local_root = java_built("pk_deletion_vectors")
+    spark_root = tmp_path / "spark" / "pk_deletion_vectors"
+    shutil.copytree(local_root, spark_root)
+    for root, executor in ((local_root, None), (spark_root, spark_executor)):
+        t = open_table(str(root))
+        cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
+        assert sum(len(task.deletion_vectors) for task in cplan.tasks) == 2
+        if executor is None:
+            with LocalExecutor(2) as local:
+                apply_compact(t, cplan, executor=local)
+        else:
+            apply_compact(t, cplan, executor=executor)
+    assert _shape(local_root) == _shape(spark_root)
+    index = [
+        sorted((e.partition, e.bucket) for e in t.index_files(t.snapshots.latest()))  # type: ignore[arg-type]
+        for t in (open_table(str(local_root)), open_table(str(spark_root)))
+    ]
+    assert index[0] == index[1]
     assert_no_dangling_references(spark_root)
