@@ -54,7 +54,8 @@ def _params() -> list[Any]:
 def _state(root: Path) -> dict[str, tuple[int, int]]:
     """Every file under the table with (size, mtime): did a command change anything?"""
     out = {}
-    for dirpath, _, files in os.walk(root):
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".paimon-cli"]  # our run records, not the table
         for f in files:
             st = os.stat(os.path.join(dirpath, f))
             out[os.path.relpath(os.path.join(dirpath, f), root)] = (st.st_size, st.st_mtime_ns)
