@@ -78,7 +78,7 @@ def maintain(
             "--metrics-file",
             help="Write Prometheus metrics here (text format, replaced atomically; tables "
             "not run this time keep their previous values), e.g. for node_exporter's "
-            "textfile collector.",
+            "textfile collector. Not with --dry-run.",
             show_default=False,
             dir_okay=False,
         ),
@@ -109,7 +109,7 @@ def maintain(
     spark_conf: SparkConfOpt = None,
     timezone: TimezoneOpt = None,
 ) -> None:
-    """Run each table's own maintenance (tags, partitions, consumers, snapshots, changelogs)."""
+    """Do what Paimon's commit-time maintenance would have, from each table's own options."""
     from core.clock import SystemClock
     from core.fileio import FileIO
     from core.maintain import MaintainConfig
@@ -261,7 +261,7 @@ def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> T
     try:
         summary = summarize(table, now_ms=now, executor=executor, zone=config.zone, storage=False)
     except PaimonError as exc:
-        logger.warning("%s: no table gauges: %s", table.location, exc.message)
+        logger.info("%s: no table gauges: %s", table.location, exc.message)
         return None
     return table_gauges(summary, now_ms=now)
 
