@@ -11,7 +11,7 @@ remaining changelog or the nearest earlier tag still needs are kept (D3).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -171,6 +171,30 @@ class TableState:
     @property
     def changelog_ids(self) -> list[int]:
         return sorted(self.changelogs)
+
+
+class LazyChangelogs(Mapping[int, Snapshot]):
+    """Changelogs by id, read on first access: the range formula reads only the ids it
+    probes (a listing of a long changelog history costs one request, its files many)."""
+
+    def __init__(self, table: PaimonTable, ids: Iterable[int], extra: Mapping[int, Snapshot]):
+        self._table = table
+        self._ids = sorted({*ids, *extra})
+        self._read: dict[int, Snapshot | None] = dict(extra)
+
+    def __getitem__(self, cid: int) -> Snapshot:
+        if cid not in self._read:
+            self._read[cid] = self._table.changelogs.try_snapshot(cid) if cid in self._ids else None
+        snap = self._read[cid]
+        if snap is None:
+            raise KeyError(cid)
+        return snap
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,26 +232,30 @@ def changelog_backlog(
 ) -> ChangelogBacklog:
     """Changelog expiry as the commit path would run it after the snapshot expiry ending at
     ``end`` (its new changelog-N counted), on the table's own settings (semantics 2.10)."""
-    from core.expire_changelogs import TableState, commit_config, compute_changelog_range
+    from core.expire_changelogs import (
+        LazyChangelogs,
+        TableState,
+        commit_config,
+        compute_changelog_range,
+    )
 
-    present = {c.id: c for c in table.changelogs.snapshots()}
+    ids = table.changelogs.ids()
     if not decoupled:
-        ids = sorted(present)
         detail = "the lifecycle is not decoupled: only expire-changelogs removes them"
         return ChangelogBacklog(
             False, len(ids), ids[0] if ids else None, ids[-1] if ids else None, 0, "coupled", detail
         )
-    changelogs = dict(present)
-    snaps = table.snapshots.snapshots()
-    earliest = snaps[0] if snaps else None
-    if end is not None:
-        changelogs.update({s.id: s for s in snaps if s.id < end})
-        earliest = next((s for s in snaps if s.id >= end), earliest)
-    state = TableState(earliest, snaps[-1].id if snaps else None, changelogs)
+    snap_ids = table.snapshots.ids()
+    expiring = (
+        {} if end is None else {i: table.snapshots.try_snapshot(i) for i in snap_ids if i < end}
+    )
+    first = next((i for i in snap_ids if end is None or i >= end), None)
+    earliest = table.snapshots.try_snapshot(first) if first is not None else None
+    changelogs = LazyChangelogs(table, ids, {i: s for i, s in expiring.items() if s is not None})
+    state = TableState(earliest, snap_ids[-1] if snap_ids else None, changelogs)
     config, _ = commit_config(table)
     min_next = min((c.next_snapshot for c in consumers), default=None)
     rng = compute_changelog_range(state, config, min_next, now_ms)
-    ids = sorted(present)
     return ChangelogBacklog(
         True,
         len(ids),

@@ -274,3 +274,16 @@ def test_changelogs_written_and_expired_in_one_plan_with_a_producer(
     assert after.changelogs.earliest_hint() == 5
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
+
+
+def test_inspect_retention_shows_the_changelog_backlog(
+    java_built: Callable[[str], Path], run
+) -> None:
+    """What ``inspect`` predicts is what ``expire-snapshots`` then expires."""
+    root = java_built("changelog_decoupled")
+    view = run.json("inspect", root, "retention")["retention"]["changelogs"]
+    assert view["decoupled"] is True
+    assert (view["count"], view["earliest"], view["latest"]) == (13, 9, 21)
+    plan = run.json("expire-snapshots", root, "--dry-run")["plan"]["details"]
+    assert view["expirable"] == len(plan["changelog_expiry"]["changelogs"]) == 12
+    assert view["stopped_by"] == plan["changelog_expiry"]["stopped_by"]
