@@ -36,3 +36,29 @@ def test_expire_changelogs_snapshots_and_tag_deletion_read_in_java(
     run.json("delete-tag", root, "keep")
     assert_same_rows(after, java.verify(root), keys=["snapshot-34", "snapshot-35"])
     assert_no_dangling_references(root)
+
+
+def test_coupled_expiry_on_the_fixture_keeps_changelogs_and_tags_readable(
+    java: JavaPaimon, java_built: Callable[[str], Path], run
+) -> None:
+    """Decoupling switched off through --options (issue 12.3) on a tagged table with a
+    changelog producer (12.4): the tag keeps its data, not its snapshot's changelog; the
+    remaining long-lived changelogs keep everything they need; Java reads every root."""
+    root = java_built("changelog_decoupled")
+    run.json("create-tag", root, "keep", "--snapshot", "30")
+    tagged = open_table(str(root)).tags.tag("keep").snapshot
+    before = java.verify(root)
+    doc = run.json(
+        "expire-snapshots",
+        root,
+        "--options",
+        "changelog.num-retained.max=5,changelog.num-retained.min=2,changelog.time-retained=1ms",
+    )
+    details = doc["plan"]["details"]
+    assert details["config"]["changelog_decoupled"] is False
+    assert details["snapshots"] == list(range(22, 34))
+    assert any("keep (snapshot 30)" in n for n in details["notes"])
+    assert not (root / "manifest" / str(tagged.changelog_manifest_list)).exists()
+    assert open_table(str(root)).changelogs.ids() == list(range(9, 22))
+    assert_no_dangling_references(root)
+    assert_same_rows(before, java.verify(root), keys=["tag-keep", "snapshot-34", "snapshot-35"])
