@@ -67,3 +67,19 @@ def test_branch_expiry_keeps_the_branch_tag_not_mains(run, tmp_path: Path) -> No
     for sid in open_table(str(root)).snapshots.ids():  # main is untouched
         assert pw.read_rows(wh, ident, snapshot_id=sid) == main_rows[sid]
     assert_no_dangling_references(root)
+
+
+def test_tag_deletion_on_a_branch_touches_only_that_branchs_tags(run, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    ident, branch_rows, main_rows = _branch_with_own_tag(wh)
+    root = pw.table_root(wh, ident)
+    pw.create_tag(pw.open_table(wh, ident), "y", 2)  # main has a tag of the same name
+    # --force: the refusal for "a branch was created from this tag" also fires for the branch's
+    # own tag today (issue 12, extras); the files the branch uses are kept either way
+    doc = run.json("delete-tag", root, "y", "--branch", "b", "--force")
+    assert [t["tag"] for t in doc["plan"]["details"]["tags"]] == ["y"]
+    assert not (root / "branch" / "branch-b" / "tag" / "tag-y").exists()
+    assert sorted(open_table(str(root)).tags.names()) == ["base", "x", "y"]
+    assert pw.read_rows(wh, ident, tag="y") == main_rows[2]
+    assert pw.read_rows(wh, ident, branch="b", snapshot_id=5) == branch_rows[5]
+    assert_no_dangling_references(root)
