@@ -287,3 +287,16 @@ def test_inspect_retention_shows_the_changelog_backlog(
     plan = run.json("expire-snapshots", root, "--dry-run")["plan"]["details"]
     assert view["expirable"] == len(plan["changelog_expiry"]["changelogs"]) == 12
     assert view["stopped_by"] == plan["changelog_expiry"]["stopped_by"]
+
+
+def test_quarantined_run_is_restored(java_built: Callable[[str], Path], run) -> None:
+    """``--quarantine`` moves what expire-changelogs deletes; ``restore`` puts it back."""
+    root = java_built("changelog_decoupled")
+    before = {p: size for p, size in tree_state(root).items() if "/.paimon-cli/" not in p}
+    doc = run.json("expire-changelogs", root, "--retain-max", "20", "--quarantine")
+    assert doc["plan"]["details"]["changelogs"] == list(range(9, 16))
+    assert open_table(str(root)).changelogs.ids() == list(range(16, 22))
+    run.json("restore", root, "--last")
+    after = {p: size for p, size in tree_state(root).items() if "/.paimon-cli/" not in p}
+    assert {p: s[0] for p, s in after.items()} == {p: s[0] for p, s in before.items()}
+    assert_no_dangling_references(root)
