@@ -20,6 +20,7 @@ from core.quarantine import write_record as write_quarantine_record
 from core.report import ExecutionReport, PhaseReport
 from core.runs import current_run
 from core.table import PaimonTable
+from core.timeparse import iso_utc
 
 logger = logging.getLogger(__name__)
 
@@ -222,14 +223,7 @@ def _run_phases(
         if phase_report.failures:
             return  # a phase is a barrier: never start the next one after a failure
     if journal_path is not None:
-        try:
-            remove_journal(table.fileio, journal_path)
-            directory = parent(journal_path)
-            table.fileio.delete_empty_dir(directory)
-            table.fileio.delete_empty_dir(parent(directory))
-        except StorageError as exc:
-            # All work is done; a leftover journal is only re-finished (a no-op) next time.
-            report.notes.append(f"could not remove journal {journal_path}: {exc.message}")
+        _remove_journal_file(table, journal_path, report)
 
 
 def finish_journals(
@@ -253,6 +247,8 @@ def finish_journal(
     progress: Progress,
     report: ExecutionReport,
 ) -> None:
+    """Finish one journal, or discard it (and say why) when the table moved in a way its
+    plan did not foresee: resuming re-validates at least as strictly as planning (issue 12)."""
     plan = journal.plan
     resumer = _RESUMERS.get(plan.command)
     if resumer is None:
@@ -260,8 +256,21 @@ def finish_journal(
             f"unfinished journal {journal.path} is from an unknown command "
             f"{plan.command!r}; refusing to guess"
         )
+    lock_paths(table, plan)  # a path outside the table is corrupt or forged: an error
+    problem = _journal_problem(table, plan)
+    if problem is not None:
+        discard_journal(table, journal, problem, report)
+        return
     view = table if plan.branch == table.branch else table.for_branch(plan.branch)
-    recheck: Recheck = getattr(importlib.import_module(resumer[0]), resumer[1])
+    module = importlib.import_module(resumer[0])
+    validate: Callable[[PaimonTable, Plan], str | None] | None = getattr(
+        module, "resume_problem", None
+    )
+    problem = validate(view, plan) if validate is not None else None
+    if problem is not None:
+        discard_journal(table, journal, problem, report)
+        return
+    recheck: Recheck = getattr(module, resumer[1])
     checked = recheck(view, plan)
     lock_paths(view, checked)
     dropped = _count(plan) - _count(checked)
@@ -269,8 +278,8 @@ def finish_journal(
     report.resumed_journals.append(journal.path)
     if dropped:
         report.notes.append(
-            f"journal {journal.path}: {dropped} actions dropped because the "
-            "table changed since (newly protected)"
+            f"journal {journal.path}: {dropped} of its deletions skipped: a tag, branch, "
+            "changelog or consumer created since uses those files"
         )
     quarantine = None
     if journal.quarantine_run is not None:
@@ -286,6 +295,42 @@ def finish_journal(
         report=report,
         quarantine=quarantine,
     )
+
+
+def _journal_problem(table: PaimonTable, plan: Plan) -> str | None:
+    if plan.table.rstrip("/") != table.location.rstrip("/"):
+        return f"it was written for table {plan.table}"
+    if plan.branch != "main" and plan.branch not in table.branches.branches():
+        return f"branch {plan.branch} no longer exists"
+    return None
+
+
+def discard_journal(
+    table: PaimonTable, journal: Journal, reason: str, report: ExecutionReport
+) -> None:
+    """Drop a journal's remaining deletions: what it already did left at worst orphans
+    (pointers first, D2), which a fresh plan or orphan cleaning finds again."""
+    when = iso_utc(journal.plan.created_ms)
+    logger.warning("discarding journal %s: %s", journal.path, reason)
+    report.discarded_journals.append(
+        {"path": journal.path, "created_ms": journal.plan.created_ms, "reason": reason}
+    )
+    report.notes.append(
+        f"unfinished {journal.plan.command} run from {when} discarded, nothing of it is "
+        f"finished: {reason}; planning afresh"
+    )
+    _remove_journal_file(table, journal.path, report)
+
+
+def _remove_journal_file(table: PaimonTable, path: str, report: ExecutionReport) -> None:
+    try:
+        remove_journal(table.fileio, path)
+        directory = parent(path)
+        table.fileio.delete_empty_dir(directory)
+        table.fileio.delete_empty_dir(parent(directory))
+    except StorageError as exc:
+        # All work is done; a leftover journal is only re-finished (a no-op) next time.
+        report.notes.append(f"could not remove journal {path}: {exc.message}")
 
 
 def _count(plan: Plan) -> int:

@@ -377,7 +377,9 @@ def plan_expire_snapshots(
         "stale_consumers": [c.id for c in stale],
         "snapshots": [],
     }
-    b = _Builder(table)
+    hint_note = table.snapshots.earliest_hint_note(rng.earliest)
+    b = _Builder(table, notes=[hint_note] if hint_note else [])
+    details["journal_guard"] = journal_guard(table, rng.end or rng.earliest, rng.latest)
 
     def finish(phases: list[Phase], part: ChangelogPart | None = None) -> Plan:
         if part is not None:
@@ -650,6 +652,69 @@ def _merge_changelog_part(phases: list[Phase], part: ChangelogPart) -> list[Phas
 
 
 # -- re-checks --------------------------------------------------------------------------------
+def _mark(table: PaimonTable, snapshot_id: int | None) -> dict[str, int] | None:
+    snap = None if snapshot_id is None else table.snapshots.try_snapshot(snapshot_id)
+    return None if snap is None else {"id": snap.id, "time_ms": snap.time_millis}
+
+
+def journal_guard(
+    table: PaimonTable, new_earliest: int | None, latest: int | None
+) -> dict[str, Any]:
+    """What a resumed journal must find again (issue 12 defect 1): the oldest snapshot the
+    plan keeps and the latest one, each with its commit time, so a rollback (and a rewrite of
+    the same ids after it) is seen."""
+    return {"new_earliest": _mark(table, new_earliest), "latest": _mark(table, latest)}
+
+
+def _same(table: PaimonTable, mark: Any, role: str) -> str | None:
+    snap = table.snapshots.try_snapshot(int(mark["id"]))
+    if snap is None:
+        return f"snapshot {mark['id']}, {role} when the journal was written, is gone"
+    if snap.time_millis != int(mark["time_ms"]):
+        return (
+            f"snapshot {mark['id']}, {role} when the journal was written, was replaced by "
+            "another commit (rolled back and written again)"
+        )
+    return None
+
+
+def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
+    """Why this journal must not be finished now, or None. At least as strict as planning:
+    the table never moved backwards, the snapshots it deletes are still the oldest and all
+    older than those it keeps, and no tag, branch or consumer appeared that needs them."""
+    guard = plan.details.get("journal_guard")
+    if not isinstance(guard, dict) or "latest" not in guard:
+        return "it was written by an older paimon-cli and cannot be re-validated"
+    latest_then = guard.get("latest")
+    latest_now = table.snapshots.latest_id()
+    if latest_then is None:
+        return None if latest_now is None else "the table had no snapshots then"
+    if latest_now is None or latest_now < int(latest_then["id"]):
+        return (
+            f"the table was rolled back from snapshot {latest_then['id']} to "
+            f"{'nothing' if latest_now is None else latest_now}"
+        )
+    for mark, role in ((latest_then, "the latest"), (guard.get("new_earliest"), "the oldest kept")):
+        problem = _same(table, mark, role) if mark else None
+        if problem:
+            return problem
+    deleted = {
+        sid
+        for p in plan.phases
+        for a in p.actions
+        if a.kind == "snapshot" and (sid := _snapshot_id(a.path)) is not None
+    }
+    if deleted:
+        kept = [sid for sid in table.snapshots.ids() if sid not in deleted]
+        if kept and min(kept) < max(deleted):
+            return (
+                f"snapshot {min(kept)} is kept but older than snapshot {max(deleted)} it "
+                "would delete"
+            )
+    problems = _violations(table, plan)
+    return "; ".join(problems) if problems else None
+
+
 def _violations(table: PaimonTable, plan: Plan) -> list[str]:
     req = plan.requirements
     if req.expire_end is None:
@@ -757,4 +822,5 @@ __all__ = [
     "find_skipping_tags",
     "plan_expire_snapshots",
     "recheck",
+    "resume_problem",
 ]

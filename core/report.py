@@ -34,6 +34,8 @@ class ExecutionReport:
     seconds: float = 0.0
     resumed_journals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: journals not finished because the table moved: {path, created_ms, reason}
+    discarded_journals: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -48,6 +50,7 @@ class ExecutionReport:
             "status": self.status,
             "seconds": round(self.seconds, 3),
             "resumed_journals": self.resumed_journals,
+            "discarded_journals": self.discarded_journals,
             "notes": self.notes,
             "phases": [p.to_json() for p in self.phases],
         }

@@ -47,11 +47,21 @@ class SnapshotManager:
         return ids[-1] if ids else None
 
     def earliest_id(self) -> int | None:
-        hint = self.earliest_hint()
-        if hint is not None and self.fileio.exists(self.path(hint)):
-            return hint
+        # Paimon trusts EARLIEST when snapshot-h exists; a too-high hint then hides older
+        # snapshots whose files the expiry deltas would delete (issue 12). The smallest id
+        # listed is the truth (safer, D3); ``earliest_hint_note`` says when the hint lies.
         ids = self.ids()
         return ids[0] if ids else None
+
+    def earliest_hint_note(self, earliest: int | None) -> str | None:
+        """A sentence for the plan when the EARLIEST hint disagrees with the listing."""
+        hint = self.earliest_hint()
+        if hint is None or earliest is None or hint == earliest:
+            return None
+        return (
+            f"the {self.kind} EARLIEST hint says {hint} but {self.prefix}{earliest} is the "
+            f"oldest present; {earliest} is used (the hint is not trusted, D3)"
+        )
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         path = self.path(snapshot_id)
