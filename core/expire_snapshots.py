@@ -804,6 +804,48 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
     return replace(plan, phases=tuple(filtered))
 
 
+class NewRootWatcher:
+    """Re-reads the tags and branches of every branch right before each phase: the files a
+    tag or branch created since planning references are kept (issue 12 defect 6). A tag on
+    a snapshot whose file this run already deleted is caught by create-tag itself, which
+    checks after writing that the snapshot still exists."""
+
+    def __init__(self, table: PaimonTable, plan: Plan) -> None:
+        self.table = table
+        self.known: dict[str, int] = dict(plan.requirements.tags)
+        self.branches: set[str] = set(plan.requirements.branches)
+        self.protected: set[str] = set()
+        self.new_roots: list[str] = []
+
+    def _protect(self, view: PaimonTable, snaps: Iterable[Snapshot]) -> None:
+        cache = ManifestCache(view, LocalExecutor(1))
+        for snap in snaps:
+            live = full_live_set(view, snap, cache)
+            collect_references(view, snap, live, lambda p, _s, _r: self.protected.add(p))
+
+    def filter(self, phase: Phase) -> Phase:
+        table = self.table
+        main = table if table.branch == "main" else table.for_branch("main")
+        branches = table.branches.branches()
+        for view in [main, *(main.for_branch(b) for b in branches)]:
+            if view.branch != "main" and view.branch not in self.branches:
+                self.branches.add(view.branch)
+                self.new_roots.append(f"branch {view.branch}")
+                self._protect(view, view.snapshots.snapshots())
+            for tag in view.tags.tags():
+                key = f"{view.branch}/{tag.name}"
+                if self.known.get(key) != tag.snapshot.id:
+                    self.known[key] = tag.snapshot.id
+                    self.new_roots.append(f"tag {key}")
+                    self._protect(view, [tag.snapshot])
+        if not self.protected:
+            return phase
+        kept = tuple(
+            a for a in phase.actions if not (a.op == "delete" and a.path in self.protected)
+        )
+        return replace(phase, actions=kept)
+
+
 def _snapshot_id(path: str) -> int | None:
     suffix = path.rpartition("snapshot-")[2]
     return int(suffix) if suffix.isdigit() else None
@@ -816,6 +858,7 @@ empty_dir_actions = _empty_dir_actions
 
 __all__ = [
     "COMMAND",
+    "NewRootWatcher",
     "ExpireFlags",
     "ExpireRange",
     "filter_for_resume",

@@ -37,7 +37,6 @@ DEFAULT_AGE_MS = 86_400_000  # Paimon's default older_than: now - 1 day
 RECENT_FLOOR_MS = 3_600_000  # newer cut-offs need --allow-recent (D3)
 BATCH = 1000  # deletions per phase; roots are re-read between phases (RECHECK_S)
 RECHECK_S = 1.0  # re-read roots before a batch once this long has passed since the last read
-_HINTS = frozenset({"EARLIEST", "LATEST"})
 _ROOT_KINDS: dict[str, RootKind] = {"snapshot": "snapshot", "tag": "tag", "changelog": "changelog"}
 
 
@@ -137,16 +136,53 @@ def _root_chunk(
     return len(jobs), part
 
 
-def _names_in_manifest_files(fileio: FileIO, paths: list[str]) -> tuple[int, list[str]]:
-    """(manifests read, names) for a chunk of manifests (worker processes read big chunks)."""
+def _names_in_manifest_files(fileio: FileIO, paths: list[str]) -> tuple[int, list[str], list[str]]:
+    """(manifests read, names, paths of missing manifests) for a chunk of manifests
+    (worker processes read big chunks). A missing manifest is never "empty": the caller
+    aborts unless no root present references it any more (``check_missing_manifests``)."""
     out: list[str] = []
+    missing: list[str] = []
     for path in paths:
         try:
             data = fileio.read_bytes(path)
         except FileNotFoundError:
-            continue  # listed by a root that vanished meanwhile (checked per root)
+            missing.append(path)
+            continue
         out += decode_manifest_file_names(data, path)
-    return len(paths), out
+    return len(paths), out, missing
+
+
+def check_missing_manifests(views: list[PaimonTable], missing: Iterable[str]) -> None:
+    """Manifests that were missing when read: fine only if every root that referenced them
+    went meanwhile (a concurrent expiry); a root present now that names one means its
+    files would look unused, so nothing may be deleted (issue 17; Paimon skips, D3)."""
+    names = {m.rpartition("/")[2]: m for m in missing}
+    if not names:
+        return
+    for view in views:
+        roots: list[tuple[str, int | str]] = [("snapshot", i) for i in view.snapshots.ids()]
+        roots += [("tag", n) for n in view.tags.names()]
+        roots += [("changelog", i) for i in view.changelogs.ids()]
+        for kind, key in roots:
+            try:
+                snap = _load_root(view, kind, key)
+            except MissingFileError:
+                continue
+            lists = root_lists(_ROOT_KINDS[kind], snap, producer_of(view))
+            for list_name in (*lists.required, *lists.optional):
+                try:
+                    entries = view.manifest_list_names(list_name)
+                except MissingFileError:
+                    if list_name in lists.optional:
+                        continue
+                    raise
+                hit = next((n for n, _size in entries if n in names), None)
+                if hit is not None:
+                    raise SafetyRefusalError(
+                        f"{kind} {key} of branch {view.branch} references missing manifest "
+                        f"{names[hit]}; its files would look unused, so nothing is deleted",
+                        hint="`paimon inspect TABLE --check` lists what is missing",
+                    )
 
 
 def _add_root(view: PaimonTable, kind: str, key: int | str, used: _Used) -> None:
@@ -200,7 +236,7 @@ def _chunks(items: list[T], executor: Executor) -> list[list[T]]:
     return [items[i : i + step] for i in range(0, len(items), step)]
 
 
-def _advance(progress: Progress) -> Callable[[tuple[int, Any]], None]:
+def _advance(progress: Progress) -> Callable[[tuple[Any, ...]], None]:
     """Progress per item of a chunk's (items done, result)."""
     return lambda result: progress.advance(result[0])
 
@@ -252,9 +288,12 @@ def used_names(
         )
     else:
         names_of = executor.map(read_names, [[p] for p in paths], on_result=_advance(progress))
-    for _count, names in names_of:
+    missing: list[str] = []
+    for _count, names, gone in names_of:
         used.names.update(names)
+        missing += gone
     progress.finish()
+    check_missing_manifests(views, missing)
     return used.names
 
 
@@ -288,13 +327,48 @@ def _is_link(fileio: FileIO, path: str) -> bool:
     return info is not None and info.is_symlink
 
 
-def _is_candidate_in(kind: str, info: FileInfo) -> bool:
-    name = info.name
-    if kind == "snapshot":
-        return not name.startswith("snapshot-") and name not in _HINTS
-    if kind == "changelog":
-        return not name.startswith("changelog-") and name not in _HINTS
-    return not name.endswith(".managed.blob")
+@dataclass(frozen=True, slots=True)
+class NameShapes:
+    """Which file names Paimon writes where: only those are orphan candidates (README
+    "what is a candidate"). A Paimon temp file is ``.<name>.<uuid>.tmp`` of such a name
+    (FileIO.tryToWriteAtomic); snapshot and changelog directories hold no other candidate."""
+
+    data_prefixes: tuple[str, ...] = ("data-", "changelog-")
+
+    def prefixes(self, kind: str) -> tuple[tuple[str, ...], bool]:
+        """(name prefixes, whether only temp files of them are candidates)."""
+        if kind in ("data", "external"):
+            return self.data_prefixes, False
+        return _FLAT_PREFIXES.get(kind, ((), True))
+
+    def candidate(self, kind: str, name: str) -> bool:
+        prefixes, temp_only = self.prefixes(kind)
+        if not prefixes or name.endswith(".managed.blob"):
+            return False
+        if name.startswith(".") and name.endswith(".tmp"):
+            return name[1:].startswith(prefixes)
+        return not temp_only and name.startswith(prefixes)
+
+
+_FLAT_PREFIXES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "manifest": (("manifest-", "index-manifest-"), False),  # manifest-list-* included
+    "index": (("index-",), False),
+    "statistics": (("stat-",), False),
+    "snapshot": (("snapshot-", "EARLIEST.", "LATEST."), True),
+    "changelog": (("changelog-", "EARLIEST.", "LATEST."), True),
+}
+
+
+def name_shapes(table: PaimonTable) -> NameShapes:
+    """The table's data and changelog file prefixes (``data-file.prefix``,
+    ``changelog-file.prefix``), Paimon's defaults otherwise."""
+    data = table.options.get("data-file.prefix") or "data-"
+    changelog = table.options.get("changelog-file.prefix") or "changelog-"
+    return NameShapes((data, changelog))
+
+
+def _is_candidate_in(kind: str, info: FileInfo, shapes: NameShapes = NameShapes()) -> bool:
+    return shapes.candidate(kind, info.name)
 
 
 @dataclass(slots=True)
@@ -310,6 +384,7 @@ class _Listing:
 
 def _scan_one(
     fileio: FileIO,
+    shapes: NameShapes,
     used: AbstractSet[str],
     older_than_ms: int,
     roots: AbstractSet[str],
@@ -338,11 +413,13 @@ def _scan_one(
         info = fileio.info(d.path)
         if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
             out.empty_dir = d.path
+    if d.depth >= 0:
+        return out  # a partition level or the data root: Paimon writes no file there
     kind = d.kind
     for e in scan.files:
         if e.is_symlink or e.mtime_ms is None or e.mtime_ms >= older_than_ms:
             continue  # never follow or remove a link (D3); strictly older than the cut-off
-        if _is_candidate_in(kind, e):
+        if _is_candidate_in(kind, e, shapes):
             out.orphans.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
     return out
 
@@ -366,7 +443,9 @@ def scan_for_orphans(
     """Old, unused regular files in Paimon-shaped directories and old empty data
     directories; listed level by level, directories in parallel."""
     roots = frozenset({table.paths.data_root, *table.paths.external_roots})
-    scan_one = partial(_scan_one, table.fileio, used, older_than_ms, roots, frozenset(watch))
+    scan_one = partial(
+        _scan_one, table.fileio, name_shapes(table), used, older_than_ms, roots, frozenset(watch)
+    )
     found = OrphanScan([], [], set())
     level = _candidate_dirs(table, views)
     progress.start("listing", None)

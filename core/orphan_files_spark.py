@@ -22,6 +22,7 @@ from core.errors import SafetyRefusalError
 from core.executors.spark import SparkExecutor, spark_failures
 from core.fileio import FileIO, parent
 from core.orphan_files import (
+    NameShapes,
     Orphan,
     RootsSeen,
     _candidate_dirs,
@@ -33,9 +34,11 @@ from core.orphan_files import (
     _views,
     build_plan,
     check_manifest_listing,
+    check_missing_manifests,
     check_used_set,
     collect_roots,
     latest_manifest_lists,
+    name_shapes,
     used_names,
     validate_cutoff,
 )
@@ -61,17 +64,26 @@ def _expand(fileio: FileIO, roots: frozenset[str], d: _Dir) -> tuple[list[_Dir],
         subdirs = [e for e in entries if e.is_dir and not e.is_symlink and "=" in e.name]
         if subdirs or d.path in roots:
             return [_Dir(e.path, d.kind, d.depth - 1) for e in subdirs], []
-        return [], [_Dir(d.path, d.kind, -1)]  # nothing below: listed itself
+        return [], [_Dir(d.path, d.kind + LEVEL, -1)]  # nothing below: listed itself
     buckets = [e for e in entries if e.is_dir and not e.is_symlink and e.name.startswith("bucket-")]
     if buckets:
         return [], [_Dir(e.path, d.kind, -1) for e in buckets]
     if d.path in roots and not entries:
         return [], []
-    return [], [_Dir(d.path, d.kind, -1)]
+    return [], [_Dir(d.path, d.kind + LEVEL, -1)]
+
+
+# Marks a partition level (or the data root) listed only to find it empty: Paimon writes
+# no file there, so none of its files is a candidate (local engine: ``_scan_one``).
+LEVEL = ":level"
 
 
 def _list_files(
-    fileio_bytes: bytes, older_than_ms: int, roots: frozenset[str], batches: Iterator[Any]
+    fileio_bytes: bytes,
+    shapes: NameShapes,
+    older_than_ms: int,
+    roots: frozenset[str],
+    batches: Iterator[Any],
 ) -> Iterator[Any]:
     """Executor side: list each directory, emit old candidate files and old empty dirs."""
     import pyarrow as pa
@@ -88,9 +100,10 @@ def _list_files(
         ]
     )
     for batch in batches:
-        for path, kind in zip(
+        for path, dir_kind in zip(
             batch.column("path").to_pylist(), batch.column("kind").to_pylist(), strict=True
         ):
+            kind, level = dir_kind.removesuffix(LEVEL), dir_kind.endswith(LEVEL)
             # One Arrow batch per directory: a task never holds more than one listing.
             rows: list[tuple[str, str, str, int, int, str]] = []
             entries = fileio.list_dir(path)
@@ -101,7 +114,7 @@ def _list_files(
             for e in entries:
                 if e.is_dir or e.is_symlink or e.mtime_ms is None or e.mtime_ms >= older_than_ms:
                     continue
-                if _is_candidate_in(kind, e):
+                if not level and _is_candidate_in(kind, e, shapes):
                     rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
             del entries
             columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
@@ -137,8 +150,12 @@ def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterato
     reader: PaimonTable = pickle.loads(reader_bytes)
     for batch in batches:
         paths = [reader.paths.manifest_path(m) for m in batch.column("name").to_pylist()]
-        names = list(set(_names_in_manifest_files(reader.fileio, paths)[1]))
-        yield pa.RecordBatch.from_pydict({"name": names}, schema=pa.schema([("name", pa.string())]))
+        _count, found, missing = _names_in_manifest_files(reader.fileio, paths)
+        names = list(set(found))
+        yield pa.RecordBatch.from_pydict(
+            {"name": names + missing, "missing": [False] * len(names) + [True] * len(missing)},
+            schema=pa.schema([("name", pa.string()), ("missing", pa.bool_())]),
+        )
 
 
 def _delete_batches(table_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
@@ -238,8 +255,12 @@ class SparkOrphanClean:
         manifests = root_names.filter("manifest").select("name").distinct()
         manifests = manifests.repartition(ex.parallelism)
         entry_names = manifests.mapInArrow(
-            partial(_emit_manifest_names, pickle.dumps(views[0])), "name string"
+            partial(_emit_manifest_names, pickle.dumps(views[0])), "name string, missing boolean"
+        ).persist()
+        check_missing_manifests(
+            views, [r["name"] for r in entry_names.filter("missing").select("name").collect()]
         )
+        entry_names = entry_names.filter(~F.col("missing")).select("name")
         used = root_names.select("name").union(entry_names).distinct().persist()
         used_count = used.count()
         progress.finish()
@@ -259,7 +280,13 @@ class SparkOrphanClean:
         listing = (
             ex.dataframe(rows, "path string, kind string")
             .mapInArrow(
-                partial(_list_files, pickle.dumps(table.fileio), self.older_than_ms, fs_roots),
+                partial(
+                    _list_files,
+                    pickle.dumps(table.fileio),
+                    name_shapes(table),
+                    self.older_than_ms,
+                    fs_roots,
+                ),
                 _CANDIDATE_SCHEMA,
             )
             .persist()

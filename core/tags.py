@@ -12,6 +12,7 @@ files first (pointers first, D2).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -176,11 +177,37 @@ def apply_create_tag(table: PaimonTable, plan: Plan) -> None:
         t.snapshot.id == sid for t in table.tags.tags()
     ):
         raise TagError(f"snapshot {sid} expired while planning; nothing written")
+    from_snapshot_file = table.snapshots.try_snapshot(sid) is not None
     data = (action.content or "").encode("utf-8")
     if plan.details.get("replace"):
         table.fileio.write_bytes(action.path, data)
     elif not create_if_absent(table.fileio, action.path, data):
         raise TagError(f"tag {name!r} was created by someone else meanwhile; nothing written")
+    gone = _vanished_after_write(table, action.content or "", sid, from_snapshot_file)
+    if gone is not None:
+        # An expiry deleted it between our read and our write, after its last re-check saw
+        # the tags: the tag would point at deleted files (issue 12 defect 6).
+        table.fileio.delete(action.path)
+        raise TagError(
+            f"{gone} was deleted (a concurrent expire-snapshots?) while tag {name!r} was "
+            "written; the tag was removed again",
+            hint="tag a snapshot that is retained, e.g. the latest",
+        )
+
+
+def _vanished_after_write(
+    table: PaimonTable, content: str, sid: int, from_snapshot_file: bool
+) -> str | None:
+    """What the new tag needs that is gone now: its snapshot file (when it was read from
+    one; expiry deletes that first) or one of its manifest lists."""
+    if from_snapshot_file and not table.fileio.exists(table.snapshots.path(sid)):
+        return f"snapshot {sid}"
+    snap = Snapshot.from_json(json.loads(content), table.tags.directory)
+    # Not the changelog list: expiry may delete it for tagged snapshots (Paimon does).
+    for name in (snap.base_manifest_list, snap.delta_manifest_list):
+        if not table.fileio.exists(table.paths.manifest_path(name)):
+            return f"manifest list {name} of snapshot {sid}"
+    return None
 
 
 def rename_tag(table: PaimonTable, old: str, new: str) -> tuple[str, str]:

@@ -130,7 +130,12 @@ def expire_snapshots(
     from core.apply import apply, finish_journals
     from core.clock import SystemClock
     from core.errors import StalePlanError
-    from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+    from core.expire_snapshots import (
+        ExpireFlags,
+        NewRootWatcher,
+        plan_expire_snapshots,
+        recheck,
+    )
     from core.journal import unfinished_journals
     from core.report import ExecutionReport
     from core.timeparse import parse_instant, resolve_zone
@@ -191,8 +196,25 @@ def expire_snapshots(
         plan = saved or plan_expire_snapshots(
             t, flags, now_ms=now, executor=executor, progress=progress
         )
+
+        def act(plan: Plan) -> None:
+            watcher = NewRootWatcher(t, plan)
+            apply(
+                t,
+                plan,
+                recheck=recheck,
+                executor=executor,
+                progress=progress,
+                report=report,
+                before_phase=watcher.filter,
+            )
+            if watcher.new_roots:
+                report.notes.append(
+                    "created while this run deleted, and kept: " + ", ".join(watcher.new_roots)
+                )
+
         try:
-            apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
+            act(plan)
         except StalePlanError:
             if saved is not None:
                 raise
@@ -201,7 +223,7 @@ def expire_snapshots(
                 t, flags, now_ms=SystemClock().now_ms(), executor=executor, progress=progress
             )
             report.notes.append("re-planned once: the table changed while planning")
-            apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
+            act(plan)
         return Outcome(plan, report, 0)
 
     job = TableJob(

@@ -77,12 +77,22 @@ def test_plants_of_every_kind(scenarios, tmp_path: Path) -> None:
         plant(root / "index" / "index-deadbeef-0"),
         plant(root / "statistics" / "stat-deadbeef-0"),
         plant(root / "snapshot" / ".snapshot-99.abc.tmp"),
-        plant(root / "snapshot" / "junk"),
-        plant(root / "branch" / "branch-b1" / "snapshot" / "junk"),
-        plant(root / "changelog" / "leftover.tmp"),
+        plant(root / "changelog" / ".changelog-7.0a1b.tmp"),
+        plant(root / "branch" / "branch-b1" / "snapshot" / ".LATEST.0a1b.tmp"),
     ]
     must_stay = [
         plant(root / "bucket-0" / "data-fresh-0.parquet", days=0.1),  # younger than cut-off
+        # not Paimon-shaped names, or not where Paimon writes them (issue 12 defect 7)
+        plant(root / "snapshot" / "junk"),
+        plant(root / "branch" / "branch-b1" / "snapshot" / "junk"),
+        plant(root / "changelog" / "leftover.tmp"),
+        plant(root / "bucket-0" / "notes.txt"),
+        plant(root / "bucket-0" / "_SUCCESS"),
+        plant(root / "manifest" / "README.md"),
+        plant(root / "index" / "_SUCCESS"),
+        plant(root / "data-at-the-root-0.parquet"),
+        plant(root / "README.md"),
+        plant(root / "_SUCCESS"),
         plant(root / "README"),
         plant(root / "data_splits" / "split-0"),
         plant(root / "branch" / "branch-b1" / "notes.txt"),
