@@ -4,13 +4,14 @@ branch) needs exists with its recorded size (what a root needs: ``core.reference
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
 from functools import partial
 
 from core.errors import CorruptMetadataError, MissingFileError
 from core.executors.base import Executor
 from core.fileio import FileIO
-from core.model import Snapshot
+from core.model import IndexManifestEntry, ManifestEntry, ManifestFileMeta, Snapshot
 from core.progress import NullProgress, Progress
 from core.references import RootKind, collect_references
 from core.scan import LiveSet, ManifestCache, full_live_set, next_live_set
@@ -61,6 +62,54 @@ class _Collector:
         self.problems.setdefault(path, Problem(path, "unreadable", role, ref, detail))
 
 
+@dataclass(frozen=True)
+class _TolerantTable(PaimonTable):
+    """A view whose manifest reads record a missing or unreadable file as a problem and
+    read as empty, so every file still reachable through other metadata is checked, and
+    each damaged file is reported once (issue 17). ``ref`` names the root being read."""
+
+    damage: dict[str, Problem] = field(default_factory=dict, repr=False, compare=False)
+    ref: list[str] = field(default_factory=lambda: [""], repr=False, compare=False)
+
+    @classmethod
+    def of(cls, view: PaimonTable, damage: dict[str, Problem]) -> _TolerantTable:
+        return cls(**{f.name: getattr(view, f.name) for f in fields(PaimonTable)}, damage=damage)
+
+    def _record(self, exc: MissingFileError | CorruptMetadataError, role: str) -> None:
+        path = _error_path(exc, self)
+        kind = "missing" if isinstance(exc, MissingFileError) else "unreadable"
+        detail = "file does not exist" if kind == "missing" else exc.message
+        self.damage.setdefault(path, Problem(path, kind, role, self.ref[0], detail))
+
+    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        try:
+            return super().manifest_list(name)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            self._record(exc, "manifest-list")
+            return []
+
+    def manifest_list_names(self, name: str) -> list[tuple[str, int]]:
+        try:
+            return super().manifest_list_names(name)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            self._record(exc, "manifest-list")
+            return []
+
+    def manifest(self, name: str) -> Iterator[ManifestEntry]:
+        try:
+            return iter(list(super().manifest(name)))
+        except (MissingFileError, CorruptMetadataError) as exc:
+            self._record(exc, "manifest")
+            return iter(())
+
+    def index_manifest(self, name: str) -> list[IndexManifestEntry]:
+        try:
+            return super().index_manifest(name)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            self._record(exc, "index-manifest")
+            return []
+
+
 def _collect_root(
     table: PaimonTable,
     snap: Snapshot,
@@ -88,9 +137,11 @@ def check_table(
     """Check every root of every branch; missing or wrongly sized files are problems."""
     progress = progress or NullProgress()
     col = _Collector()
+    damage: dict[str, Problem] = {}
     roots = 0
     views = [table] + [table.for_branch(b) for b in table.branches.branches()]
-    for view in views:
+    for plain_view in views:
+        view = _TolerantTable.of(plain_view, damage)
         prefix = "" if view.branch == "main" else f"branch {view.branch} "
         cache = ManifestCache(view, executor)
         snaps = view.snapshots.snapshots()
@@ -98,6 +149,7 @@ def check_table(
         previous: tuple[int, LiveSet] | None = None
         for snap in snaps:
             ref = f"{prefix}snapshot {snap.id}"
+            view.ref[0] = ref
             live: LiveSet | None = None
             try:
                 live = next_live_set(view, snap, previous, cache)
@@ -111,6 +163,7 @@ def check_table(
         progress.finish()
         for tag in view.tags.tags():
             ref = f"{prefix}tag {tag.name}"
+            view.ref[0] = ref
             try:
                 live = full_live_set(view, tag.snapshot, cache)
             except (MissingFileError, CorruptMetadataError) as exc:
@@ -119,6 +172,7 @@ def check_table(
             _collect_root(view, tag.snapshot, live, ref, col, kind="tag")
             roots += 1
         for cl in view.changelogs.snapshots():
+            view.ref[0] = f"{prefix}changelog {cl.id}"
             _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, kind="changelog")
             roots += 1
     items = sorted(col.expected.items())
@@ -130,7 +184,10 @@ def check_table(
         if p is not None
     ]
     progress.finish()
-    problems = sorted([*col.problems.values(), *found], key=lambda p: (p.path, p.kind))
+    # A damaged manifest is reported where it was read, never again by the probe.
+    reported = {**damage, **col.problems}
+    found = [p for p in found if p.path not in reported]
+    problems = sorted([*reported.values(), *found], key=lambda p: (p.path, p.kind))
     return CheckReport(roots=roots, files_checked=len(items), problems=tuple(problems))
 
 

@@ -12,6 +12,7 @@ import io
 import logging
 import os
 import pickle
+import re
 import shutil
 import sys
 import zipfile
@@ -28,6 +29,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _RESULT_SCHEMA = "idx long, result binary, error binary"
+_OUR_ERROR = re.compile(r"core\.errors\.[A-Za-z]+Error: (.+)")
 
 
 @contextmanager
@@ -42,7 +44,13 @@ def spark_failures() -> Iterator[None]:
     except Exception as exc:
         if not type(exc).__module__.startswith(("py4j", "pyspark")):
             raise
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        text = str(exc)
+        ours = _OUR_ERROR.findall(text)
+        if ours:
+            # One of our errors raised in a task (e.g. corrupt metadata met on an executor):
+            # its own words, not Spark's wrapper line.
+            raise EngineError(f"on a Spark executor: {ours[-1].strip()}") from exc
+        first = (text.strip().splitlines() or [type(exc).__name__])[0]
         raise EngineError(
             f"Spark failed: {first}",
             hint="if the Spark JVM died, it often ran out of memory: give it more, e.g. "

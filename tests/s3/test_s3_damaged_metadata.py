@@ -1,0 +1,33 @@
+"""Issue 17 bug 1 on S3: damaged metadata of every kind stops orphan cleaning before any
+deletion (moto on loopback, through s3fs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pypaimon_writer as pw
+import pytest
+from metadata_damage import DAMAGES, Damage, damaged_copy
+
+pytestmark = pytest.mark.s3
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.id)
+def test_orphan_cleaning_aborts_on_s3(
+    run: Any,
+    s3_server: Any,
+    s3_prefix: str,
+    scenarios: dict[str, pw.Scenario],
+    tmp_path: Path,
+    damage: Damage,
+) -> None:
+    root, damaged, orphan = damaged_copy(scenarios, damage, tmp_path)
+    uri = s3_server.upload(root, f"{s3_prefix}/{root.name}")
+    before = s3_server.files(uri)
+    assert f"manifest/{orphan.name}" in before
+    opts = [*s3_server.cli_options(), "--older-than", "0 ms", "--allow-recent"]
+    result = run("delete-orphan-files", uri, *opts)
+    assert result.exit_code == 1, result.stdout
+    assert damaged.name in result.stderr, result.stderr
+    assert s3_server.files(uri) == before
