@@ -12,7 +12,13 @@ from functools import partial
 from core.errors import SafetyRefusalError, StorageError
 from core.executors.base import Executor
 from core.fileio import parent
-from core.journal import Journal, remove_journal, unfinished_journals, write_journal
+from core.journal import (
+    Journal,
+    remove_journal,
+    remove_stale_temps,
+    unfinished_journals,
+    write_journal,
+)
 from core.plans import FileAction, Phase, Plan
 from core.progress import NullProgress, Progress
 from core.quarantine import Quarantine
@@ -235,6 +241,8 @@ def finish_journals(
 ) -> None:
     """Complete journals left by interrupted runs, after re-checking each against the table."""
     progress = progress or NullProgress()
+    for temp in remove_stale_temps(table.fileio, table.location, int(time.time() * 1000)):
+        report.notes.append(f"removed {temp}, left by a run killed while writing its journal")
     for journal in unfinished_journals(table.fileio, table.location):
         finish_journal(table, journal, executor=executor, progress=progress, report=report)
 

@@ -48,6 +48,25 @@ def remove_journal(fileio: FileIO, path: str) -> None:
     fileio.delete(path)
 
 
+TEMP_MIN_AGE_MS = 3_600_000  # a journal being written right now is never this old
+
+
+def remove_stale_temps(fileio: FileIO, table_root: str, now_ms: int) -> list[str]:
+    """Remove ``.<journal>.<id>.tmp`` files left by a run killed while writing its journal
+    (the journal itself never appeared, so nothing was changed). Young ones may belong to a
+    run writing its journal right now and stay."""
+    removed = []
+    for info in fileio.list_dir(journal_dir(table_root)):
+        if info.is_dir or not (info.name.startswith(".") and info.name.endswith(".tmp")):
+            continue
+        if info.mtime_ms is not None and info.mtime_ms < now_ms - TEMP_MIN_AGE_MS:
+            fileio.delete(info.path)
+            removed.append(info.path)
+    if removed and fileio.delete_empty_dir(journal_dir(table_root)):
+        fileio.delete_empty_dir(join(table_root, JOURNAL_DIR[0]))
+    return removed
+
+
 def unfinished_journals(fileio: FileIO, table_root: str) -> list[Journal]:
     """Journals left by interrupted runs, oldest first; an unreadable one is an error."""
     out = []

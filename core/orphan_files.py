@@ -305,7 +305,15 @@ class _Dir:
     depth: int  # partition levels still to descend (data dirs); -1 for flat dirs
 
 
-def _candidate_dirs(table: PaimonTable, views: list[PaimonTable]) -> list[_Dir]:
+def skipped_external_roots(table: PaimonTable, external_exclusive: bool) -> list[str]:
+    """External roots not cleaned: another table may write into the same root, and names
+    alone cannot tell its live files from our orphans (Paimon deletes them; D3)."""
+    return [] if external_exclusive else list(table.paths.external_roots)
+
+
+def _candidate_dirs(
+    table: PaimonTable, views: list[PaimonTable], external_exclusive: bool = False
+) -> list[_Dir]:
     root = table.location
     depth = len(table.schema.partition_keys)
     dirs = [
@@ -314,7 +322,8 @@ def _candidate_dirs(table: PaimonTable, views: list[PaimonTable]) -> list[_Dir]:
         _Dir(join(root, "statistics"), "statistics", -1),
         _Dir(table.paths.data_root, "data", depth),
     ]
-    dirs += [_Dir(ext, "external", depth) for ext in table.paths.external_roots]
+    if external_exclusive:
+        dirs += [_Dir(ext, "external", depth) for ext in table.paths.external_roots]
     for view in views:
         dirs.append(_Dir(view.snapshots.directory, "snapshot", -1))
         dirs.append(_Dir(view.changelogs.directory, "changelog", -1))
@@ -439,6 +448,7 @@ def scan_for_orphans(
     executor: Executor,
     progress: Progress,
     watch: AbstractSet[str] = frozenset(),
+    external_exclusive: bool = False,
 ) -> OrphanScan:
     """Old, unused regular files in Paimon-shaped directories and old empty data
     directories; listed level by level, directories in parallel."""
@@ -447,7 +457,7 @@ def scan_for_orphans(
         _scan_one, table.fileio, name_shapes(table), used, older_than_ms, roots, frozenset(watch)
     )
     found = OrphanScan([], [], set())
-    level = _candidate_dirs(table, views)
+    level = _candidate_dirs(table, views, external_exclusive)
     progress.start("listing", None)
     local = table.fileio.is_local(table.location)
     mapper = executor.map_local if local else executor.map
@@ -565,6 +575,7 @@ def build_plan(
     now_ms: int,
     allow_recent: bool,
     total: tuple[int, int] | None = None,
+    external_exclusive: bool = False,
 ) -> Plan:
     """The plan both engines produce; ``total`` (count, bytes) when ``orphans`` is a sample."""
     orphans = sorted(orphans, key=attrgetter("path"))
@@ -595,6 +606,7 @@ def build_plan(
         "truncated": count > len(orphans),
         "empty_directories": sorted(empty_dirs),
         "branches": [v.branch for v in views],
+        "external_roots_skipped": skipped_external_roots(table, external_exclusive),
     }
     requirements = Requirements(
         latest_snapshot=table.snapshots.latest_id(),
@@ -614,8 +626,10 @@ def plan_orphan_clean(
     executor: Executor,
     allow_recent: bool = False,
     progress: Progress | None = None,
+    external_exclusive: bool = False,
 ) -> Plan:
-    """Pure planner: what delete-orphan-files would remove, with age and directory kind."""
+    """Pure planner: what delete-orphan-files would remove, with age and directory kind.
+    ``external_exclusive``: the external roots belong to this table alone (else skipped)."""
     progress = progress or NullProgress()
     validate_cutoff(older_than_ms, now_ms, allow_recent=allow_recent)
     views = _views(table)
@@ -623,7 +637,9 @@ def plan_orphan_clean(
     used = used_names(views, roots, executor, progress)
     check_used_set(len(used), roots)
     watch = frozenset(latest_manifest_lists(table))
-    found = scan_for_orphans(table, views, used, older_than_ms, executor, progress, watch)
+    found = scan_for_orphans(
+        table, views, used, older_than_ms, executor, progress, watch, external_exclusive
+    )
     check_manifest_listing(table, found.watched, older_than_ms)
     return build_plan(
         table,
@@ -635,6 +651,7 @@ def plan_orphan_clean(
         older_than_ms=older_than_ms,
         now_ms=now_ms,
         allow_recent=allow_recent,
+        external_exclusive=external_exclusive,
     )
 
 

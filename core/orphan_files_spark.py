@@ -227,6 +227,7 @@ class SparkOrphanClean:
     older_than_ms: int
     now_ms: int
     allow_recent: bool = False
+    external_exclusive: bool = False
     sample: int = SAMPLE
     _orphans: Any = None
     _views: list[PaimonTable] | None = None
@@ -270,7 +271,7 @@ class SparkOrphanClean:
         fs_roots = frozenset({table.paths.data_root, *table.paths.external_roots})
         listed: list[_Dir] = []
         level: list[_Dir] = []
-        for d in _candidate_dirs(table, views):
+        for d in _candidate_dirs(table, views, self.external_exclusive):
             (level if d.depth >= 0 else listed).append(d)
         while level:
             expanded = ex.map(partial(_expand, table.fileio, fs_roots), level)
@@ -328,6 +329,7 @@ class SparkOrphanClean:
             older_than_ms=self.older_than_ms,
             now_ms=self.now_ms,
             allow_recent=self.allow_recent,
+            external_exclusive=self.external_exclusive,
             total=(count, size),
         )
 

@@ -232,9 +232,12 @@ def rename_tag(table: PaimonTable, old: str, new: str) -> tuple[str, str]:
 
 # -- deletion ------------------------------------------------------------------------------------
 def branches_from_tag(table: PaimonTable, tag: Tag) -> list[str]:
-    """Branches created from this tag: they hold a copy of it (or of its snapshot)."""
+    """Other branches created from this tag: they hold a copy of it (or of its snapshot).
+    The tag's own branch is never one of them (a tag a branch created itself)."""
     out = []
     for branch in table.branches.branches():
+        if branch == table.branch:
+            continue
         view = table.for_branch(branch)
         copy = view.tags.listing().get(tag.name)
         if copy is not None:
@@ -350,7 +353,9 @@ def plan_delete_tags(
     if refused and not force:
         name, branches = next(iter(refused.items()))
         raise TagError(
-            f"branch {', '.join(branches)} was created from tag {name!r}; deleting the tag "
+            f"branch {', '.join(branches)} was created from tag {name!r}"
+            + ("" if table.branch == "main" else f" of branch {table.branch}")
+            + "; deleting the tag "
             "could delete files the branch still uses (Paimon issue #6272)",
             hint="pass --force to delete the tag anyway (files the branch uses are still kept)",
         )

@@ -10,9 +10,11 @@ import typer
 
 if TYPE_CHECKING:
     from core.compact import CompactPlan, CompactResult
+    from core.report import ExecutionReport
     from core.table import PaimonTable
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
+from paimon_cli.journals import finish_unfinished, journals_json, render_journals
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
     AllowUnsafeOpt,
@@ -52,6 +54,7 @@ EPILOG = """Examples:
 class Outcome:
     cplan: CompactPlan
     result: CompactResult | None
+    journals: ExecutionReport | None = None
 
 
 def compact(
@@ -133,11 +136,12 @@ def compact(
     )
 
     def run(t: PaimonTable) -> Outcome:
+        journals = None if dry_run else finish_unfinished(t)
         cplan = plan_compact(t, flags, now_ms=SystemClock().now_ms())
         if dry_run or not cplan.tasks:
-            return Outcome(cplan, None)
+            return Outcome(cplan, None, journals)
         result = apply_compact(t, cplan, executor=holder.get(), allow_unsafe=allow_unsafe_commit)
-        return Outcome(cplan, result)
+        return Outcome(cplan, result, journals)
 
     job = TableJob(
         "compact",
@@ -166,7 +170,9 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
             rows_before=r.rows_before,
             rows_after=r.rows_after,
         )
-    return plan_doc(dry_run, o.cplan.plan, report)
+    doc = plan_doc(dry_run, o.cplan.plan, report)
+    doc["journals"] = journals_json(o.journals)
+    return doc
 
 
 def _render(o: Outcome, out: Output, dry_run: bool) -> None:
@@ -195,11 +201,13 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
             funcs = ", ".join(f"{k}={v}" for k, v in merge["aggregate_functions"].items())
             line += f", aggregates {funcs}"
         out.line(line + "; every bucket is merged into the max level")
+    render_journals(o.journals, out)
     if d.get("latest_snapshot") is None:
         out.line("  the table has no snapshots: nothing to do")
         return
     for s in d.get("skipped") or []:
-        out.line(f"  skipped {s['partition']} bucket {s['bucket']}: {s['reason']}")
+        where = f"partition {s['partition']} " if s["partition"] else ""
+        out.line(f"  skipped {where}bucket {s['bucket']}: {s['reason']}")
     if not tasks:
         out.line("  nothing to compact")
         return

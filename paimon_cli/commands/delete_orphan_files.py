@@ -78,6 +78,14 @@ def delete_orphan_files(
             "writer can be running: their uncommitted files would look like orphans).",
         ),
     ] = False,
+    external_root_is_exclusive: Annotated[
+        bool,
+        typer.Option(
+            "--external-root-is-exclusive",
+            help="Also clean the data-file.external-paths roots. Only when no other table "
+            "writes there: its live files would look like orphans (skipped by default).",
+        ),
+    ] = False,
     dry_run: DryRunOpt = False,
     quarantine: QuarantineOpt = False,
     json_out: JsonOpt = False,
@@ -133,7 +141,14 @@ def delete_orphan_files(
         if report is not None:
             finish_journals(t, executor=executor, progress=progress, report=report)
         if isinstance(executor, SparkExecutor):
-            clean = SparkOrphanClean(t, executor, cutoff, now, allow_recent=allow_recent)
+            clean = SparkOrphanClean(
+                t,
+                executor,
+                cutoff,
+                now,
+                allow_recent=allow_recent,
+                external_exclusive=external_root_is_exclusive,
+            )
             plan = clean.plan(progress, str(report_file) if report_file else None)
             if report is not None:
                 clean.apply(plan, report)
@@ -145,6 +160,7 @@ def delete_orphan_files(
             executor=executor,
             allow_recent=allow_recent,
             progress=progress,
+            external_exclusive=external_root_is_exclusive,
         )
         if report is not None:
             watcher = RootWatcher(t, plan, executor)
@@ -197,6 +213,11 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
         f"  files older than {format_instant(d['older_than_ms'], zone)}; "
         f"{d['used_names']} names in use by {len(d['branches'])} branch(es)"
     )
+    for ext in d.get("external_roots_skipped") or []:
+        out.line(
+            f"  external root {ext} not cleaned: another table may write there "
+            "(--external-root-is-exclusive cleans it)"
+        )
     # Each listed orphan is one delete action whose kind is its directory kind.
     by_kind: dict[str, dict[str, int]] = o.plan.totals()["by_kind"]
     if not orphans:

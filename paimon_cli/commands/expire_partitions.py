@@ -10,8 +10,10 @@ import typer
 if TYPE_CHECKING:
     from core.commit import CommitResult
     from core.plans import Plan
+    from core.report import ExecutionReport
     from core.table import PaimonTable
 from paimon_cli.convert import commit_json, plan_doc
+from paimon_cli.journals import finish_unfinished, journals_json, render_journals
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
     AllowUnsafeOpt,
@@ -47,6 +49,7 @@ EPILOG = """Examples:
 class Outcome:
     plan: Plan
     result: CommitResult | None
+    journals: ExecutionReport | None = None
 
 
 def expire_partitions(
@@ -154,7 +157,13 @@ def expire_partitions(
         )
         if dry_run:
             return Outcome(plan, None)
-        return Outcome(plan, apply_partition_expire(t, plan, allow_unsafe=allow_unsafe_commit))
+        journals = finish_unfinished(t)
+        if journals is not None:  # the journals changed the table: plan on what is there now
+            plan = plan_partition_expire(
+                t, flags, now_ms=SystemClock().now_ms(), zone=zone, warn=lambda _m: None
+            )
+        result = apply_partition_expire(t, plan, allow_unsafe=allow_unsafe_commit)
+        return Outcome(plan, result, journals)
 
     job = TableJob(
         "expire-partitions",
@@ -175,7 +184,9 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
             r.notes,
             files_marked_delete=len(r.changes.entries) if r.changes else 0,
         )
-    return plan_doc(dry_run, o.plan, report)
+    doc = plan_doc(dry_run, o.plan, report)
+    doc["journals"] = journals_json(o.journals)
+    return doc
 
 
 def _render(o: Outcome, out: Output, dry_run: bool) -> None:
@@ -195,6 +206,7 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
         f"({cfg.get('expiration_time', {}).get('source')}): expiring partitions older than "
         f"{d.get('expire_before_local')} local"
     )
+    render_journals(o.journals, out)
     if d.get("latest_snapshot") is None:
         out.line("  the table has no snapshots: nothing to do")
         return

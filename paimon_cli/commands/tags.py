@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from core.report import ExecutionReport
     from core.table import PaimonTable
 from paimon_cli.convert import plan_doc
+from paimon_cli.journals import finish_unfinished, journals_json
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
     BranchOpt,
@@ -167,8 +168,19 @@ def create_tag(
         )
         if dry_run:
             return Outcome(plan, None)
+        journals = finish_unfinished(t)
+        if journals is not None:
+            plan = plan_create_tag(
+                t,
+                name,
+                snapshot_id=snapshot,
+                time_retained_ms=retained,
+                replace_existing=replace,
+                now_local=local_datetime(now, zone),
+                now_ms=now,
+            )
         apply_create_tag(t, plan)
-        return Outcome(plan, None, done=True)
+        return Outcome(plan, journals, done=True)
 
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
@@ -285,8 +297,16 @@ def rename_tag_cmd(
                 "to": new,
                 "possible": old in names and new not in names,
             }
+        journals = finish_unfinished(t)
         src, dst = rename_tag(t, old, new)
-        return {"dry_run": False, "from": old, "to": new, "old_path": src, "new_path": dst}
+        return {
+            "dry_run": False,
+            "from": old,
+            "to": new,
+            "old_path": src,
+            "new_path": dst,
+            "journals": journals_json(journals),
+        }
 
     def render(doc: dict[str, Any], output: Output) -> None:
         if output.mode is Mode.QUIET:
@@ -296,6 +316,11 @@ def rename_tag_cmd(
             output.line(f"rename-tag (dry run): {verdict} {old} -> {new}")
         else:
             output.line(f"renamed tag {old} -> {new}")
+            journals = doc.get("journals") or {}
+            for journal in journals.get("resumed_journals") or []:
+                output.line(f"  finished an interrupted run first (journal {journal})")
+            for note in journals.get("notes") or []:
+                output.line(f"  note: {note}")
 
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps

@@ -39,6 +39,7 @@ def clean(
     fileio: FileIO | None = None,
     allow_recent: bool = False,
     dry_run: bool = False,
+    external_exclusive: bool = False,
 ):
     table = open_table(str(root), fileio=fileio or FileIO())
     now = int(time.time() * 1000)
@@ -49,6 +50,7 @@ def clean(
             now_ms=now,
             executor=ex,
             allow_recent=allow_recent,
+            external_exclusive=external_exclusive,
         )
         report = None
         if not dry_run:
@@ -151,9 +153,14 @@ def test_external_paths_are_cleaned_too(scenarios, tmp_path: Path) -> None:
     orphan = plant(ext_root / "dt=a" / "bucket-0" / "data-00000000-orphan-ext-0.parquet")
     before = tree_state(ext_root.parent)
     try:
-        plan, _ = clean(s.root, dry_run=True)
+        plan, _ = clean(s.root, dry_run=True, external_exclusive=True)
         assert [o["path"] for o in plan.details["orphans"]] == [str(orphan)]
         assert plan.details["orphans"][0]["dir_kind"] == "external"
+        assert plan.details["external_roots_skipped"] == []
+        # by default another table may share the root: nothing there is a candidate
+        plan, _ = clean(s.root, dry_run=True)
+        assert list(plan.details["orphans"]) == []
+        assert plan.details["external_roots_skipped"] == list(table.paths.external_roots)
     finally:
         orphan.unlink()
     assert tree_state(ext_root.parent) == {k: v for k, v in before.items() if k != str(orphan)}
