@@ -666,7 +666,7 @@ def journal_guard(
     return {"new_earliest": _mark(table, new_earliest), "latest": _mark(table, latest)}
 
 
-def _same(table: PaimonTable, mark: Any, role: str) -> str | None:
+def _same_commit(table: PaimonTable, mark: Any, role: str) -> str | None:
     snap = table.snapshots.try_snapshot(int(mark["id"]))
     if snap is None:
         return f"snapshot {mark['id']}, {role} when the journal was written, is gone"
@@ -695,7 +695,7 @@ def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
             f"{'nothing' if latest_now is None else latest_now}"
         )
     for mark, role in ((latest_then, "the latest"), (guard.get("new_earliest"), "the oldest kept")):
-        problem = _same(table, mark, role) if mark else None
+        problem = _same_commit(table, mark, role) if mark else None
         if problem:
             return problem
     deleted = {
