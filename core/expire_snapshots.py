@@ -23,6 +23,7 @@ from core.options import ExpireConfig
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
 from core.references import RootKind, Want, changelog_references, collect_references
+from core.report import ExecutionReport
 from core.scan import ManifestCache, full_live_set, live_sets
 from core.table import PaimonTable
 
@@ -846,6 +847,34 @@ class NewRootWatcher:
         return replace(phase, actions=kept)
 
 
+def apply_expiry(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    executor: Executor,
+    progress: Progress | None,
+    report: ExecutionReport,
+) -> None:
+    """apply() with the fresh-plan re-check and, before each phase, the tag and branch
+    re-check of ``NewRootWatcher`` (every caller of expiry: the command and maintain)."""
+    from core.apply import apply
+
+    watcher = NewRootWatcher(table, plan)
+    apply(
+        table,
+        plan,
+        recheck=recheck,
+        executor=executor,
+        progress=progress,
+        report=report,
+        before_phase=watcher.filter,
+    )
+    if watcher.new_roots:
+        report.notes.append(
+            "created while this run deleted, and kept: " + ", ".join(watcher.new_roots)
+        )
+
+
 def _snapshot_id(path: str) -> int | None:
     suffix = path.rpartition("snapshot-")[2]
     return int(suffix) if suffix.isdigit() else None
@@ -858,6 +887,7 @@ empty_dir_actions = _empty_dir_actions
 
 __all__ = [
     "COMMAND",
+    "apply_expiry",
     "NewRootWatcher",
     "ExpireFlags",
     "ExpireRange",

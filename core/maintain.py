@@ -39,8 +39,7 @@ from core.expire_partitions import (
     plan_partition_expire,
 )
 from core.expire_range import expire_config
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.expire_snapshots import recheck as snapshot_recheck
+from core.expire_snapshots import ExpireFlags, apply_expiry, plan_expire_snapshots
 from core.journal import unfinished_journals
 from core.options import parse_bool
 from core.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
@@ -303,14 +302,14 @@ def _expire_snapshots(ctx: _Ctx, step: StepResult) -> None:
         t, flags, now_ms=ctx.config.now_ms, executor=ex, progress=progress
     )
     try:
-        apply(t, step.plan, recheck=snapshot_recheck, executor=ex, progress=progress, report=report)
+        apply_expiry(t, step.plan, executor=ex, progress=progress, report=report)
     except StalePlanError:
         # As expire-snapshots: the table moved between planning and acting; plan once more.
         step.plan = plan_expire_snapshots(
             t, flags, now_ms=SystemClock().now_ms(), executor=ex, progress=progress
         )
         report.notes.append("re-planned once: the table changed while planning")
-        apply(t, step.plan, recheck=snapshot_recheck, executor=ex, progress=progress, report=report)
+        apply_expiry(t, step.plan, executor=ex, progress=progress, report=report)
 
 
 def _expire_changelogs(ctx: _Ctx, step: StepResult) -> None:

@@ -127,14 +127,13 @@ def expire_snapshots(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
-    from core.apply import apply, finish_journals
+    from core.apply import finish_journals
     from core.clock import SystemClock
     from core.errors import StalePlanError
     from core.expire_snapshots import (
         ExpireFlags,
-        NewRootWatcher,
+        apply_expiry,
         plan_expire_snapshots,
-        recheck,
     )
     from core.journal import unfinished_journals
     from core.report import ExecutionReport
@@ -198,20 +197,7 @@ def expire_snapshots(
         )
 
         def act(plan: Plan) -> None:
-            watcher = NewRootWatcher(t, plan)
-            apply(
-                t,
-                plan,
-                recheck=recheck,
-                executor=executor,
-                progress=progress,
-                report=report,
-                before_phase=watcher.filter,
-            )
-            if watcher.new_roots:
-                report.notes.append(
-                    "created while this run deleted, and kept: " + ", ".join(watcher.new_roots)
-                )
+            apply_expiry(t, plan, executor=executor, progress=progress, report=report)
 
         try:
             act(plan)
