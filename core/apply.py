@@ -36,6 +36,7 @@ _RESUMERS: dict[str, tuple[str, str]] = {
     "expire-snapshots": ("core.expire_snapshots", "filter_for_resume"),
     "delete-tag": ("core.tags", "filter_for_resume"),
     "expire-tags": ("core.tags", "filter_for_resume"),
+    "rollback": ("core.rollback", "filter_for_resume"),
     "expire-changelogs": ("core.expire_changelogs", "filter_for_resume"),
 }
 

@@ -16,6 +16,8 @@ from paimon_cli.commands import expire_partitions as expire_partitions_cmd
 from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
 from paimon_cli.commands import inspect as inspect_cmd
 from paimon_cli.commands import maintain as maintain_cmd
+from paimon_cli.commands import remove_unexisting as remove_unexisting_cmd
+from paimon_cli.commands import rollback as rollback_cmd
 from paimon_cli.commands import tags as tags_cmd
 from paimon_cli.commands import undo as undo_cmd
 from paimon_cli.state import AppState
@@ -83,6 +85,8 @@ delete_orphan_files_cmd.register(app)
 compact_cmd.register(app)
 maintain_cmd.register(app)
 undo_cmd.register(app)
+rollback_cmd.register(app)
+remove_unexisting_cmd.register(app)
 
 
 def main() -> None:

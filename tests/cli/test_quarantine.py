@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
     "delete-orphan-files": ("append_partitioned", ["delete-orphan-files"]),
     "delete-tag": ("tags_consumers_branches", ["delete-tag", "t2"]),
     "expire-tags": ("tags_consumers_branches", ["expire-tags"]),
+    "rollback": ("tags_consumers_branches", ["rollback", "--to-snapshot", "5", "--force"]),
 }
 
 

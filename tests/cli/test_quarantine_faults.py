@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, list[str]]] = {
         ["expire-snapshots", "--retain-max", "24", "--retain-min", "1"],
     ),
     "delete-tag": ("tags_consumers_branches", ["delete-tag", "t2"]),
+    "rollback": ("tags_consumers_branches", ["rollback", "--to-tag", "t4", "--force"]),
 }
 
 

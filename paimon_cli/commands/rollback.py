@@ -1,0 +1,159 @@
+"""paimon rollback: Paimon's rollback_to a snapshot or tag, pointers first, with a journal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from core.plans import Plan
+    from core.report import ExecutionReport
+    from core.table import PaimonTable
+from paimon_cli.convert import plan_doc
+from paimon_cli.output import Mode, Output
+from paimon_cli.params import (
+    BranchOpt,
+    DryRunOpt,
+    FsOpt,
+    JsonOpt,
+    QuarantineOpt,
+    QuietOpt,
+    RateOpt,
+    TableArg,
+    WarehouseOpt,
+    parse_fs_options,
+)
+from paimon_cli.progress import progress_for
+from paimon_cli.render import render_plan, render_report, report_failed
+from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.state import state_of
+
+EPILOG = """Examples:
+
+  paimon rollback /wh/db.db/orders --to-snapshot 42 --dry-run
+
+  paimon rollback /wh/db.db/orders --to-tag release-1 --quarantine
+
+  paimon rollback db.orders -w s3://lake/wh --to-snapshot 42 --force --json
+"""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    plan: Plan
+    report: ExecutionReport | None
+
+
+def rollback(
+    ctx: typer.Context,
+    table: TableArg,
+    to_snapshot: Annotated[
+        int | None,
+        typer.Option(
+            "--to-snapshot",
+            min=1,
+            help="Keep this snapshot as the latest (an expired one a tag holds works too).",
+            show_default=False,
+        ),
+    ] = None,
+    to_tag: Annotated[
+        str | None,
+        typer.Option(
+            "--to-tag",
+            help="Roll back to this tag's snapshot (restored from the tag if it expired).",
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Roll back even when a consumer has read, or a branch was created from a "
+            "tag on, a snapshot that goes.",
+        ),
+    ] = False,
+    dry_run: DryRunOpt = False,
+    quarantine: QuarantineOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    warehouse: WarehouseOpt = None,
+    branch: BranchOpt = "main",
+    fs_option: FsOpt = None,
+    max_rps: RateOpt = None,
+) -> None:
+    """Roll a table back to a snapshot or tag, as Paimon's rollback_to does."""
+    from core.apply import apply, finish_journals
+    from core.executors.local import LocalExecutor
+    from core.report import ExecutionReport
+    from core.rollback import plan_rollback, recheck
+
+    state = state_of(ctx)
+    if (to_snapshot is None) == (to_tag is None):
+        raise typer.BadParameter("give exactly one of --to-snapshot and --to-tag")
+    out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
+    executor = LocalExecutor(1)
+
+    def run(t: PaimonTable) -> Outcome:
+        if dry_run:
+            return Outcome(plan_rollback(t, snapshot_id=to_snapshot, tag=to_tag, force=force), None)
+        progress = progress_for(out)
+        report = ExecutionReport()
+        finish_journals(t, executor=executor, progress=progress, report=report)
+        plan = plan_rollback(t, snapshot_id=to_snapshot, tag=to_tag, force=force)
+        apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
+        return Outcome(plan, report)
+
+    sel = Selection(
+        table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
+    )
+    job = TableJob(
+        "rollback",
+        run,
+        lambda o: plan_doc(dry_run, o.plan, o.report.to_json() if o.report else None),
+        lambda o, output: _render(o, output, dry_run),
+        failed=report_failed,
+    )
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
+
+
+def _span(ids: list[int]) -> str:
+    return "none" if not ids else (f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else str(ids[0]))
+
+
+def _render(o: Outcome, out: Output, dry_run: bool) -> None:
+    d: Any = o.plan.details
+    if out.mode is Mode.QUIET:
+        if dry_run:
+            for phase in o.plan.phases:
+                for a in phase.actions:
+                    if a.op == "delete":
+                        out.plain(a.path)
+        return
+    title = "rollback" + (" (dry run)" if dry_run else "")
+    target = f"snapshot {d['target_snapshot']}" + (
+        f" (tag {d['target_tag']})" if d["target_tag"] else ""
+    )
+    out.line(f"[bold]{title}[/bold] {o.plan.table} to {target}")
+    out.line(
+        f"  snapshots removed: {_span(d['snapshots'])}; changelogs removed: "
+        f"{_span(d['changelogs'])}; tags removed: "
+        + (", ".join(t["name"] for t in d["tags"]) or "none")
+    )
+    if d["snapshot_restored_from_tag"]:
+        out.line(f"  snapshot {d['target_snapshot']} is written back from the tag")
+    if d["forced"]:
+        out.warn("forced past consumers or branches that depend on removed snapshots")
+    render_plan(o.plan, out, show_actions=dry_run)
+    for note in d.get("notes") or []:
+        out.line(f"  note: {note}")
+    if o.report is not None:
+        render_report(o.report, out)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rollback", epilog=EPILOG)(rollback)
