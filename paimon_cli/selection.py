@@ -45,7 +45,7 @@ def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"command": command, "schema_version": SCHEMA_VERSION, "table": table, **body}
 
 
-def _command_params() -> dict[str, Any]:
+def command_params() -> dict[str, Any]:
     """The parsed options of the running command (empty outside a command)."""
     try:  # Typer >= 0.26 vendors Click: its context stack is not click's
         from typer._click.globals import get_current_context
@@ -60,7 +60,7 @@ def _start_run(job: TableJob[Any]) -> Run | None:
     line (``--quarantine``, also through PAIMON_CLI_QUARANTINE, turns quarantine on)."""
     from core.runs import start_run
 
-    params = _command_params()
+    params = command_params()
     if not job.changes or params.get("dry_run"):
         return None
     return start_run(job.command, params, quarantine=bool(params.get("quarantine")))

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from core.fileio import FileIO
     from core.maintain import MaintainConfig, StepResult, TableResult
     from core.metrics import TableGauges
+    from core.progress import Progress
     from core.table import PaimonTable
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
@@ -29,6 +30,7 @@ from paimon_cli.params import (
     FsOpt,
     JsonOpt,
     ParallelismOpt,
+    QuarantineOpt,
     RateOpt,
     SparkConfOpt,
     SparkMasterOpt,
@@ -40,6 +42,7 @@ from paimon_cli.params import (
     parse_fs_options,
 )
 from paimon_cli.progress import progress_for
+from paimon_cli.selection import command_params
 from paimon_cli.state import state_of
 
 logger = logging.getLogger(__name__)
@@ -98,6 +101,7 @@ def maintain(
     ] = 1,
     allow_unsafe_commit: AllowUnsafeOpt = False,
     dry_run: DryRunOpt = False,
+    quarantine: QuarantineOpt = False,
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
@@ -156,12 +160,14 @@ def maintain(
         with guard(as_json=json_out, debug=state.debug):
             locations = resolve_tables(table, warehouse, fileio)
             runner = _Runner(fileio, holder, base, out, parallel_tables == 1)
+            # Worker threads cannot see the command line: take its options here.
+            runner.params = None if dry_run else command_params()
             runner.gauges = {} if metrics_file is not None else None
             results, skipped = runner.run_all(locations, parallel_tables, budget_s)
     finally:
         holder.close()
     if json_out:
-        out.json(_document(results, skipped, dry_run))
+        out.json(_document(results, skipped, dry_run, runner.run_ids))
     else:
         _render(results, skipped, out, dry_run)
     if metrics_file is not None:
@@ -189,13 +195,16 @@ class _Runner:
         self.show_progress = show_progress
         # location -> table gauges after maintenance, when metrics are wanted
         self.gauges: dict[str, TableGauges] | None = None
+        # options of a real run (each table then gets a run record), None for a dry run
+        self.params: dict[str, Any] | None = None
+        self.run_ids: dict[str, str] = {}
 
     def one(self, location: str) -> TableResult:
         from dataclasses import replace
 
         from core.clock import SystemClock
         from core.errors import PaimonError
-        from core.maintain import TableResult, maintain_table, table_name
+        from core.maintain import TableResult, table_name
         from core.progress import NullProgress
         from core.table import open_table
 
@@ -207,6 +216,28 @@ class _Runner:
             # Each table is judged at its own start, as a single command run then would be.
             config = replace(self.base, now_ms=result.started_ms)
             progress = progress_for(self.out) if self.show_progress else NullProgress()
+            self._maintain(table, config, executor, progress, result)
+            gauges = _gauges(table, executor, config) if self.gauges is not None else None
+            if self.gauges is not None and gauges is not None:
+                self.gauges[location] = gauges
+        except PaimonError as exc:
+            result.error = exc
+        result.seconds = time.monotonic() - start
+        return result
+
+    def _maintain(
+        self,
+        table: PaimonTable,
+        config: MaintainConfig,
+        executor: Executor,
+        progress: Progress,
+        result: TableResult,
+    ) -> None:
+        """One table's steps inside its run record (and quarantine, with --quarantine)."""
+        from core.maintain import maintain_table
+        from core.runs import run_scope, start_run, write_record
+
+        def steps() -> None:
             maintain_table(
                 table,
                 config,
@@ -215,13 +246,16 @@ class _Runner:
                 warn=self.out.warn,
                 result=result,
             )
-            gauges = _gauges(table, executor, config) if self.gauges is not None else None
-            if self.gauges is not None and gauges is not None:
-                self.gauges[location] = gauges
-        except PaimonError as exc:
-            result.error = exc
-        result.seconds = time.monotonic() - start
-        return result
+
+        if self.params is None:
+            steps()
+            return
+        run = start_run("maintain", self.params, quarantine=bool(self.params.get("quarantine")))
+        with run_scope(run):
+            steps()
+        status = "partial" if result.failed else "ok"
+        write_record(table.fileio, table.location, run, branch=table.branch, status=status)
+        self.run_ids[table.location] = run.id
 
     def run_all(
         self, locations: list[str], parallel: int, budget_s: float | None
@@ -318,11 +352,15 @@ def _error(exc: Any) -> dict[str, Any] | None:
     return None if exc is None else {"kind": exc.kind, "message": exc.message}
 
 
-def _document(results: list[TableResult], skipped: list[str], dry_run: bool) -> dict[str, Any]:
+def _document(
+    results: list[TableResult], skipped: list[str], dry_run: bool, run_ids: dict[str, str]
+) -> dict[str, Any]:
     tables = []
     for r in results:
+        extra = {"run_id": run_ids[r.location]} if r.location in run_ids else {}
         tables.append(
             {
+                **extra,
                 "table": r.location,
                 "name": r.name,
                 "status": "failed" if r.failed else "ok",

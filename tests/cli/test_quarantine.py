@@ -245,3 +245,30 @@ def test_java_reads_every_restored_snapshot_and_tag(
     after = java.verify(root)
     assert entry_keys(after) == entry_keys(before_java)
     assert_same_rows(before_java, after)
+
+
+def test_maintain_quarantines_every_step_and_restore_undoes_it(run, tmp_path: Path) -> None:
+    """maintain's deleting steps go through the same executor: one run record and one
+    quarantine per table; restoring it gives the table back."""
+    from maintain_tables import build_warehouse
+
+    plain_wh = tmp_path / "plain" / "wh"
+    build_warehouse(plain_wh)
+    wh = tmp_path / "quarantined" / "wh"
+    shutil.copytree(plain_wh, wh, symlinks=True)
+    root = pw.table_root(wh, "db.by_count")
+    plain_root = pw.table_root(plain_wh, "db.by_count")
+    before = digests(root)
+    assert run("maintain", plain_root).exit_code == 0
+    doc = run.json("maintain", root, "--quarantine")
+    (table_doc,) = doc["tables"]
+    assert table_doc["status"] == "ok" and table_doc["run_id"]
+    assert digests(root) == digests(plain_root) != before
+    runs = run.json("inspect", root, "runs")["runs"]
+    assert [(r["command"], r["run_id"], r["quarantine"]) for r in runs] == [
+        ("maintain", table_doc["run_id"], True)
+    ]
+    assert runs[0]["totals"]["files"] > 0
+    assert run("restore", root, table_doc["run_id"]).exit_code == 0
+    assert digests(root) == before
+    assert_no_dangling_references(root)
