@@ -10,6 +10,7 @@ import java_paimon
 import pypaimon_writer as pw
 import pytest
 from fixtures import Run
+from hypothesis import HealthCheck, settings
 
 
 @pytest.fixture
@@ -75,3 +76,13 @@ def java_built(tmp_path: Path) -> Callable[[str], Path]:
         return dest
 
     return copy
+
+
+# The stateful property test's long run: `pytest --hypothesis-profile nightly tests/property`.
+settings.register_profile(
+    "nightly",
+    max_examples=400,
+    stateful_step_count=80,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
