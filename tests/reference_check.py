@@ -11,7 +11,8 @@ demands of each root is what a Paimon reader needs to read it:
 * a tag: the same without the changelog (Paimon's tags never keep changelog files);
 * a long-lived changelog ``changelog/changelog-N``: with a changelog list, that list, its
   manifests and files; without one (producer ``none``), the delta list, its manifests and the
-  files its ADD entries name (base lists are never read for changelogs).
+  files its ADD entries name, except compaction outputs (base lists are never read for
+  changelogs).
 
 Avro manifests only (what pypaimon writes); names carry UUIDs, so finding a file by name in
 its kind of directory is exact enough.
@@ -178,8 +179,11 @@ class _Checker:
         if snap.get("changelogManifestList"):
             self._files(where, self._entries(where, snap["changelogManifestList"]), merge=False)
         elif producer == "none":
+            # Producer none: the changelog is the delta's new input files. Files a compaction
+            # wrote (_FILE_SOURCE 1) are no changelog, and Paimon's expiry deletes them.
             delta = self._entries(where, snap.get("deltaManifestList"))
-            self._files(where, [e for e in delta if e["_KIND"] == 0], merge=False)
+            news = [e for e in delta if e["_KIND"] == 0 and e["_FILE"].get("_FILE_SOURCE") != 1]
+            self._files(where, news, merge=False)
 
 
 def _options(root: Path) -> dict[str, str]:
