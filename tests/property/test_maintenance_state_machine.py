@@ -310,6 +310,14 @@ class MaintenanceMachine(RuleBasedStateMachine):
             args += ["--branch", branch]
         self._cli(*args)
 
+    @rule(retain_max=st.integers(1, 3), delete_all=st.booleans(), quarantine=st.booleans())
+    def expire_changelogs(self, retain_max: int, delete_all: bool, quarantine: bool) -> None:
+        args: list[Any] = ["expire-changelogs", self.root]
+        args += ["--delete-all"] if delete_all else ["--retain-min", 1, "--retain-max", retain_max]
+        if quarantine:
+            args.append("--quarantine")
+        self._cli(*args)
+
     @rule()
     def delete_orphan_files(self) -> None:
         age_tree(self.root, days=3)
