@@ -30,6 +30,20 @@ R = TypeVar("R")
 
 _RESULT_SCHEMA = "idx long, result binary, error binary"
 _OUR_ERROR = re.compile(r"core\.errors\.[A-Za-z]+Error: (.+)")
+# A local JVM logs only errors, from its first line on (setLogLevel comes after start-up,
+# when Spark's INFO/WARN banner is already on stderr); the gateway logger (PySpark's repl)
+# at the root's level keeps Spark from announcing "Setting default log level".
+_QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+logger.repl.name = org.apache.spark.api.python.PythonGatewayServer
+logger.repl.level = error
+appender.stderr.type = Console
+appender.stderr.name = stderr
+appender.stderr.target = SYSTEM_ERR
+appender.stderr.layout.type = PatternLayout
+appender.stderr.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
 
 
 @contextmanager
@@ -143,12 +157,20 @@ class SparkExecutor:
             builder = builder.master(master or "local[*]")
             builder = builder.config("spark.ui.showConsoleProgress", "false")
             builder = builder.config("spark.ui.enabled", "false")
+        log_config = _quiet_log_config() if local else None
+        if log_config:
+            # --spark-conf spark.driver.extraJavaOptions=... (applied after) replaces this.
+            options = f"-Dlog4j2.configurationFile=file:{log_config}"
+            builder = builder.config("spark.driver.extraJavaOptions", options)
         for key, value in (conf or {}).items():
             builder = builder.config(key, value)
         try:
             spark = builder.getOrCreate()
         except Exception as exc:  # noqa: BLE001 - JVM/gateway failures have many types
             raise EngineUnavailableError(f"cannot start Spark: {exc}") from exc
+        finally:
+            if log_config:
+                Path(log_config).unlink(missing_ok=True)  # read once, at JVM start
         if remote is None:
             spark.sparkContext.setLogLevel("ERROR")
         return cls(spark, parallelism, owned=True)
@@ -235,3 +257,13 @@ def _dumps_function(fn: Callable[..., Any]) -> bytes:
 
     data: bytes = cloudpickle.dumps(fn)  # type: ignore[no-untyped-call]
     return data
+
+
+def _quiet_log_config() -> str:
+    """A log4j2 configuration file for a local JVM that logs errors only."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="paimon-cli-log4j2-", suffix=".properties")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(_QUIET_LOG4J2)
+    return path

@@ -273,3 +273,18 @@ def test_orphans_on_decoupled_changelogs_with_a_producer(
     planted = {"data-feedface-orphan-0.parquet", "manifest-ff-0", "index-ff-0", ".snapshot-9.tmp"}
     deleted = {Path(a.path).name for p in local_plan.phases for a in p.actions if a.op == "delete"}
     assert deleted == planted  # the planted orphans, nothing live
+
+
+def test_cli_keeps_spark_log_lines_off_stderr(spark_executor: SparkExecutor, scenarios) -> None:
+    """A local Spark JVM starts quiet: no log4j banner or WARN lines among our messages."""
+    result = _cli(
+        "inspect",
+        str(scenarios["append_partitioned"].root),
+        "--engine",
+        "spark",
+        "--spark-master",
+        "local[1]",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "log4j" not in result.stderr and "Setting default log level" not in result.stderr
+    assert not [line for line in result.stderr.splitlines() if " WARN " in line]
