@@ -28,15 +28,17 @@ from typer import _click
 from typer.core import TyperGroup
 
 from core import __version__
-from paimon_cli.main import app
+from paimon_cli.main import ALIAS, app
 
 PROG = "paimon"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MAN_DIR = "man"
 COMPLETIONS_DIR = "completions"
-# Typer prints the completion script for `_<PROG>_COMPLETE=source_<shell>`.
-COMPLETE_VAR = f"_{PROG}_COMPLETE".replace("-", "_").upper()
-COMPLETION_FILES = {"bash": "paimon.bash", "zsh": "_paimon", "fish": "paimon.fish"}
+# Completion scripts per program name (`paimon`, and `paimon-cli`, the same program).
+COMPLETION_FILES = {
+    prog: {"bash": f"{prog}.bash", "zsh": f"_{prog}", "fish": f"{prog}.fish"}
+    for prog in (PROG, ALIAS)
+}
 # Typer swaps its completion options for ones taking a shell name when this is set.
 _TYPER_NO_DETECTION = "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"
 # Nothing is wrapped by us (roff fills text); the width only pins what Click might format.
@@ -335,16 +337,23 @@ def man_pages() -> dict[str, str]:
 
 
 # -- completions ------------------------------------------------------------------------------
-def completion_script(shell: str) -> str:
-    """The completion script the installed program prints for `shell`."""
+def complete_var(prog: str) -> str:
+    """Typer prints the completion script for `_<PROG>_COMPLETE=source_<shell>`."""
+    return f"_{prog}_COMPLETE".replace("-", "_").upper()
+
+
+def completion_script(shell: str, prog: str = PROG) -> str:
+    """The completion script the installed program `prog` prints for `shell`."""
     env = {
         k: v
         for k, v in os.environ.items()
         if k != _TYPER_NO_DETECTION and not k.endswith("_COMPLETE")
     }
-    env[COMPLETE_VAR] = f"source_{shell}"
+    env[complete_var(prog)] = f"source_{shell}"
+    # Run as `prog` would be: main() names itself after argv[0].
+    launch = f"import sys; sys.argv[0] = {prog!r}; from paimon_cli.main import main; main()"
     proc = subprocess.run(
-        [sys.executable, "-m", "paimon_cli"],
+        [sys.executable, "-c", launch],
         env=env,
         capture_output=True,
         text=True,
@@ -352,7 +361,7 @@ def completion_script(shell: str) -> str:
     )
     if proc.returncode != 0 or not proc.stdout.strip():
         raise RuntimeError(
-            f"{COMPLETE_VAR}=source_{shell} {PROG} failed "
+            f"{complete_var(prog)}=source_{shell} {prog} failed "
             f"(exit {proc.returncode}): {proc.stderr.strip()}"
         )
     # zsh needs `#compdef` on the first line; one final newline keeps whitespace hooks quiet.
@@ -360,10 +369,11 @@ def completion_script(shell: str) -> str:
 
 
 def completion_scripts() -> dict[str, str]:
-    """`completions/<file>` -> script, for bash, zsh and fish."""
+    """`completions/<file>` -> script, for bash, zsh and fish, for both program names."""
     return {
-        f"{COMPLETIONS_DIR}/{name}": completion_script(shell)
-        for shell, name in COMPLETION_FILES.items()
+        f"{COMPLETIONS_DIR}/{name}": completion_script(shell, prog)
+        for prog, files in COMPLETION_FILES.items()
+        for shell, name in files.items()
     }
 
 
@@ -379,7 +389,7 @@ def _owned_files(root: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for path in sorted((root / MAN_DIR).glob(f"{PROG}*.1")):
         found[f"{MAN_DIR}/{path.name}"] = path.read_text(encoding="utf-8")
-    for name in COMPLETION_FILES.values():
+    for name in (n for files in COMPLETION_FILES.values() for n in files.values()):
         path = root / COMPLETIONS_DIR / name
         if path.is_file():
             found[f"{COMPLETIONS_DIR}/{name}"] = path.read_text(encoding="utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Annotated
 
 import typer
@@ -21,6 +23,9 @@ from paimon_cli.commands import rollback as rollback_cmd
 from paimon_cli.commands import tags as tags_cmd
 from paimon_cli.commands import undo as undo_cmd
 from paimon_cli.state import AppState
+
+# The second console script (pyproject.toml [project.scripts]).
+ALIAS = "paimon-cli"
 
 app = typer.Typer(
     name="paimon",
@@ -90,4 +95,7 @@ remove_unexisting_cmd.register(app)
 
 
 def main() -> None:
-    app(prog_name="paimon")
+    # `paimon-cli` is the same program under a name pypaimon cannot take (D5): it names
+    # itself, and completes (`_PAIMON_CLI_COMPLETE`), as invoked.
+    invoked = os.path.basename(sys.argv[0]) if sys.argv else ""
+    app(prog_name=ALIAS if invoked.startswith(ALIAS) else "paimon")

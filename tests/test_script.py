@@ -72,6 +72,20 @@ def test_completion_lists_commands() -> None:
     assert "inspect" in proc.stdout.split()
 
 
+def test_paimon_cli_completes_as_paimon_cli() -> None:
+    script = _run(_script("paimon-cli"), _PAIMON_CLI_COMPLETE="source_bash")
+    assert script.returncode == 0, script.stderr
+    assert "complete -o default -F _paimon_cli_completion paimon-cli" in script.stdout
+    proc = _run(
+        _script("paimon-cli"),
+        _PAIMON_CLI_COMPLETE="complete_bash",
+        COMP_WORDS="paimon-cli ",
+        COMP_CWORD="1",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "expire-snapshots" in proc.stdout.split()
+
+
 def test_paimon_on_path_is_ours_not_pypaimons() -> None:
     # pypaimon ships a `paimon` console script too; whichever was installed last owns it.
     found = Path(_script("paimon"))

@@ -141,3 +141,16 @@ def test_completion_scripts_call_back_into_paimon(generated: Path) -> None:
     assert zsh.startswith("#compdef paimon\n")
     assert "_PAIMON_COMPLETE=complete_zsh paimon" in zsh
     assert "complete --command paimon" in (completions / "paimon.fish").read_text(encoding="utf-8")
+
+
+def test_paimon_cli_has_its_own_completion_scripts(generated: Path) -> None:
+    completions = generated / "completions"
+    bash = (completions / "paimon-cli.bash").read_text(encoding="utf-8")
+    assert "_PAIMON_CLI_COMPLETE=complete_bash" in bash
+    assert bash.rstrip().endswith("-F _paimon_cli_completion paimon-cli")
+    assert (completions / "_paimon-cli").read_text(encoding="utf-8").startswith(
+        "#compdef paimon-cli\n"
+    )
+    assert "complete --command paimon-cli" in (completions / "paimon-cli.fish").read_text(
+        encoding="utf-8"
+    )

@@ -1,0 +1,1 @@
+complete --command paimon-cli --no-files --arguments "(env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli)" --condition "env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli"
