@@ -119,7 +119,13 @@ def compute_range(
         )
     min_id = max(latest - config.retain_max + 1, earliest)
     max_exclusive = latest - config.retain_min + 1
-    stop, detail, blocker = "retain-min", f"the newest {config.retain_min} snapshots are kept", None
+    present = latest - earliest + 1
+    detail = (
+        f"the newest {config.retain_min} snapshots are kept"
+        if present > config.retain_min
+        else f"retain-min {config.retain_min} keeps all {present} snapshots"
+    )
+    stop, blocker = "retain-min", None
     if consumers and not config.consumer_changelog_only:
         slowest = min(consumers, key=lambda c: (c.next_snapshot, c.id))
         if slowest.next_snapshot < max_exclusive:

@@ -227,6 +227,37 @@ def _skipping_names(table: PaimonTable, roots: Iterable[Snapshot]) -> set[str]:
     return names
 
 
+def _recorded_list_size(snap: Snapshot, list_name: str) -> int | None:
+    """The manifest list's size as the snapshot records it (Paimon 0.9+, pypaimon)."""
+    recorded = {
+        snap.base_manifest_list: snap.raw.get("baseManifestListSize"),
+        snap.delta_manifest_list: snap.raw.get("deltaManifestListSize"),
+        snap.changelog_manifest_list: snap.raw.get("changelogManifestListSize"),
+    }.get(list_name)
+    return recorded if isinstance(recorded, int) else None
+
+
+# Files whose size no metadata records: one stat each, so plans and reports show real bytes.
+_STAT_KINDS = frozenset({"snapshot", "manifest-list", "index-manifest", "statistics"})
+
+
+def _with_sizes(table: PaimonTable, executor: Executor, phases: list[Phase]) -> list[Phase]:
+    unknown = [
+        a.path
+        for p in phases
+        for a in p.actions
+        if a.op == "delete" and a.size is None and a.kind in _STAT_KINDS
+    ]
+    if not unknown:
+        return phases
+    infos = executor.map_local(table.fileio.info, unknown)
+    sizes = {path: info.size for path, info in zip(unknown, infos, strict=True) if info is not None}
+    return [
+        replace(p, actions=tuple(replace(a, size=sizes.get(a.path, a.size)) for a in p.actions))
+        for p in phases
+    ]
+
+
 def _plan_manifests(
     b: _Builder, snap: Snapshot, skip: set[str], *, data_lists: bool, changelog_list: bool
 ) -> None:
@@ -243,7 +274,8 @@ def _plan_manifests(
             if name not in skip:
                 skip.add(name)
                 b.add(b.manifests, paths.manifest_path(name), "manifest", size, reason)
-        b.add(b.manifests, paths.manifest_path(list_name), "manifest-list", None, reason)
+        recorded = _recorded_list_size(snap, list_name)
+        b.add(b.manifests, paths.manifest_path(list_name), "manifest-list", recorded, reason)
     if snap.index_manifest and snap.index_manifest not in skip:
         for ie in table.index_manifest(snap.index_manifest):
             if ie.file_name not in skip:
@@ -393,8 +425,9 @@ def plan_expire_snapshots(
             kept_for_changelog=b.kept_for_changelog,
             notes=b.notes,
         )
+        sized = _with_sizes(table, executor, phases)
         return Plan(
-            COMMAND, table.location, table.branch, now_ms, tuple(phases), requirements, details
+            COMMAND, table.location, table.branch, now_ms, tuple(sized), requirements, details
         )
 
     earliest, end = rng.earliest, rng.end

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 
 from core.errors import InvalidOptionError, TableNotFoundError
@@ -22,6 +23,9 @@ def resolve_tables(spec: str, warehouse: str | None, fileio: FileIO) -> list[str
     """Table locations named by ``spec``; a glob may match many (or, for a glob, none)."""
     if looks_like_location(spec):
         return [normalize_path(spec.replace("~", _home(), 1) if spec.startswith("~") else spec)]
+    if os.path.isdir(spec) and not (warehouse and _IDENT.match(spec)):
+        # `cd wh/db.db && paimon inspect orders`: a bare name that is a directory here.
+        return [normalize_path(spec)]
     if not _IDENT.match(spec):
         raise InvalidOptionError(
             f"{spec!r} is neither a table location nor DB.TABLE",
@@ -58,6 +62,4 @@ def is_glob(spec: str) -> bool:
 
 
 def _home() -> str:
-    import os
-
     return os.path.expanduser("~")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -12,6 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 SCHEMA_VERSION = 1
+# Wider than any row: Rich sizes tables to their content, so nothing is padded to it.
+_UNLIMITED_WIDTH = 1_000_000
 
 
 class Mode(str, Enum):
@@ -40,6 +43,57 @@ def human_bytes(n: int | None) -> str:
             return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+# -- one format for times, durations and limits in human output ---------------------------
+_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000), ("ms", 1))
+_INT_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: Paimon's "no limit"
+
+
+def human_time(ms: int | None, zone: dt.tzinfo | None) -> str:
+    """An instant in the table zone (--timezone, else this machine's) with its offset:
+    ``2026-11-21 22:10:00+01:00``, whatever ``TZ`` says once --timezone is given."""
+    if ms is None:
+        return "-"
+    value = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+    return value.astimezone(zone).isoformat(sep=" ", timespec="seconds")
+
+
+def human_wall_clock(value: dt.datetime | str | None, zone: dt.tzinfo | None) -> str:
+    """A wall-clock time Paimon stores without a zone (file and tag creation), read in the
+    table zone and shown like every other time."""
+    if value is None:
+        return "-"
+    naive = (dt.datetime.fromisoformat(value) if isinstance(value, str) else value).replace(
+        tzinfo=None
+    )
+    aware = naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+    return human_time(int(aware.timestamp() * 1000), zone)
+
+
+def human_duration(ms: int | None) -> str:
+    """``1 h``, ``1 h 30 min``, ``23 d 1 h 22 min``: largest units first, zeros left out."""
+    if ms is None:
+        return "-"
+    if ms == 0:
+        return "0 s"
+    parts: list[str] = []
+    rest = abs(ms)
+    for unit, size in _UNITS:
+        count, rest = divmod(rest, size)
+        if count:
+            parts.append(f"{count} {unit}")
+    return ("-" if ms < 0 else "") + " ".join(parts)
+
+
+def human_limit(n: int) -> str:
+    """A count limit; Paimon's Integer.MAX_VALUE default means there is none."""
+    return "unlimited" if n >= _INT_MAX else str(n)
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``1 problem``, ``2 problems``."""
+    return f"{n} {noun if n == 1 else many or noun + 's'}"
 
 
 class _Streamed(list[Any]):
@@ -72,8 +126,8 @@ class Output:
         # Human tables show paths relative to the table being rendered.
         self.table_root: str | None = None
         color = None if not no_color and mode is Mode.HUMAN else False
-        # Pipes get a wide fixed width so paths are not folded into unreadable columns.
-        width = None if sys.stdout.isatty() else 160
+        # Pipes and files get no width limit: a path is never folded, so grep finds it.
+        width = None if sys.stdout.isatty() else _UNLIMITED_WIDTH
         self.console = Console(
             file=sys.stdout,
             no_color=no_color or None,
@@ -82,7 +136,12 @@ class Output:
             soft_wrap=False,
             width=width,
         )
-        self.err = Console(file=sys.stderr, no_color=no_color or None, highlight=False)
+        self.err = Console(
+            file=sys.stderr,
+            no_color=no_color or None,
+            highlight=False,
+            soft_wrap=not sys.stderr.isatty(),
+        )
 
     def rel(self, path: str, root: str | None = None) -> str:
         """``path`` relative to ``root`` (default: the table being rendered) when inside it."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from core.plans import Plan
     from core.report import ExecutionReport, PhaseReport
-from paimon_cli.output import Output, human_bytes
+from paimon_cli.output import Output, human_bytes, human_duration
 
 SCREEN = 40
 
@@ -44,7 +44,8 @@ def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
         for kind, v in totals["by_kind"].items()
     ]
     rows.append(("total", totals["files"], human_bytes(totals["bytes"])))
-    out.table(None, ["kind", "files", "bytes"], rows)
+    if totals["files"]:  # a plan that only writes (create-tag) has no totals to show
+        out.table(None, ["kind", "files", "bytes"], rows)
     if not show_actions:
         return
     actions = [(p.name, a) for p in plan.phases for a in p.actions]
@@ -123,4 +124,5 @@ def render_report(report: ExecutionReport, out: Output) -> None:
         if report.failed
         else "[green]done[/green]"
     )
-    out.line(f"  {status} in {report.seconds:.2f}s")
+    ms = round(report.seconds * 1000)
+    out.line(f"  {status} in {human_duration(ms if ms < 1000 else ms - ms % 1000)}")

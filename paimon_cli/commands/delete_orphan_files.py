@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from core.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
-from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.output import Mode, Output, human_bytes, human_duration, human_time
 from paimon_cli.params import (
     DryRunOpt,
     Engine,
@@ -198,8 +198,6 @@ def _write_report(path: Path, plan: Plan) -> None:
 
 
 def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
-    from core.timeparse import format_instant
-
     d = o.plan.details
     orphans: list[Mapping[str, Any]] = d["orphans"]
     if out.mode is Mode.QUIET:
@@ -210,7 +208,7 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
     title = "delete-orphan-files" + (" (dry run)" if dry_run else "")
     out.line(f"[bold]{title}[/bold] {o.plan.table}")
     out.line(
-        f"  files older than {format_instant(d['older_than_ms'], zone)}; "
+        f"  files older than {human_time(d['older_than_ms'], zone)}; "
         f"{d['used_names']} names in use by {len(d['branches'])} branch(es)"
     )
     for ext in d.get("external_roots_skipped") or []:
@@ -253,8 +251,7 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
 
 
 def _age(ms: int) -> str:
-    hours = ms / 3_600_000
-    return f"{hours / 24:.1f} d" if hours >= 48 else f"{hours:.1f} h"
+    return human_duration(ms - ms % 60_000) if ms >= 60_000 else human_duration(ms - ms % 1000)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from core.table import PaimonTable
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.journals import finish_unfinished, journals_json, render_journals
-from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.output import Mode, Output, human_bytes, human_wall_clock
 from paimon_cli.params import (
     AllowUnsafeOpt,
     BranchOpt,
@@ -169,7 +169,7 @@ def expire_partitions(
         "expire-partitions",
         run,
         lambda o: _to_json(o, dry_run),
-        lambda o, output: _render(o, output, dry_run),
+        lambda o, output: _render(o, output, dry_run, zone),
     )
     run_job(sel, job, out, debug=state.debug)
 
@@ -189,7 +189,7 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
     return doc
 
 
-def _render(o: Outcome, out: Output, dry_run: bool) -> None:
+def _render(o: Outcome, out: Output, dry_run: bool, zone: Any) -> None:
     d = o.plan.details
     parts = d.get("partitions") or []
     if out.mode is Mode.QUIET:
@@ -204,7 +204,7 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
     out.line(
         f"  strategy {strategy}, expiration {cfg.get('expiration_time', {}).get('value')} "
         f"({cfg.get('expiration_time', {}).get('source')}): expiring partitions older than "
-        f"{d.get('expire_before_local')} local"
+        f"{human_wall_clock(d.get('expire_before_local'), zone)}"
     )
     render_journals(o.journals, out)
     if d.get("latest_snapshot") is None:
@@ -226,11 +226,11 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
             (
                 [
                     p["path"],
-                    p["time_local"],
+                    human_wall_clock(p["time_local"], zone),
                     p["files"],
                     p["rows"],
                     human_bytes(p["bytes"]),
-                    p["last_update_local"],
+                    human_wall_clock(p["last_update_local"], zone),
                 ]
                 for p in parts
             ),

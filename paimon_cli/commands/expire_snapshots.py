@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from core.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
-from paimon_cli.output import Mode, Output
+from paimon_cli.output import Mode, Output, human_duration, human_limit, human_time
 from paimon_cli.params import (
     BranchOpt,
     DryRunOpt,
@@ -250,9 +250,6 @@ def _load_plan(path: Path) -> Plan:
 
 
 def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
-    from core.options import INT_MAX
-    from core.timeparse import format_instant
-
     d = o.plan.details
     if out.mode is Mode.QUIET:
         if dry_run:
@@ -271,18 +268,18 @@ def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
         rmax = cfg["retain_max"]["value"]
         out.line(
             f"  retain-min {cfg['retain_min']['value']} ({cfg['retain_min']['source']}), "
-            f"retain-max {'unlimited' if rmax >= INT_MAX else rmax} "
+            f"retain-max {human_limit(rmax)} "
             f"({cfg['retain_max']['source']}), max-deletes {cfg['max_deletes']['value']} "
             f"({cfg['max_deletes']['source']})"
         )
         out.line(
-            f"  older than {format_instant(cfg['older_than_ms'], zone)} "
-            f"(time-retained {cfg['time_retained_ms']['value'] // 1000} s, "
+            f"  older than {human_time(cfg['older_than_ms'], zone)} "
+            f"(time-retained {human_duration(cfg['time_retained_ms']['value'])}, "
             f"{cfg['time_retained_ms']['source']})"
         )
     earliest, latest = d.get("earliest_snapshot"), d.get("latest_snapshot")
     if earliest is None:
-        out.line("  the table has no snapshots: nothing to do")
+        out.line("  the table has no snapshots")
     else:
         snaps = d.get("snapshots") or []
         span = f"{snaps[0]}..{snaps[-1]}" if snaps else "none"

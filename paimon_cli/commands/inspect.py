@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from core.table import PaimonTable
 from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
 from paimon_cli.engine import EngineChoice, ExecutorHolder
-from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.output import (
+    Mode,
+    Output,
+    human_bytes,
+    human_duration,
+    human_limit,
+    human_time,
+    human_wall_clock,
+    plural,
+)
 from paimon_cli.params import (
     BranchOpt,
     Engine,
@@ -365,7 +374,7 @@ def _render_check(r: CheckReport, out: Output) -> None:
         )
         return
     out.line(
-        f"[red]{len(r.problems)} problems[/red] among {r.files_checked} referenced files "
+        f"[red]{plural(len(r.problems), 'problem')}[/red] among {r.files_checked} referenced files "
         f"({r.roots} roots):"
     )
     out.table(
@@ -376,9 +385,7 @@ def _render_check(r: CheckReport, out: Output) -> None:
 
 
 def _when(ms: int | None, zone: Any) -> str:
-    from core.timeparse import format_instant
-
-    return format_instant(ms, zone) if ms is not None else "-"
+    return human_time(ms, zone)
 
 
 def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
@@ -413,16 +420,14 @@ def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
 
 
 def _render_retention(r: Any, _data: Any, out: Output, zone: Any, indent: str = "") -> None:
-    from core.options import INT_MAX
-
     c = r.config
-    rmax = "unlimited" if c["retain_max"] >= INT_MAX else c["retain_max"]
     out.line(
         f"{indent}retention (table settings): retain-min {c['retain_min']}, retain-max "
-        f"{rmax}, time {c['time_retained_ms'] // 60000} min, limit {c['expire_limit']}"
+        f"{human_limit(c['retain_max'])}, time {human_duration(c['time_retained_ms'])}, "
+        f"limit {c['expire_limit']}"
     )
     out.line(
-        f"{indent}  would expire now: {r.expirable} snapshot(s), keep {r.kept}; "
+        f"{indent}  would expire now: {plural(r.expirable, 'snapshot')}, keep {r.kept}; "
         f"stopped by {r.range.stop}: {r.range.stop_detail}"
     )
     if r.stale_consumers:
@@ -459,18 +464,27 @@ def _render_snapshots(snaps: list[Snapshot], _d: Any, out: Output, zone: Any) ->
     )
 
 
+# Times Paimon stores as a wall clock without a zone; shown in the table zone.
+_WALL_CLOCK_KEYS = frozenset({"last_update", "create_time_local", "expire_at_local"})
+_INT_MAX_TEXT = str(2**31 - 1)  # an option at Integer.MAX_VALUE: no limit
+
+
 def _render_rows(columns: list[str], keys: list[str]) -> Any:
-    def render(_rows: Any, data: list[dict[str, Any]], out: Output, _zone: Any) -> None:
+    def render(_rows: Any, data: list[dict[str, Any]], out: Output, zone: Any) -> None:
         def cell(row: dict[str, Any], key: str) -> Any:
             value = row.get(key)
             if key in ("size", "bytes"):
                 return human_bytes(value)
+            if key in _WALL_CLOCK_KEYS:
+                return human_wall_clock(value, zone)
+            if key == "value" and value == _INT_MAX_TEXT:
+                return human_limit(int(value))
             if key == "path" and isinstance(value, str):
                 return out.rel(value)
             if key == "partition" and isinstance(value, dict):
                 return "/".join(f"{k}={v}" for k, v in value.items()) or "-"
-            if isinstance(value, dict) and "utc" in value:
-                return value["utc"]
+            if isinstance(value, dict) and "epoch_ms" in value:
+                return human_time(value["epoch_ms"], zone)
             if isinstance(value, list):
                 return ", ".join(map(str, value)) or "-"
             return value
@@ -533,7 +547,7 @@ _RENDER: dict[View, Any] = {
     View.schema: _render_schema,
     View.files: _render_rows(
         ["partition", "bucket", "level", "rows", "size", "created", "path"],
-        ["partition", "bucket", "level", "rows", "size", "creation_time", "path"],
+        ["partition", "bucket", "level", "rows", "size", "created", "path"],
     ),
     View.manifests: _render_rows(
         ["list", "manifest", "size", "added", "deleted", "schema"],
@@ -544,7 +558,7 @@ _RENDER: dict[View, Any] = {
         ["partition", "files", "rows", "bytes", "last_update", "path"],
     ),
     View.tags: _render_rows(
-        ["tag", "snapshot", "records", "created (local)", "expires (local)"],
+        ["tag", "snapshot", "records", "created", "expires"],
         ["name", "snapshot_id", "record_count", "create_time_local", "expire_at_local"],
     ),
     View.consumers: _render_rows(

@@ -247,6 +247,7 @@ def delete_tag(
         plan = plan_delete_tags(
             t, wanted, executor=executor, now_ms=SystemClock().now_ms(), force=force
         )
+        _refuse_missing(t, plan.details.get("missing") or [])
         if dry_run:
             return Outcome(plan, None)
         return Outcome(plan, _run_deletion(t, plan, executor, out))
@@ -265,6 +266,26 @@ def delete_tag(
         run_job(sel, job, out, debug=state.debug)
     finally:
         executor.close()
+
+
+def _refuse_missing(table: PaimonTable, missing: list[str]) -> None:
+    """A tag name that does not exist is a typo, not success (Paimon's deleteTag fails too):
+    refuse before anything is deleted, and suggest the closest existing names."""
+    import difflib
+
+    from core.tags import TagError
+
+    if not missing:
+        return
+    existing = table.tags.names()
+    close = [m for name in missing for m in difflib.get_close_matches(name, existing, n=1)]
+    names = ", ".join(repr(n) for n in missing)
+    raise TagError(
+        f"tag {names} does not exist" if len(missing) == 1 else f"tags {names} do not exist",
+        hint=f"did you mean {', '.join(repr(c) for c in close)}?"
+        if close
+        else f"existing tags: {', '.join(existing) or 'none'}",
+    )
 
 
 def rename_tag_cmd(
