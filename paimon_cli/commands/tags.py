@@ -268,13 +268,30 @@ def delete_tag(
         executor.close()
 
 
+def _being_deleted(table: PaimonTable) -> set[str]:
+    """Tags an interrupted tag deletion already removed (tag files go first): its journal
+    still names them, and this run finishes it."""
+    from core.journal import unfinished_journals
+
+    return {
+        entry["tag"]
+        for journal in unfinished_journals(table.fileio, table.location)
+        if journal.plan.branch == table.branch
+        for entry in journal.plan.details.get("tags") or []
+        if isinstance(entry, dict) and "tag" in entry
+    }
+
+
 def _refuse_missing(table: PaimonTable, missing: list[str]) -> None:
     """A tag name that does not exist is a typo, not success (Paimon's deleteTag fails too):
-    refuse before anything is deleted, and suggest the closest existing names."""
+    refuse before anything is deleted, and suggest the closest existing names. A tag an
+    interrupted deletion removed is no typo: finishing that deletion is what was asked."""
     import difflib
 
     from core.tags import TagError
 
+    if missing:
+        missing = [name for name in missing if name not in _being_deleted(table)]
     if not missing:
         return
     existing = table.tags.names()
