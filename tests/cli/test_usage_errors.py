@@ -52,7 +52,9 @@ def test_paimon_alone_prints_help_to_stdout(run) -> None:
 
 def test_global_flags_follow_the_command_too(run, scenarios) -> None:
     root = scenarios["append_partitioned"].root
+    # A fixed --older-than: both runs print the same cut-off, whatever second they start in.
     dry = ["expire-snapshots", root, "--retain-max", "2", "--retain-min", "1", "--dry-run"]
+    dry += ["--older-than", "1700000000000"]
     plain = run(*dry)
     verbose = run(*dry, "-v", "--debug", "--no-color")
     assert verbose.exit_code == 0, verbose.stderr
