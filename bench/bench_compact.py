@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -137,12 +138,18 @@ def _baseline_group(args: tuple[list[str], Path]) -> None:
     pq.write_table(pa.concat_tables(parts), out, compression="zstd", compression_level=1)
 
 
-def run_baseline(groups: list[list[str]], scratch: Path, parallelism: int) -> float:
+def run_baseline(
+    groups: list[list[str]],
+    scratch: Path,
+    parallelism: int,
+    worker: Callable[[tuple[list[str], Path]], None] = _baseline_group,
+) -> float:
+    """Seconds for ``worker`` to turn each group of files into one output, in parallel."""
     scratch.mkdir(parents=True, exist_ok=True)
     work = [(g, scratch / f"out-{i}.parquet") for i, g in enumerate(groups)]
     start = time.perf_counter()
     with ThreadPoolExecutor(parallelism) as pool:
-        list(pool.map(_baseline_group, work))
+        list(pool.map(worker, work))
     return time.perf_counter() - start
 
 

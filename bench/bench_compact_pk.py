@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,8 @@ import pyarrow.parquet as pq
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.append(str(REPO / "tests"))
+
+from bench_compact import run_baseline  # noqa: E402  (same folder, run as a script)
 
 from core import binary_row  # noqa: E402
 from core.commit import Changes, commit  # noqa: E402
@@ -185,15 +186,6 @@ def _baseline_bucket(args: tuple[list[str], Path]) -> None:
     pq.write_table(data.take(order), out, compression="zstd", compression_level=1)
 
 
-def run_baseline(groups: list[list[str]], scratch: Path, parallelism: int) -> float:
-    scratch.mkdir(parents=True, exist_ok=True)
-    work = [(g, scratch / f"out-{i}.parquet") for i, g in enumerate(groups)]
-    start = time.perf_counter()
-    with ThreadPoolExecutor(parallelism) as pool:
-        list(pool.map(_baseline_bucket, work))
-    return time.perf_counter() - start
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="shrink (e.g. 0.1)")
@@ -230,7 +222,10 @@ def main() -> int:
             root = copy / source.parent.name / source.name
             seconds, result = run_ours(root, args.parallelism)
             best_ours = min(best_ours, seconds)
-            best_base = min(best_base, run_baseline(groups, work / f"base-{r}", args.parallelism))
+            best_base = min(
+                best_base,
+                run_baseline(groups, work / f"base-{r}", args.parallelism, _baseline_bucket),
+            )
         assert result is not None
         mb = total / 2**20
         ours, baseline = mb / best_ours, mb / best_base
