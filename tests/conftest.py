@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import java_paimon
+import java_writer as jw
 import pypaimon_writer as pw
 import pytest
 from fixtures import Run
@@ -59,6 +60,18 @@ def java() -> java_paimon.JavaPaimon:
             pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {reason}")
         pytest.skip(reason)
     return java_paimon.JavaPaimon()
+
+
+@pytest.fixture(scope="session")
+def java_writer() -> jw.JavaWriter:
+    """Apache Paimon (Java) as a table writer (tests/java_writer.py); skips (or fails in CI)
+    without a JDK or the java-paimon tool."""
+    reason = jw.unavailable()
+    if reason:
+        if java_paimon.REQUIRED:
+            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {reason}")
+        pytest.skip(reason)
+    return jw.JavaWriter()
 
 
 @pytest.fixture
