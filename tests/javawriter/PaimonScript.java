@@ -13,6 +13,7 @@ import org.apache.paimon.data.GenericArray;
 import org.apache.paimon.data.GenericMap;
 import org.apache.paimon.data.GenericRow;
 import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.fs.Path;
 import org.apache.paimon.operation.AppendOnlyFileStoreWrite;
 import org.apache.paimon.options.Options;
@@ -184,7 +185,7 @@ public final class PaimonScript {
     static void write(FileStoreTable table, JsonNode rows) throws Exception {
         RowType rowType = table.rowType();
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
-        try (BatchTableWrite write = builder.newWrite();
+        try (BatchTableWrite write = (BatchTableWrite) builder.newWrite().withIOManager(ioManager());
                 BatchTableCommit commit = builder.newCommit()) {
             for (JsonNode r : rows) {
                 write.write(row(rowType, r));
@@ -282,6 +283,11 @@ public final class PaimonScript {
         return a;
     }
 
+    /** Spill and lookup files (first-row, lookup compaction, deletion vectors) go to tmp. */
+    static IOManager ioManager() {
+        return IOManager.create(System.getProperty("java.io.tmpdir"));
+    }
+
     /** Paimon's full compaction of every bucket with files, committed as one snapshot. */
     static void compact(FileStoreTable table) throws Exception {
         // A write-only writer has no compact manager; compaction needs it off.
@@ -294,7 +300,7 @@ public final class PaimonScript {
                 || t.coreOptions().bucket() == -1 && t.primaryKeys().isEmpty()) {
             UnawareAppendTableCompactionCoordinator coordinator =
                     new UnawareAppendTableCompactionCoordinator(t, false);
-            try (TableWriteImpl<?> write = t.newWrite(user)) {
+            try (TableWriteImpl<?> write = t.newWrite(user).withIOManager(ioManager())) {
                 AppendOnlyFileStoreWrite store = (AppendOnlyFileStoreWrite) write.getWrite();
                 for (UnawareAppendCompactionTask task : coordinator.run()) {
                     messages.add(task.doCompact(t, store));
@@ -302,7 +308,7 @@ public final class PaimonScript {
             }
         } else {
             Set<List<Object>> seen = new LinkedHashSet<>();
-            try (TableWriteImpl<?> write = t.newWrite(user)) {
+            try (TableWriteImpl<?> write = t.newWrite(user).withIOManager(ioManager())) {
                 for (Split split : t.newSnapshotReader().read().splits()) {
                     DataSplit ds = (DataSplit) split;
                     BinaryRow partition = ds.partition();
