@@ -51,14 +51,18 @@ def dated(tmp_path: Path) -> tuple[Path, pw.Scenario]:
     return wh, pw.dated_partitions(wh)
 
 
-@pytest.fixture(scope="session")
-def java() -> java_paimon.JavaPaimon:
-    """Apache Paimon (Java) as an independent reader; skips (or fails in CI) without it."""
-    reason = java_paimon.unavailable()
+def _require_java(reason: str | None) -> None:
+    """Skip when Java cannot run here, unless CI requires it (PAIMON_CLI_REQUIRE_JAVA=1)."""
     if reason:
         if java_paimon.REQUIRED:
             pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {reason}")
         pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def java() -> java_paimon.JavaPaimon:
+    """Apache Paimon (Java) as an independent reader; skips (or fails in CI) without it."""
+    _require_java(java_paimon.unavailable())
     return java_paimon.JavaPaimon()
 
 
@@ -66,11 +70,7 @@ def java() -> java_paimon.JavaPaimon:
 def java_writer() -> jw.JavaWriter:
     """Apache Paimon (Java) as a table writer (tests/java_writer.py); skips (or fails in CI)
     without a JDK or the java-paimon tool."""
-    reason = jw.unavailable()
-    if reason:
-        if java_paimon.REQUIRED:
-            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {reason}")
-        pytest.skip(reason)
+    _require_java(jw.unavailable())
     return jw.JavaWriter()
 
 
