@@ -143,6 +143,9 @@ class Changes:
     # The builder already verified that every DELETE is live in the snapshot it was given
     # (compaction checks against its own plan), so the commit need not re-read the manifests.
     deletes_verified: bool = False
+    # Changelog files (ADD manifest rows) the commit lists in its changelog manifest list,
+    # as Paimon commits a compaction's changelog (changelog-producer = full-compaction).
+    changelog: tuple[dict[str, Any], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -354,6 +357,14 @@ def build_snapshot(
             if keep
             else None
         )
+    changelog_list: WrittenFile | None = None
+    changelog_rows = [conform_entry(e) for e in changes.changelog]
+    if changelog_rows:
+        manifest = attempt.write("manifest", MANIFEST_ENTRY_SCHEMA, changelog_rows)
+        meta = manifest_meta(
+            manifest.name, manifest.size, changelog_rows, ptypes, latest_schema_id=table.schema.id
+        )
+        changelog_list = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, [meta])
     delta_count = sum((1 if e["_KIND"] == 0 else -1) * e["_FILE"]["_ROW_COUNT"] for e in delta_rows)
     raw: dict[str, Any] = {
         "version": 3,
@@ -364,6 +375,8 @@ def build_snapshot(
         "baseManifestListSize": base.size,
         "deltaManifestList": delta.name,
         "deltaManifestListSize": delta.size,
+        "changelogManifestList": changelog_list.name if changelog_list else None,
+        "changelogManifestListSize": changelog_list.size if changelog_list else None,
         "indexManifest": index_manifest,
         "commitUser": commit_user,
         "writerVersion": WRITER_VERSION,
@@ -372,6 +385,10 @@ def build_snapshot(
         "timeMillis": now_ms,
         "totalRecordCount": _total_before(table, latest) + delta_count,
         "deltaRecordCount": delta_count,
+        # ManifestEntry.nullableRecordCount: null without changelog files
+        "changelogRecordCount": (
+            sum(int(e["_FILE"]["_ROW_COUNT"]) for e in changelog_rows) if changelog_rows else None
+        ),
         "watermark": latest.watermark,
         "statistics": _stats_to_inherit(table, latest),
         "nextRowId": latest.raw.get("nextRowId"),

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from core import compact_changelog
 from core.commit import (
     Changes,
     CommitConflictError,
@@ -118,6 +119,8 @@ class CompactConfig:
     max_level: int
     sources: Mapping[str, Any]
     merge: MergeSpec | None = None  # primary-key tables only
+    # changelog-producer = full-compaction: the changelog the compaction writes
+    changelog: compact_changelog.ChangelogSpec | None = None
 
     @property
     def small_file_size(self) -> int:
@@ -155,10 +158,9 @@ def refusals(table: PaimonTable) -> list[str]:
     if file_index:
         out.append(f"{file_index[0]} (file indexes are not written by paimon-cli)")
     if table.is_primary_key:
-        out += merge_spec(table).refusals()
-        producer = (opts.get("changelog-producer") or "none").strip().lower()
-        if producer in ("full-compaction", "lookup"):
-            out.append(f"changelog-producer={producer} (compaction must write changelog)")
+        spec = merge_spec(table)
+        out += spec.refusals()
+        out += compact_changelog.refusals({**opts.table, **opts.dynamic}, spec.engine)
     fmt = (opts.get("file.format") or "parquet").strip().lower()
     bad = unsupported_types(table.schema.fields, fmt)
     if bad:
@@ -259,6 +261,11 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
         max_level=num_levels - 1,
         sources=sources,
         merge=merge_spec(table) if pk else None,
+        changelog=(
+            compact_changelog.ChangelogSpec.of({**opts.table, **opts.dynamic}, num_levels - 1)
+            if pk
+            else None
+        ),
     )
 
 
@@ -313,6 +320,7 @@ class CompactTask:
     # (partition, bucket, index type, name) the commit drops: none survive.
     deletion_vectors: Mapping[str, DeletionFile] = field(default_factory=dict)
     index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
+    changelog: compact_changelog.ChangelogSpec | None = None  # write changelog files too
     # Sums over the inputs, computed once (a plan may hold 10,000s of inputs).
     _bytes: int = field(init=False, repr=False, compare=False)
     _rows: int = field(init=False, repr=False, compare=False)
@@ -424,6 +432,7 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
         "mode": cfg.mode,
         "strategy": cfg.strategy,
         "merge": merge_details(cfg.merge),
+        "changelog_producer": cfg.changelog.producer if cfg.changelog else None,
         "latest_snapshot": latest.id if latest else None,
         "tasks": [],
         "skipped": [],
@@ -507,6 +516,7 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                     merge=cfg.merge,
                     deletion_vectors=task_vectors,
                     index_deletes=index_deletes,
+                    changelog=cfg.changelog,
                 )
             )
     for t in tasks:
@@ -566,6 +576,7 @@ class TaskOutput:
     paths: tuple[str, ...]
     rows_in: int
     rows_out: int
+    changelog: tuple[dict[str, Any], ...] = ()  # ADD rows of the changelog manifest
 
 
 def _input_path(table: PaimonTable, row: Mapping[str, Any], bucket_dir: str) -> str:
@@ -578,7 +589,11 @@ def _input_path(table: PaimonTable, row: Mapping[str, Any], bucket_dir: str) -> 
     return join(bucket_dir, str(f["_FILE_NAME"]))
 
 
-def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> Any:
+def _read_inputs(
+    table: PaimonTable, task: CompactTask, layout: FileLayout, *, with_level: bool = False
+) -> Any:
+    """Every input record (deletion vectors applied); ``with_level`` adds each record's
+    file level as column ``compact_changelog.LEVEL``."""
     import pyarrow as pa
 
     schema = layout.arrow_schema()
@@ -608,7 +623,15 @@ def _read_inputs(table: PaimonTable, task: CompactTask, layout: FileLayout) -> A
                     ) from None
             deleted = read_vector(index_data[vector.path], vector.offset, vector.path)
             part = part.filter(keep_mask(part.num_rows, deleted))
+        if with_level:
+            part = conform(part, schema)
+            level = pa.array([int(row["_FILE"]["_LEVEL"])] * part.num_rows, pa.int32())
+            part = part.append_column(compact_changelog.LEVEL, level)
         parts.append(part)
+    if with_level:
+        if not parts:
+            return schema.append(pa.field(compact_changelog.LEVEL, pa.int32())).empty_table()
+        return pa.concat_tables(parts)
     if not parts:
         return schema.empty_table()
     first = parts[0].schema
@@ -635,22 +658,26 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
     schema = table.schema
     layout = FileLayout.of(schema.fields, schema.trimmed_primary_keys)
     opts = WriteOptions.of(table.options, level=task.output_level)
-    data = _read_inputs(table, task, layout)
+    data = _read_inputs(table, task, layout, with_level=task.changelog is not None)
     rows_in = data.num_rows
+    changelog = None
     if task.primary_key:
         keys = [KEY_PREFIX + f.name for f in layout.key_fields]
         assert task.merge is not None
+        if task.changelog is not None:
+            changelog = compact_changelog.full_changelog(data, keys, task.merge, task.changelog)
+            data = data.drop_columns([compact_changelog.LEVEL])
         data = merge_bucket(data, keys, task.merge)
     step = _rows_per_file(task, data.num_rows)
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     written: list[str] = []
     entries: list[dict[str, Any]] = []
-    prefix = f"{opts.prefix}{uuid.uuid4()}"
+    prefix = str(uuid.uuid4())
     seq_next = _min_seq(task.inputs[0]) if task.inputs else 0
     try:
         for n, start in enumerate(range(0, data.num_rows, step)):
             chunk = data.slice(start, step)
-            name = f"{prefix}-{n}.{opts.file_format}"
+            name = f"{opts.prefix}{prefix}-{n}.{opts.file_format}"
             path = join(bucket_dir, name)
             payload = encode_file(chunk, opts, layout.columns())
             written.append(path)
@@ -668,10 +695,57 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
                     "_FILE": meta,
                 }
             )
+        changelog_entries = (
+            _write_changelog(table, task, layout, changelog, prefix, len(entries), step, written)
+            if changelog is not None
+            else []
+        )
     except BaseException:
         delete_quietly(table.fileio, written)
         raise
-    return TaskOutput(tuple(entries), tuple(written), rows_in, data.num_rows)
+    return TaskOutput(
+        tuple(entries), tuple(written), rows_in, data.num_rows, tuple(changelog_entries)
+    )
+
+
+def _write_changelog(
+    table: PaimonTable,
+    task: CompactTask,
+    layout: FileLayout,
+    changelog: Any,
+    uuid_prefix: str,
+    counter: int,
+    step: int,
+    written: list[str],
+) -> list[dict[str, Any]]:
+    """Rolling changelog files (KeyValueFileWriterFactory#createRollingChangelogFileWriter):
+    the data files' layout and options unless ``changelog-file.*`` says otherwise, same
+    level, ``_FILE_SOURCE = APPEND``; named with the data files' UUID and counter."""
+    opts = compact_changelog.write_options(table.options, task.output_level)
+    bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
+    entries: list[dict[str, Any]] = []
+    for n, start in enumerate(range(0, changelog.num_rows, step), start=counter):
+        chunk = changelog.slice(start, step)
+        name = f"{opts.prefix}{uuid_prefix}-{n}.{opts.file_format}"
+        path = join(bucket_dir, name)
+        payload = encode_file(chunk, opts, layout.columns())
+        written.append(path)
+        if not table.fileio.write_if_absent(path, payload):
+            raise StorageError(f"{path} already exists (UUID collision?)")
+        meta = _file_meta(table, task, layout, opts, chunk, name, len(payload), 0)
+        meta["_DELETE_ROW_COUNT"] = compact_changelog.delete_row_count(chunk)
+        meta["_FILE_SOURCE"] = 0  # APPEND, as Paimon's changelog writer says
+        entries.append(
+            {
+                "_VERSION": MANIFEST_VERSION,
+                "_KIND": 0,
+                "_PARTITION": task.partition,
+                "_BUCKET": task.bucket,
+                "_TOTAL_BUCKETS": task.total_buckets,
+                "_FILE": meta,
+            }
+        )
+    return entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -831,6 +905,7 @@ def compact_builder(
     partitions = {p for p, _ in buckets}
     adds = [e for o in outputs for e in o.entries]
     entries = tuple([{**r, "_KIND": 1} for r in inputs] + adds)
+    changelog = tuple(e for o in outputs for e in o.changelog)
 
     def conflict(gone: list[Any]) -> CompactConflictError:
         return CompactConflictError(
@@ -879,6 +954,7 @@ def compact_builder(
         return Changes(
             entries,
             index_deletes=index_deletes,
+            changelog=changelog,
             details={"based_on": latest.id},
             deletes_verified=True,
         )
