@@ -665,8 +665,9 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
         keys = [KEY_PREFIX + f.name for f in layout.key_fields]
         assert task.merge is not None
         if task.changelog is not None:
-            changelog = compact_changelog.full_changelog(data, keys, task.merge, task.changelog)
-            data = data.drop_columns([compact_changelog.LEVEL])
+            changelog, data = compact_changelog.full_changelog(
+                data, keys, task.merge, task.changelog
+            )
         data = merge_bucket(data, keys, task.merge)
     step = _rows_per_file(task, data.num_rows)
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)

@@ -652,7 +652,7 @@ def test_rewrite_failure_leaves_no_files(tmp_path: Path, monkeypatch: pytest.Mon
         ({"merge-engine": "partial-update", "fields.v.aggregate-function": "max"}, "group"),
         ({"merge-engine": "first-row", "sequence.field": "v"}, "first-row"),
         ({"sequence.field": "nope"}, "sequence.field=nope"),
-        ({"changelog-producer": "lookup"}, "changelog-producer=lookup"),
+        ({"changelog-producer": "full-compaction", "merge-engine": "first-row"}, "first-row"),
         ({"merge-engine": "nope"}, "merge-engine=nope"),
     ],
 )

@@ -51,7 +51,7 @@ def _batch(rnd: random.Random) -> list[dict[str, Any]]:
 def _compact(root: Path) -> int:
     t = open_table(str(root))
     cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
-    assert cplan.plan.details["changelog_producer"] == "full-compaction"
+    assert cplan.plan.details["changelog_producer"] in ("full-compaction", "lookup")
     with LocalExecutor(2) as ex:
         result = apply_compact(t, cplan, executor=ex)
     assert result.commit is not None and result.commit.snapshot is not None
@@ -95,12 +95,14 @@ def _expected(
     return sorted(out, key=lambda r: (r[0], r[2]))  # per bucket in key order
 
 
+@pytest.mark.parametrize("producer", ["full-compaction", "lookup"])
 @pytest.mark.parametrize("dedup", [False, True])
-def test_changelog_of_two_full_compactions(tmp_path: Path, dedup: bool) -> None:
+def test_changelog_of_two_full_compactions(tmp_path: Path, dedup: bool, producer: str) -> None:
+    """Level-0 files and max-level files only: both producers write the same changelog."""
     options = {
         "bucket": "2",
         "rowkind.field": "rk",
-        "changelog-producer": "full-compaction",
+        "changelog-producer": producer,
         "changelog-producer.row-deduplicate": str(dedup).lower(),
     }
     table = pw.create_table(tmp_path, "db.t", SCHEMA, primary_keys=["id"], options=options)
@@ -144,15 +146,21 @@ def _buckets(root: Path) -> dict[int, int]:
     return out
 
 
-def _spec(ignore: str | None = None, dedup: bool = True) -> tuple[MergeSpec, ChangelogSpec]:
+def _spec(
+    ignore: str | None = None,
+    dedup: bool = True,
+    producer: str = "full-compaction",
+    **extra: str,
+) -> tuple[MergeSpec, ChangelogSpec]:
     fields = [
         DataField(0, "id", parse_type("INT NOT NULL")),
         DataField(1, "v", parse_type("STRING")),
         DataField(2, "t", parse_type("BIGINT")),
     ]
     opts = {
-        "changelog-producer": "full-compaction",
+        "changelog-producer": producer,
         "changelog-producer.row-deduplicate": str(dedup).lower(),
+        **extra,
     }
     if ignore is not None:
         opts["changelog-producer.row-deduplicate-ignore-fields"] = ignore
@@ -196,13 +204,13 @@ def test_row_deduplicate_ignore_fields() -> None:
         ]
     )
     spec, cl = _spec("t")
-    out = full_changelog(data, ["_KEY_id"], spec, cl)
+    out = full_changelog(data, ["_KEY_id"], spec, cl)[0]
     assert _kinds(out) == [(1, 2, "a", 10), (2, 2, "b", 10)]
     assert out.column(SEQUENCE_NUMBER).to_pylist() == [2, 8]
     spec, cl = _spec(None)
-    assert [k for k, *_ in _kinds(full_changelog(data, ["_KEY_id"], spec, cl))] == [1, 2, 1, 2]
+    assert [k for k, *_ in _kinds(full_changelog(data, ["_KEY_id"], spec, cl)[0])] == [1, 2, 1, 2]
     spec, cl = _spec(None, dedup=False)
-    assert [k for k, *_ in _kinds(full_changelog(data, ["_KEY_id"], spec, cl))] == [1, 2] * 3
+    assert [k for k, *_ in _kinds(full_changelog(data, ["_KEY_id"], spec, cl)[0])] == [1, 2] * 3
 
 
 def test_deleted_and_new_keys() -> None:
@@ -219,22 +227,55 @@ def test_deleted_and_new_keys() -> None:
         ]
     )
     spec, cl = _spec(None, dedup=False)
-    out = full_changelog(data, ["_KEY_id"], spec, cl)
+    out = full_changelog(data, ["_KEY_id"], spec, cl)[0]
     assert _kinds(out) == [(3, 1, "a", 1), (0, 3, "c2", 2)]
     assert out.column(SEQUENCE_NUMBER).to_pylist() == [1, 8]
+
+
+def test_lookup_merges_level_zero_with_the_newest_high_level_record() -> None:
+    """Key 1: records at levels 5, 2 and 0 (level 2 already holds the merge of level 5, as
+    lookup compaction leaves it): sum over level 2 and level 0 only, -U of the level-2 record.
+    Key 2: levels 3 and 5 without level 0: no changelog, the level-3 record is the result.
+    Key 3: one level-0 record: +I. Key 4 only at level 1: nothing; full-compaction would
+    write +I for it."""
+    data = _records(
+        [
+            (5, 1, 0, 1, "a", 10),
+            (2, 4, 0, 1, "a", 15),
+            (0, 9, 0, 1, "b", 1),
+            (5, 2, 0, 2, "c", 3),
+            (3, 5, 0, 2, "c", 7),
+            (0, 10, 0, 3, "d", 2),
+            (1, 6, 0, 4, "e", 4),
+        ]
+    )
+    agg = {"merge-engine": "aggregation", "fields.t.aggregate-function": "sum"}
+    spec, cl = _spec(None, dedup=False, producer="lookup", **agg)
+    out, merged = full_changelog(data, ["_KEY_id"], spec, cl)
+    assert _kinds(out) == [(1, 1, "a", 15), (2, 1, "b", 16), (0, 3, "d", 2)]
+    assert out.column(SEQUENCE_NUMBER).to_pylist() == [4, 9, 10]
+    assert merged.column("t").to_pylist() == [15, 1, 7, 2, 4]  # superseded levels left out
+    spec, cl = _spec(None, dedup=False, producer="full-compaction")
+    assert [r[1] for r in _kinds(full_changelog(data, ["_KEY_id"], spec, cl)[0])] == [
+        1,
+        1,
+        2,
+        2,
+        3,
+        4,
+    ]
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"changelog-producer": "lookup"}, "changelog-producer=lookup"),
         (
             {"changelog-producer": "full-compaction", "merge-engine": "first-row"},
             "first-row",
         ),
         (
             {"changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"},
-            "deletion-vectors.enabled",
+            "full-compaction with deletion-vectors.enabled",
         ),
     ],
 )

@@ -1,5 +1,5 @@
 """compact writes the changelog Apache Paimon (Java) writes at a full compaction of tables with
-``changelog-producer = full-compaction``.
+``changelog-producer = full-compaction`` or ``lookup``.
 
 Each table is built by Paimon's own Java writer (write-only, as the teams that run a
 separate compaction job write them), copied, then compacted once by Paimon (Java 0.9) and once
@@ -33,7 +33,7 @@ FIELDS = [
 def _rows(rnd: random.Random, kinds: tuple[str, ...]) -> list[list[Any]]:
     """One record per key (Java's write buffer would merge more), some with nulls."""
     out = []
-    for key in rnd.sample(range(16), 9):
+    for key in rnd.sample(range(24), 9):
         kind = rnd.choice(kinds)
         v = None if rnd.random() < 0.2 else rnd.choice(["a", "b", "c"])
         n = None if rnd.random() < 0.2 else rnd.randint(-5, 5)
@@ -92,6 +92,37 @@ CASES = {
             "changelog-producer.row-deduplicate": "true",
         },
         ("+I", "+I", "+I", "-U"),
+    ),
+    "lookup": ({"changelog-producer": "lookup"}, ("+I", "+I", "+I", "-D")),
+    "lookup-row-deduplicate": (
+        {"changelog-producer": "lookup", "changelog-producer.row-deduplicate": "true"},
+        ("+I", "+I", "-D"),
+    ),
+    "lookup-partial-update": (
+        {
+            "changelog-producer": "lookup",
+            "merge-engine": "partial-update",
+            "partial-update.ignore-delete": "true",
+        },
+        ("+I", "+I", "-D"),
+    ),
+    "lookup-aggregation": (
+        {
+            "changelog-producer": "lookup",
+            "merge-engine": "aggregation",
+            "fields.n.aggregate-function": "sum",
+            "fields.q.aggregate-function": "max",
+            "fields.q.ignore-retract": "true",
+        },
+        ("+I", "+I", "+I", "-U"),
+    ),
+    "lookup-deletion-vectors": (
+        {"changelog-producer": "lookup", "deletion-vectors.enabled": "true"},
+        ("+I", "+I", "+I", "-D"),
+    ),
+    "lookup-first-row": (
+        {"changelog-producer": "lookup", "merge-engine": "first-row"},
+        ("+I",),
     ),
 }
 
