@@ -839,6 +839,8 @@ class CompactResult:
     rows_before: int
     rows_after: int
     notes: tuple[str, ...] = field(default=())
+    changelog_files: int = 0  # changelog-producer full-compaction / lookup
+    changelog_records: int = 0
 
 
 def _same_snapshot(a: Snapshot, b: Snapshot) -> bool:
@@ -1006,6 +1008,7 @@ def apply_compact(
     if result.snapshot is None:
         delete_quietly(table.fileio, [p for o in outputs for p in o.paths])
     adds = [e["_FILE"] for o in outputs for e in o.entries]
+    changelog = [e["_FILE"] for o in outputs for e in o.changelog]
     return CompactResult(
         commit=result,
         files_before=sum(len(t.inputs) for t in tasks),
@@ -1015,6 +1018,8 @@ def apply_compact(
         rows_before=sum(o.rows_in for o in outputs),
         rows_after=sum(o.rows_out for o in outputs),
         notes=result.notes,
+        changelog_files=len(changelog),
+        changelog_records=sum(int(f["_ROW_COUNT"]) for f in changelog),
     )
 
 

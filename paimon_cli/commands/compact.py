@@ -169,6 +169,8 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
             bytes_after=r.bytes_after,
             rows_before=r.rows_before,
             rows_after=r.rows_after,
+            changelog_files=r.changelog_files,
+            changelog_records=r.changelog_records,
         )
     doc = plan_doc(dry_run, o.cplan.plan, report)
     doc["journals"] = journals_json(o.journals)
@@ -201,6 +203,11 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
             funcs = ", ".join(f"{k}={v}" for k, v in merge["aggregate_functions"].items())
             line += f", aggregates {funcs}"
         out.line(line + "; every bucket is merged into the max level")
+    if d.get("changelog_producer"):
+        out.line(
+            f"  changelog-producer {d['changelog_producer']}: the compaction writes changelog "
+            "files as Paimon's does"
+        )
     render_journals(o.journals, out)
     if d.get("latest_snapshot") is None:
         out.line("  the table has no snapshots: nothing to do")
@@ -245,8 +252,13 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
             out,
             r.commit.snapshot.id,
             f"(COMPACT): {r.files_before} files ({human_bytes(r.bytes_before)}) -> "
-            f"{r.files_after} files ({human_bytes(r.bytes_after)}); replaced files are "
-            "deleted later by expire-snapshots",
+            f"{r.files_after} files ({human_bytes(r.bytes_after)})"
+            + (
+                f", {r.changelog_files} changelog files ({r.changelog_records} records)"
+                if d.get("changelog_producer")
+                else ""
+            )
+            + "; replaced files are deleted later by expire-snapshots",
             r.notes,
         )
 
