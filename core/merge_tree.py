@@ -28,14 +28,15 @@ def _adds(rows: Any) -> Any:
     return pc.or_(pc.equal(kinds, 0), pc.equal(kinds, 2))
 
 
-def sort_for_merge(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
-    """The records in merge order (stable; retractions before additions on equal sequence
-    numbers)."""
+def merge_order(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
+    """Row indices of ``data`` in merge order (stable; retractions before additions on
+    equal sequence numbers). Only the ordering columns are sorted: callers take the wide
+    value columns once, after deciding which rows survive."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if data.num_rows <= 1:
-        return data
+        return pa.array(range(data.num_rows), pa.uint64())
     names = [f"k{i}" for i in range(len(key_columns))]
     columns = [data.column(c) for c in key_columns]
     keys: list[tuple[str, str]] = [(n, "ascending") for n in names]
@@ -47,10 +48,22 @@ def sort_for_merge(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> An
     names += ["seq", "add"]
     columns += [data.column(SEQUENCE_NUMBER), pc.cast(_adds(data), pa.int8())]
     keys += [("seq", "ascending"), ("add", "ascending")]
-    order = pc.sort_indices(
+    return pc.sort_indices(
         pa.table(columns, names=names), sort_keys=keys, null_placement="at_start"
     )
-    return data.take(order)
+
+
+def sort_for_merge(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
+    """The records in merge order (``merge_order``)."""
+    if data.num_rows <= 1:
+        return data
+    return data.take(merge_order(data, key_columns, spec))
+
+
+def _sorted_keys(data: Any, key_columns: Sequence[str], order: Any) -> Any:
+    """The key columns and value kind of ``data`` in ``order``: all a keep-one merge
+    needs to decide which rows survive."""
+    return data.select([*key_columns, VALUE_KIND]).take(order)
 
 
 def key_changes(data: Any, key_columns: Sequence[str]) -> Any:
@@ -62,9 +75,11 @@ def key_changes(data: Any, key_columns: Sequence[str]) -> Any:
     for c in key_columns:
         col = data.column(c).combine_chunks()
         a, b = col.slice(0, n - 1), col.slice(1)
-        ne = pc.fill_null(pc.not_equal(a, b), True)
-        both_null = pc.and_(pc.is_null(a), pc.is_null(b))
-        ne = pc.and_(ne, pc.invert(both_null))
+        ne = pc.not_equal(a, b)
+        if col.null_count:  # two nulls are the same key (primary keys are NOT NULL anyway)
+            ne = pc.fill_null(ne, True)
+            both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+            ne = pc.and_(ne, pc.invert(both_null))
         differs = ne if differs is None else pc.or_(differs, ne)
     assert differs is not None
     return differs
@@ -98,13 +113,16 @@ def merge_bucket(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
 def _merge_deduplicate(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
     """DeduplicateMergeFunction with dropDelete: per key the last record, then no
     retractions (ignore-delete drops retractions before merging)."""
+    import pyarrow.compute as pc
+
     if spec.ignore_delete:
         data = data.filter(_adds(data))
     if data.num_rows == 0:
         return data
-    data = sort_for_merge(data, key_columns, spec)
-    survivors = data.filter(_last_of_key(data, key_columns))
-    return survivors.filter(_adds(survivors))
+    order = merge_order(data, key_columns, spec)
+    keys = _sorted_keys(data, key_columns, order)
+    keep = pc.and_(_last_of_key(keys, key_columns), _adds(keys))
+    return data.take(order.filter(keep))
 
 
 def _merge_first_row(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
@@ -121,8 +139,9 @@ def _merge_first_row(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> 
     data = data.filter(adds)
     if data.num_rows == 0:
         return data
-    data = sort_for_merge(data, key_columns, spec)
-    return data.filter(_first_of_key(data, key_columns))
+    order = merge_order(data, key_columns, spec)
+    keys = _sorted_keys(data, key_columns, order)
+    return data.take(order.filter(_first_of_key(keys, key_columns)))
 
 
 def _merge_rows(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
@@ -173,4 +192,4 @@ def _merge_rows(data: Any, key_columns: Sequence[str], spec: MergeSpec) -> Any:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-__all__ = ["key_changes", "merge_bucket", "sort_for_merge"]
+__all__ = ["key_changes", "merge_bucket", "merge_order", "sort_for_merge"]
