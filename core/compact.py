@@ -432,7 +432,9 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
         "mode": cfg.mode,
         "strategy": cfg.strategy,
         "merge": merge_details(cfg.merge),
-        "changelog_producer": cfg.changelog.producer if cfg.changelog else None,
+        "changelog_producer": (
+            cfg.changelog.producer if cfg.changelog and cfg.changelog.producer != "none" else None
+        ),
         "latest_snapshot": latest.id if latest else None,
         "tasks": [],
         "skipped": [],

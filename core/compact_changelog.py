@@ -67,10 +67,17 @@ class ChangelogSpec:
 
     @classmethod
     def of(cls, options: Mapping[str, str], max_level: int) -> ChangelogSpec | None:
-        """None when compaction writes no changelog for this table."""
+        """None when compaction writes no changelog for this table and merges every record.
+
+        ``force-lookup`` without a changelog producer gives a spec of producer ``none``: no
+        changelog, but records merge as LookupMergeFunction does (Paimon reads them so)."""
         producer = producer_of(options)
-        if producer not in PRODUCERS_WITH_COMPACTION:
+        force = (options.get("force-lookup") or "").strip().lower() == "true"
+        engine = (options.get("merge-engine") or "deduplicate").strip().lower()
+        if producer not in PRODUCERS_WITH_COMPACTION and not (force and engine != "first-row"):
             return None
+        if producer not in PRODUCERS_WITH_COMPACTION:
+            producer = "none"
         dedup = (options.get("changelog-producer.row-deduplicate") or "false").strip().lower()
         ignore = options.get("changelog-producer.row-deduplicate-ignore-fields")
         lookup = producer == "lookup" or any(
@@ -208,6 +215,9 @@ def full_changelog(
     for end in ends:
         group = range(start, end + 1)
         start = end + 1
+        if changelog.producer == "none":
+            keep.extend(_lookup_rows(group, levels))
+            continue
         if changelog.producer == "lookup":
             _lookup_key(group, levels, kinds, spec, merged_of, changes, out, keep)
             continue

@@ -150,6 +150,19 @@ CASES = {
         },
         ("+I", "+I", "-D"),
     ),
+    # No changelog producer, but force-lookup: Paimon merges as LookupMergeFunction does.
+    "levels-force-lookup-aggregation": (
+        {
+            "levels": "1",
+            "changelog-producer": "none",
+            "force-lookup": "true",
+            "merge-engine": "aggregation",
+            "fields.n.aggregate-function": "sum",
+            "fields.q.aggregate-function": "max",
+            "fields.q.ignore-retract": "true",
+        },
+        ("+I", "+I", "+I", "-U"),
+    ),
     "lookup-first-row": (
         {"changelog-producer": "lookup", "merge-engine": "first-row"},
         ("+I",),
@@ -171,6 +184,11 @@ def test_changelog_matches_paimon_full_compaction(
     ours_id = _ours(ours)
     assert ours_id == theirs_id.id
 
+    if options.get("changelog-producer") == "none":
+        assert java_writer.rows(ours, kinds=False) == java_writer.rows(theirs, kinds=False)
+        latest = open_table(str(ours)).snapshots.latest()
+        assert latest is not None and latest.changelog_manifest_list is None
+        return
     expected = _changelog(java_writer, theirs, theirs_id.id)
     assert sum(1 for line in expected if not line.startswith("#")) > 4  # a real changelog
     assert _changelog(java_writer, ours, ours_id) == expected
