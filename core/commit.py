@@ -146,10 +146,12 @@ class Changes:
     # Changelog files (ADD manifest rows) the commit lists in its changelog manifest list,
     # as Paimon commits a compaction's changelog (changelog-producer = full-compaction).
     changelog: tuple[dict[str, Any], ...] = ()
+    # Index manifest rows (Java layout) of index files to add.
+    index_adds: tuple[dict[str, Any], ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.entries and not self.index_deletes
+        return not self.entries and not self.index_deletes and not self.index_adds
 
 
 Builder = Callable[[Snapshot], Changes]
@@ -344,14 +346,17 @@ def build_snapshot(
     base = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, base_rows)
     delta = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, delta_lists)
     index_manifest = latest.index_manifest
-    if changes.index_deletes and latest.index_manifest:
-        path = table.paths.manifest_path(latest.index_manifest)
+    if (changes.index_deletes and latest.index_manifest) or changes.index_adds:
         keep = [
             {**conform_index_entry(r), "_VERSION": INDEX_MANIFEST_VERSION}
-            for r in read_raw_rows(table.fileio, path)
+            for r in (
+                read_raw_rows(table.fileio, table.paths.manifest_path(latest.index_manifest))
+                if latest.index_manifest
+                else ()
+            )
             if (bytes(r["_PARTITION"]), r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"])
             not in changes.index_deletes
-        ]
+        ] + [conform_index_entry(r) for r in changes.index_adds]
         index_manifest = (
             attempt.write("index-manifest", INDEX_MANIFEST_ENTRY_SCHEMA, keep).name
             if keep

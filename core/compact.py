@@ -4,10 +4,16 @@ Which files are merged follows Paimon (semantics §7):
 * unaware-bucket append tables (``bucket = -1``): ``AppendCompactCoordinator`` — per
   partition, files smaller than ``target-file-size × compaction.small-file-ratio`` sorted by
   size, packed into bins that close at ``2 × target`` (counting
-  ``source.split.open-file-cost`` per file); a last bin needs ``compaction.min.file-num``;
+  ``source.split.open-file-cost`` per file); a last bin needs ``compaction.min.file-num``.
+  With deletion vectors, files whose vector deletes more than
+  ``compaction.delete-ratio-threshold`` of their rows are picked too, files with a vector
+  are grouped by their vector index file (a group never splits over bins) and always
+  compacted; each task rewrites the vectors its inputs' index files keep for other files
+  into new index files (``AppendDeleteFileMaintainer``);
 * fixed-bucket append tables: ``BucketedAppendCompactManager`` per bucket (``full``: skip
-  leading big files, compact when at least 3 remain and small ones outnumber big ones;
-  ``minor``: the first sliding window of ``compaction.min.file-num`` files);
+  leading big files, compact when at least 3 remain and small ones outnumber big ones —
+  with deletion vectors: skip only leading big files without a vector, compact the rest
+  always; ``minor``: the first sliding window of ``compaction.min.file-num`` files);
 * primary-key tables: full compaction of every bucket into the max level
   (``num-levels − 1``), merged per key by the table's merge engine (``core.merge_tree``:
   deduplicate, partial-update, aggregation, first-row; ``sequence.field``), dropping
@@ -57,20 +63,23 @@ from core.data_files import (
     value_stats_modes,
 )
 from core.deletion_vectors import (
+    INDEX_TYPE,
     DeletionFile,
     bucket_index_files,
     deletion_files,
     keep_mask,
     read_vector,
+    roll_index_files,
+    serialized_vector,
 )
 from core.errors import InvalidOptionError, MissingFileError, SafetyRefusalError, StorageError
 from core.executors.base import Executor
 from core.expire_partitions import live_raw_entries
 from core.fileio import join
-from core.manifest_writer import MANIFEST_VERSION
+from core.manifest_writer import INDEX_MANIFEST_VERSION, MANIFEST_VERSION
 from core.merge_engines import MergeSpec
 from core.merge_tree import merge_bucket
-from core.model import DataField, FileKind, Snapshot, TableSchema
+from core.model import DataField, FileKind, IndexManifestEntry, Snapshot, TableSchema
 from core.options import parse_memory_size
 from core.plans import FileAction, Phase, Plan, Requirements
 from core.table import PaimonTable
@@ -85,6 +94,10 @@ MB = 1024 * 1024
 # compaction input) on the task's own thread: tasks already run in parallel, and handing a
 # few-KB file to the pool costs more than decoding it.
 THREADED_READ_BYTES = 8 * MB
+
+
+IndexKeys = frozenset[tuple[bytes, int, str, str]]  # (partition, bucket, index type, name)
+KeptGroups = tuple[tuple[tuple[str, DeletionFile], ...], ...]
 
 
 class UnsupportedTableError(SafetyRefusalError):
@@ -121,6 +134,9 @@ class CompactConfig:
     merge: MergeSpec | None = None  # primary-key tables only
     # changelog-producer = full-compaction: the changelog the compaction writes
     changelog: compact_changelog.ChangelogSpec | None = None
+    deletion_vectors: bool = False
+    delete_ratio_threshold: float = 0.2  # unaware-bucket append tables with vectors
+    index_target_size: int = 2 * MB  # deletion-vector.index-file.target-size
 
     @property
     def small_file_size(self) -> int:
@@ -138,7 +154,9 @@ def refusals(table: PaimonTable) -> list[str]:
     opts = table.options
     out = []
     if _true(table, "deletion-vectors.enabled") and not table.is_primary_key:
-        out.append("deletion-vectors.enabled=true on an append table")
+        external = opts.get("global-index.external-path")
+        if external:
+            out.append(f"global-index.external-path={external} (new vector index files)")
     for key in ("data-evolution.enabled", "row-tracking.enabled", "data-file.thin-mode"):
         if _true(table, key):
             out.append(f"{key}=true")
@@ -250,6 +268,18 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
         trigger = opts.get_int("num-sorted-run.compaction-trigger") or 5
         num_levels = trigger + 1
     sources["num-levels"] = {"value": num_levels, "source": "derived"}
+    dv = _true(table, "deletion-vectors.enabled")
+    dv_extra: dict[str, Any] = {}
+    if dv and not pk:
+        try:
+            dv_extra["delete_ratio_threshold"] = float(
+                pick(None, "compaction.delete-ratio-threshold", "0.2")
+            )
+        except ValueError:
+            raise InvalidOptionError("compaction.delete-ratio-threshold must be a number") from None
+        dv_extra["index_target_size"] = parse_memory_size(
+            pick(None, "deletion-vector.index-file.target-size", "2 mb")
+        )
     return CompactConfig(
         mode=mode,
         strategy=strategy,
@@ -266,6 +296,8 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
             if pk
             else None
         ),
+        deletion_vectors=dv,
+        **dv_extra,
     )
 
 
@@ -316,11 +348,18 @@ class CompactTask:
     output_level: int
     target_file_size: int
     merge: MergeSpec | None = None  # primary-key tasks: how records of a key merge
-    # Deletion vectors of inputs (by file name), and the bucket's vector index files
-    # (partition, bucket, index type, name) the commit drops: none survive.
+    # Deletion vectors of inputs (by file name), and the vector index files
+    # (partition, bucket, index type, name) the commit drops.
     deletion_vectors: Mapping[str, DeletionFile] = field(default_factory=dict)
     index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
     changelog: compact_changelog.ChangelogSpec | None = None  # write changelog files too
+    # Append tables: vectors of files this task does not rewrite that live in a dropped
+    # index file, copied into new index files (each group rolled at index_target_size).
+    kept_vectors: tuple[tuple[tuple[str, DeletionFile], ...], ...] = ()
+    index_target_size: int | None = 2 * MB  # None: one file (fixed bucket)
+    # The bucket's vector index files at planning: if they differ at commit time, vectors
+    # were written meanwhile and the commit is abandoned. None: nothing to check.
+    index_seen: frozenset[tuple[bytes, int, str, str]] | None = None
     # Sums over the inputs, computed once (a plan may hold 10,000s of inputs).
     _bytes: int = field(init=False, repr=False, compare=False)
     _rows: int = field(init=False, repr=False, compare=False)
@@ -360,7 +399,7 @@ def _min_seq(row: Mapping[str, Any]) -> int:
 
 
 def _pack_unaware(files: list[dict[str, Any]], cfg: CompactConfig) -> list[list[dict[str, Any]]]:
-    """AppendCompactCoordinator.SubCoordinator.pack (no deletion vectors)."""
+    """AppendCompactCoordinator.SubCoordinator.pack (files without deletion vectors)."""
     ordered = sorted(files, key=_size)  # stable: ties keep manifest order
     bins: list[list[dict[str, Any]]] = []
     current: list[dict[str, Any]] = []
@@ -376,9 +415,64 @@ def _pack_unaware(files: list[dict[str, Any]], cfg: CompactConfig) -> list[list[
     return bins
 
 
-def _pick_bucketed(files: list[dict[str, Any]], cfg: CompactConfig) -> list[dict[str, Any]]:
-    """BucketedAppendCompactManager: FullCompactTask or pickCompactBefore (minor)."""
+def _pack_unaware_dv(
+    files: list[dict[str, Any]], cfg: CompactConfig, vectors: Mapping[str, DeletionFile]
+) -> list[list[dict[str, Any]]]:
+    """SubCoordinator.packInDeletionVectorVMode: files with a vector grouped by their index
+    file, groups by total size into bins (a group never splits); the last bin is compacted
+    whatever its size; files without a vector are packed as usual when more than one."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    rest: list[dict[str, Any]] = []
+    for f in files:
+        vector = vectors.get(str(f["_FILE"]["_FILE_NAME"]))
+        if vector is None:
+            rest.append(f)
+        else:
+            groups.setdefault(vector.path, []).append(f)
+    bins: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    weight = 0
+    for group in sorted(groups.values(), key=lambda g: sum(_size(f) for f in g)):
+        for f in group:
+            current.append(f)
+            weight += _size(f) + cfg.open_file_cost
+        if len(current) > 1 and weight >= cfg.target_file_size * 2:
+            bins.append(current)
+            current, weight = [], 0
+    if current:
+        bins.append(current)
+    if len(rest) > 1:
+        bins += _pack_unaware(rest, cfg)
+    return bins
+
+
+def _too_many_deleted(row: Mapping[str, Any], vector: DeletionFile | None, ratio: float) -> bool:
+    """AppendCompactCoordinator.tooHighDeleteRatio: a vector without a cardinality (written
+    before Paimon 1.0) counts as too many."""
+    if vector is None:
+        return False
+    if vector.cardinality is None:
+        return True
+    return vector.cardinality > int(row["_FILE"]["_ROW_COUNT"]) * ratio
+
+
+def _pick_bucketed(
+    files: list[dict[str, Any]],
+    cfg: CompactConfig,
+    vectors: Mapping[str, DeletionFile] | None = None,
+) -> list[dict[str, Any]]:
+    """BucketedAppendCompactManager: FullCompactTask or pickCompactBefore (minor).
+    ``vectors`` is the bucket's deletion vectors when the table has them enabled."""
     ordered = sorted(files, key=_min_seq)
+    if cfg.strategy == "full" and vectors is not None:
+        # A file with a vector is always compacted, and so is everything after it.
+        while (
+            ordered
+            and _size(ordered[0]) >= cfg.small_file_size
+            and ordered[0]["_FILE"]["_FILE_NAME"] not in vectors
+        ):
+            ordered.pop(0)
+        return ordered
     if cfg.strategy == "full":
         if len(ordered) < FULL_COMPACT_MIN_FILE:
             return []
@@ -451,6 +545,9 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     unaware = cfg.mode == "unaware-append"
     small_file_size = cfg.small_file_size
     selected: dict[bytes, bool] = {}  # partition filter, decided once per partition
+    with_vectors = cfg.mode == "primary-key" or cfg.deletion_vectors
+    index_entries = table.index_files(latest) if with_vectors else []
+    vectors = deletion_files(index_entries, table.paths.index_file_path)
     for row in live_raw_entries(table, latest):
         bucket = int(row["_BUCKET"])
         if bucket < 0:
@@ -464,16 +561,22 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
             if not keep:
                 continue
         if unaware:
-            # Spark's procedure plans one round of at most compaction.file-num-limit files.
+            if _size(row) >= small_file_size and not (
+                cfg.deletion_vectors
+                and _too_many_deleted(
+                    row,
+                    vectors.get((partition, bucket, str(row["_FILE"]["_FILE_NAME"]))),
+                    cfg.delete_ratio_threshold,
+                )
+            ):
+                continue
+            # Spark's procedure plans one round of at most compaction.file-num-limit of
+            # the files its scan filter lets through.
             if scanned >= cfg.file_num_limit:
                 continue
             scanned += 1
-            if _size(row) >= small_file_size:
-                continue
         groups.setdefault((partition, bucket), []).append(row)
     tasks: list[CompactTask] = []
-    index_entries = table.index_files(latest) if cfg.mode == "primary-key" else []
-    vectors = deletion_files(index_entries, table.paths.index_file_path)
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         spec = table.paths.partition_spec(partition)
         if not _compatible_schemas(table, files):
@@ -485,26 +588,32 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                 }
             )
             continue
+        bucket_vectors = {
+            name: v for (p, b, name), v in vectors.items() if (p, b) == (partition, bucket)
+        }
+        bucket_index = frozenset(bucket_index_files(index_entries, {(partition, bucket): True}))
         picked: list[list[dict[str, Any]]]
         if cfg.mode == "unaware-append":
-            picked = _pack_unaware(files, cfg)
+            if cfg.deletion_vectors:
+                picked = _pack_unaware_dv(files, cfg, bucket_vectors)
+            else:
+                picked = _pack_unaware(files, cfg)
         elif cfg.mode == "bucketed-append":
-            chosen = _pick_bucketed(files, cfg)
+            chosen = _pick_bucketed(files, cfg, bucket_vectors if cfg.deletion_vectors else None)
             picked = [chosen] if chosen else []
         else:
-            bucket_vectors = {
-                name: v for (p, b, name), v in vectors.items() if (p, b) == (partition, bucket)
-            }
             chosen = _pick_pk(files, cfg.max_level, bucket_vectors)
             picked = [chosen] if chosen else []
         for inputs in picked:
-            task_vectors: dict[str, DeletionFile] = {}
+            names = {str(r["_FILE"]["_FILE_NAME"]) for r in inputs}
+            task_vectors = {n: v for n, v in bucket_vectors.items() if n in names}
             index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
+            kept: tuple[tuple[tuple[str, DeletionFile], ...], ...] = ()
             if cfg.mode == "primary-key":
-                names = {str(r["_FILE"]["_FILE_NAME"]) for r in inputs}
-                task_vectors = {n: v for n, v in bucket_vectors.items() if n in names}
-                index_deletes = frozenset(
-                    bucket_index_files(index_entries, {(partition, bucket): True})
+                index_deletes = bucket_index
+            elif task_vectors:
+                index_deletes, kept = _append_index_rewrite(
+                    table, index_entries, partition, bucket, names, task_vectors, cfg
                 )
             tasks.append(
                 CompactTask(
@@ -519,6 +628,9 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                     deletion_vectors=task_vectors,
                     index_deletes=index_deletes,
                     changelog=cfg.changelog,
+                    kept_vectors=kept,
+                    index_target_size=cfg.index_target_size if unaware else None,
+                    index_seen=bucket_index if with_vectors else None,
                 )
             )
     for t in tasks:
@@ -549,6 +661,46 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     return CompactPlan(plan, tuple(tasks), cfg, latest)
 
 
+def _append_index_rewrite(
+    table: PaimonTable,
+    index_entries: Sequence[IndexManifestEntry],
+    partition: bytes,
+    bucket: int,
+    inputs: set[str],
+    task_vectors: Mapping[str, DeletionFile],
+    cfg: CompactConfig,
+) -> tuple[IndexKeys, KeptGroups]:
+    """Which vector index files an append task drops and which vectors of other files it
+    copies into new index files.
+
+    Unaware bucket (``AppendDeleteFileMaintainer``): each index file holding an input's
+    vector is dropped; its vectors of files not compacted go to new files of their own.
+    Fixed bucket (``BucketedDvMaintainer``): the bucket's index files are replaced by one
+    file of every remaining vector of the bucket (none when nothing remains)."""
+    touched = {v.path for v in task_vectors.values()}
+    own = [
+        e
+        for e in index_entries
+        if e.index_type == INDEX_TYPE and (e.partition, e.bucket) == (partition, bucket)
+    ]
+    if cfg.mode == "unaware-append":
+        own = [e for e in own if table.paths.index_file_path(e) in touched]
+    deletes = frozenset((e.partition, e.bucket, e.index_type, e.file_name) for e in own)
+    groups = []
+    for e in own:
+        path = table.paths.index_file_path(e)
+        groups.append(
+            tuple(
+                (r.data_file, DeletionFile(path, r.offset, r.length, r.cardinality))
+                for r in e.dv_ranges
+                if r.data_file not in inputs
+            )
+        )
+    if cfg.mode == "bucketed-append":
+        groups = [tuple(v for g in groups for v in g)]  # writeSingleFile: one file
+    return deletes, tuple(g for g in groups if g)
+
+
 def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
     return {
         "partition": table.paths.partition_spec(t.partition),
@@ -562,6 +714,8 @@ def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
         "files_after_estimate": t.estimated_outputs,
         "deletion_vectors": len(t.deletion_vectors),
         "index_files_dropped": sorted(name for *_, name in t.index_deletes),
+        "vectors_applied": sorted(t.deletion_vectors),
+        "vectors_kept": sorted(name for g in t.kept_vectors for name, _ in g),
         "inputs": [
             {"name": r["_FILE"]["_FILE_NAME"], "level": r["_FILE"]["_LEVEL"], "size": _size(r)}
             for r in t.inputs
@@ -579,6 +733,7 @@ class TaskOutput:
     rows_in: int
     rows_out: int
     changelog: tuple[dict[str, Any], ...] = ()  # ADD rows of the changelog manifest
+    index_entries: tuple[dict[str, Any], ...] = ()  # ADD rows of new vector index files
 
 
 def _input_path(table: PaimonTable, row: Mapping[str, Any], bucket_dir: str) -> str:
@@ -591,8 +746,24 @@ def _input_path(table: PaimonTable, row: Mapping[str, Any], bucket_dir: str) -> 
     return join(bucket_dir, str(f["_FILE_NAME"]))
 
 
+def _index_bytes(table: PaimonTable, path: str, cache: dict[str, bytes]) -> bytes:
+    if path not in cache:
+        try:
+            cache[path] = table.fileio.read_bytes(path)
+        except FileNotFoundError:
+            raise StorageError(
+                f"deletion vector file {path} of the latest snapshot is missing"
+            ) from None
+    return cache[path]
+
+
 def _read_inputs(
-    table: PaimonTable, task: CompactTask, layout: FileLayout, *, with_level: bool = False
+    table: PaimonTable,
+    task: CompactTask,
+    layout: FileLayout,
+    index_data: dict[str, bytes],
+    *,
+    with_level: bool = False,
 ) -> Any:
     """Every input record (deletion vectors applied); ``with_level`` adds each record's
     file level as column ``compact_changelog.LEVEL``."""
@@ -601,7 +772,6 @@ def _read_inputs(
     schema = layout.arrow_schema()
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     parts = []
-    index_data: dict[str, bytes] = {}  # one read per vector index file
     for row in task.inputs:
         path = _input_path(table, row, bucket_dir)
         name = str(row["_FILE"]["_FILE_NAME"])
@@ -616,14 +786,8 @@ def _read_inputs(
             raise StorageError(f"data file {path} of the latest snapshot is missing") from None
         vector = task.deletion_vectors.get(name)
         if vector is not None:
-            if vector.path not in index_data:
-                try:
-                    index_data[vector.path] = table.fileio.read_bytes(vector.path)
-                except FileNotFoundError:
-                    raise StorageError(
-                        f"deletion vector file {vector.path} of the latest snapshot is missing"
-                    ) from None
-            deleted = read_vector(index_data[vector.path], vector.offset, vector.path)
+            data_ = _index_bytes(table, vector.path, index_data)
+            deleted = read_vector(data_, vector.offset, vector.path)
             part = part.filter(keep_mask(part.num_rows, deleted))
         if with_level:
             part = conform(part, schema)
@@ -660,7 +824,8 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
     schema = table.schema
     layout = FileLayout.of(schema.fields, schema.trimmed_primary_keys)
     opts = WriteOptions.of(table.options, level=task.output_level)
-    data = _read_inputs(table, task, layout, with_level=task.changelog is not None)
+    index_data: dict[str, bytes] = {}  # one read per vector index file
+    data = _read_inputs(table, task, layout, index_data, with_level=task.changelog is not None)
     rows_in = data.num_rows
     changelog = None
     if task.primary_key:
@@ -703,11 +868,17 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
             if changelog is not None
             else []
         )
+        index_entries = _write_kept_vectors(table, task, index_data, written)
     except BaseException:
         delete_quietly(table.fileio, written)
         raise
     return TaskOutput(
-        tuple(entries), tuple(written), rows_in, data.num_rows, tuple(changelog_entries)
+        tuple(entries),
+        tuple(written),
+        rows_in,
+        data.num_rows,
+        tuple(changelog_entries),
+        index_entries,
     )
 
 
@@ -749,6 +920,50 @@ def _write_changelog(
             }
         )
     return entries
+
+
+def _write_kept_vectors(
+    table: PaimonTable, task: CompactTask, index_data: dict[str, bytes], written: list[str]
+) -> tuple[dict[str, Any], ...]:
+    """New index files for the vectors of files this task keeps (their bytes copied as
+    they are, as Paimon's maintainer re-serializes them), appending paths to ``written``."""
+    out: list[dict[str, Any]] = []
+    prefix = f"index-{uuid.uuid4()}-"
+    count = 0
+    for group in task.kept_vectors:
+        kept = [
+            serialized_vector(_index_bytes(table, v.path, index_data), v.offset, v.path, name)
+            for name, v in group
+        ]
+        for content in roll_index_files(kept, task.index_target_size):
+            name = f"{prefix}{count}"
+            count += 1
+            entry = IndexManifestEntry(
+                FileKind.ADD, task.partition, task.bucket, INDEX_TYPE, name, 0, 0, None
+            )
+            path = table.paths.index_file_path(entry)
+            written.append(path)
+            if not table.fileio.write_if_absent(path, content.payload):
+                raise StorageError(f"{path} already exists (UUID collision?)")
+            out.append(
+                {
+                    "_VERSION": INDEX_MANIFEST_VERSION,
+                    "_KIND": 0,
+                    "_PARTITION": task.partition,
+                    "_BUCKET": task.bucket,
+                    "_INDEX_TYPE": INDEX_TYPE,
+                    "_FILE_NAME": name,
+                    "_FILE_SIZE": len(content.payload),
+                    "_ROW_COUNT": len(content.ranges),
+                    "_DELETIONS_VECTORS_RANGES": [
+                        {"f0": f, "f1": off, "f2": length, "_CARDINALITY": card}
+                        for f, off, length, card in content.ranges
+                    ],
+                    "_EXTERNAL_PATH": None,
+                    "_GLOBAL_INDEX": None,
+                }
+            )
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -905,7 +1120,11 @@ def compact_builder(
     cannot be read."""
     inputs = [row for t in tasks for row in t.inputs]
     index_deletes = frozenset(d for t in tasks for d in t.index_deletes)
-    planned_index = {(t.partition, t.bucket): t.index_deletes for t in tasks if t.primary_key}
+    index_adds = tuple(e for o in outputs for e in o.index_entries)
+    planned_index = {
+        (t.partition, t.bucket): t.index_seen for t in tasks if t.index_seen is not None
+    }
+    seen = {d for v in planned_index.values() if v is not None for d in v}
     buckets = {(t.partition, t.total_buckets) for t in tasks}
     partitions = {p for p, _ in buckets}
     adds = [e for o in outputs for e in o.entries]
@@ -950,7 +1169,7 @@ def compact_builder(
         if planned_index:
             # Vectors written after planning would delete rows our outputs still hold.
             now = bucket_index_files(table.index_files(latest), planned_index)
-            if now != set(index_deletes):
+            if now != seen:
                 raise CompactConflictError(
                     "the deletion vectors of a compacted bucket changed since planning; "
                     "nothing committed",
@@ -960,6 +1179,7 @@ def compact_builder(
             entries,
             index_deletes=index_deletes,
             changelog=changelog,
+            index_adds=index_adds,
             details={"based_on": latest.id},
             deletes_verified=True,
         )

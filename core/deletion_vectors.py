@@ -39,6 +39,7 @@ class DeletionFile:
     path: str
     offset: int
     length: int
+    cardinality: int | None = None  # None in index manifests written before Paimon 1.0
 
 
 def read_roaring32(buf: bytes, pos: int = 0) -> tuple[list[int], int]:
@@ -124,7 +125,9 @@ def deletion_files(
             continue
         path = index_path(e)
         for r in e.dv_ranges:
-            out[(e.partition, e.bucket, r.data_file)] = DeletionFile(path, r.offset, r.length)
+            out[(e.partition, e.bucket, r.data_file)] = DeletionFile(
+                path, r.offset, r.length, r.cardinality
+            )
     return out
 
 
@@ -152,13 +155,78 @@ def bucket_index_files(
     }
 
 
+# -- writing (append-table compaction keeps the vectors of files it did not rewrite) ------------
+INDEX_VERSION = 1  # DeletionVectorsIndexFile.VERSION_ID_V1
+
+
+@dataclass(frozen=True, slots=True)
+class KeptVector:
+    """A vector copied unchanged into a new index file: its serialized bytes and the range
+    length Paimon records for them (bitmap: magic + bitmap; 64-bit: the whole span)."""
+
+    data_file: str
+    payload: bytes
+    length: int
+    cardinality: int
+
+
+def serialized_vector(data: bytes, offset: int, where: str, data_file: str) -> KeptVector:
+    """The bytes of the vector at ``offset`` exactly as serialized (length, magic, bitmap,
+    CRC): copying them is what re-serializing the deserialized vector writes."""
+    try:
+        length, magic_be = struct.unpack_from(">iI", data, offset)
+    except struct.error as exc:
+        raise CorruptMetadataError(where, f"unreadable deletion vector: {exc}") from None
+    span = 4 + length + 4
+    if offset + span > len(data) or length < 4:
+        raise CorruptMetadataError(where, "deletion vector runs past the end of its index file")
+    bitmap64 = magic_be != BITMAP32_MAGIC
+    cardinality = len(read_vector(data, offset, where))
+    payload = data[offset : offset + span]
+    return KeptVector(data_file, payload, span if bitmap64 else length, cardinality)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFileContent:
+    """One deletion vector index file to write: its bytes and (data file, offset, length,
+    cardinality) per vector, in file order."""
+
+    payload: bytes
+    ranges: tuple[tuple[str, int, int, int], ...]
+
+
+def roll_index_files(
+    vectors: Iterable[KeptVector], target_size: int | None
+) -> list[IndexFileContent]:
+    """DeletionVectorIndexFileWriter.writeWithRolling: a file closes once it is past the
+    target size (``deletion-vector.index-file.target-size``); None: one file
+    (writeSingleFile)."""
+    out: list[IndexFileContent] = []
+    buf = bytearray([INDEX_VERSION])
+    ranges: list[tuple[str, int, int, int]] = []
+    for v in vectors:
+        ranges.append((v.data_file, len(buf), v.length, v.cardinality))
+        buf += v.payload
+        if target_size is not None and len(buf) > target_size:
+            out.append(IndexFileContent(bytes(buf), tuple(ranges)))
+            buf, ranges = bytearray([INDEX_VERSION]), []
+    if ranges:
+        out.append(IndexFileContent(bytes(buf), tuple(ranges)))
+    return out
+
+
 __all__ = [
     "INDEX_TYPE",
+    "INDEX_VERSION",
     "DeletionFile",
+    "IndexFileContent",
+    "KeptVector",
     "bucket_index_files",
     "deletion_files",
     "keep_mask",
     "read_roaring32",
     "read_roaring64",
     "read_vector",
+    "roll_index_files",
+    "serialized_vector",
 ]

@@ -237,11 +237,15 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
     )
     vectors = sum(t.get("deletion_vectors", 0) for t in tasks)
     dropped = sum(len(t.get("index_files_dropped") or ()) for t in tasks)
+    kept = sum(len(t.get("vectors_kept") or ()) for t in tasks)
     if vectors or dropped:
-        out.line(
+        line = (
             f"  {vectors} deletion vectors applied while reading; {dropped} vector index "
             "files dropped from the index manifest"
         )
+        if kept:
+            line += f"; {kept} vectors of files not compacted move to new index files"
+        out.line(line)
     out.line(
         f"  {d['files_before']} files ({human_bytes(d['bytes_before'])}) -> about "
         f"{d['files_after_estimate']} files (about {human_bytes(d['bytes_after_estimate'])})"

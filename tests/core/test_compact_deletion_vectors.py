@@ -241,7 +241,9 @@ def test_vectors_changed_since_planning_abort_and_remove_our_files(
     # As if a writer had replaced the bucket's vector file after planning.
     stale = tuple(
         dataclasses.replace(
-            task, index_deletes=frozenset({(task.partition, task.bucket, INDEX_TYPE, "gone")})
+            task,
+            index_deletes=(old := frozenset({(task.partition, task.bucket, INDEX_TYPE, "gone")})),
+            index_seen=old,
         )
         for task in cplan.tasks
     )
