@@ -355,11 +355,11 @@ class CompactTask:
     changelog: compact_changelog.ChangelogSpec | None = None  # write changelog files too
     # Append tables: vectors of files this task does not rewrite that live in a dropped
     # index file, copied into new index files (each group rolled at index_target_size).
-    kept_vectors: tuple[tuple[tuple[str, DeletionFile], ...], ...] = ()
+    kept_vectors: KeptGroups = ()
     index_target_size: int | None = 2 * MB  # None: one file (fixed bucket)
     # The bucket's vector index files at planning: if they differ at commit time, vectors
     # were written meanwhile and the commit is abandoned. None: nothing to check.
-    index_seen: frozenset[tuple[bytes, int, str, str]] | None = None
+    index_seen: IndexKeys | None = None
     # Sums over the inputs, computed once (a plan may hold 10,000s of inputs).
     _bytes: int = field(init=False, repr=False, compare=False)
     _rows: int = field(init=False, repr=False, compare=False)
@@ -607,8 +607,8 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
         for inputs in picked:
             names = {str(r["_FILE"]["_FILE_NAME"]) for r in inputs}
             task_vectors = {n: v for n, v in bucket_vectors.items() if n in names}
-            index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
-            kept: tuple[tuple[tuple[str, DeletionFile], ...], ...] = ()
+            index_deletes: IndexKeys = frozenset()
+            kept: KeptGroups = ()
             if cfg.mode == "primary-key":
                 index_deletes = bucket_index
             elif task_vectors:

@@ -21,7 +21,7 @@ from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 from java_writer import JavaWriter
 
 from core.apply import apply
-from core.compact import CompactFlags, apply_compact, plan_compact
+from core.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
 from core.deletion_vectors import BITMAP32_MAGIC, BITMAP64_MAGIC, INDEX_TYPE, read_vector
 from core.executors.local import LocalExecutor
 from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
@@ -231,11 +231,18 @@ def test_unaware_kept_vectors_move_to_a_new_index_file(
         assert not list(root.rglob(name))
     assert_java_ok(java.verify(root))
     assert _ids(java_writer, root) == _ids(java_writer, theirs)
-    # The next run takes the rest (the scan limit again) until nothing carries a vector.
+    # Paimon's own writer takes our index file up: a new delete merges with a kept vector.
+    java_writer.run(
+        root.parents[1],
+        {"table": "t", "steps": [{"op": "dv-delete", "field": "id", "values": [33]}]},
+    )
+    gone = {1, 11, 21, 31, 32, 33}
+    assert _ids(java_writer, root) == sorted(set(range(40)) - gone)
+    # The next runs take the rest (the scan limit again) until nothing carries a vector.
     for _ in range(3):
         _compact(root)
     assert _dv_entries(open_table(str(root))) == []
-    assert _ids(java_writer, root) == sorted(set(range(40)) - {1, 11, 21, 31, 32})
+    assert _ids(java_writer, root) == sorted(set(range(40)) - gone)
     _check_clean(run, root)
 
 
@@ -308,3 +315,67 @@ def test_bitmap64_vectors_applied(
     assert after["entries"]["latest"] == before["entries"]["latest"]
     assert _ids(java_writer, root) == EXPECTED_IDS
     _check_clean(run, root)
+
+
+def test_unaware_delete_ratio_threshold_picks_big_files(
+    tmp_path: Path, java_writer: JavaWriter, java: JavaPaimon, run: Run
+) -> None:
+    """Files at least the small-file size are picked only when their vector deletes more than
+    compaction.delete-ratio-threshold (0.2) of their rows; a vector without a cardinality
+    (Paimon 0.9's) always counts, one we rewrote has its cardinality recorded."""
+    script = _script({"bucket": "-1", "compaction.file-num-limit": "1"}, partitioned=False)
+    script["steps"] = [{"op": "write", "rows": _rows(10 * k, 10 * k + 10)} for k in range(4)] + [
+        # file 0: 1 of 10 rows, file 1: 3 of 10, file 2: 1 of 10, file 3: none.
+        {"op": "dv-delete", "field": "id", "values": [1, 11, 12, 13, 21]}
+    ]
+    root = java_writer.run(tmp_path / "wh", script)
+    before = java.verify(root)
+    big = CompactFlags(target_file_size="100 b")  # every file is "big"
+
+    def step() -> tuple[set[str], dict[str, int | None]]:
+        t = open_table(str(root))
+        cplan = plan_compact(t, big, now_ms=NOW)
+        picked = {r["_FILE"]["_FILE_NAME"] for task in cplan.tasks for r in task.inputs}
+        with LocalExecutor(2) as ex:
+            apply_compact(t, cplan, executor=ex)
+        left = {
+            r.data_file: r.cardinality
+            for e in _dv_entries(open_table(str(root)))
+            for r in e.dv_ranges
+        }
+        return picked, left
+
+    first, left = step()  # no cardinalities: the scan limit takes one file with a vector
+    assert len(first) == 1 and len(left) == 2 and set(left.values()) == {1, 3}
+    second, left = step()  # 3 of 10 > 0.2: picked; 1 of 10 is not
+    assert len(second) == 1 and list(left.values()) == [1]
+    third, left = step()
+    assert third == set() and list(left.values()) == [1]
+    assert_same_rows(before, java.verify(root))
+    assert _ids(java_writer, root) == sorted(set(range(40)) - {1, 11, 12, 13, 21})
+    _check_clean(run, root)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"bucket": "-1"}, {"bucket": "2", "bucket-key": "id"}],
+    ids=["unaware-bucket", "fixed-bucket"],
+)
+def test_vectors_written_after_planning_abandon_the_commit(
+    tmp_path: Path, java_writer: JavaWriter, java: JavaPaimon, options: dict[str, str]
+) -> None:
+    root = java_writer.run(tmp_path / "wh", _script(options))
+    t = open_table(str(root))
+    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
+    assert any(task.deletion_vectors for task in cplan.tasks)
+    # Paimon deletes rows of compacted files through their vectors after we planned.
+    java_writer.run(
+        root.parents[1],
+        {"table": "t", "steps": [{"op": "dv-delete", "field": "id", "values": [0, 1, 20, 21]}]},
+    )
+    before = java.verify(root)
+    files = {p for p in root.rglob("*") if p.is_file()}
+    with LocalExecutor(2) as ex, pytest.raises(CompactConflictError, match="deletion vectors"):
+        apply_compact(t, cplan, executor=ex)
+    assert {p for p in root.rglob("*") if p.is_file()} == files  # ours removed again
+    assert_same_rows(before, java.verify(root))
