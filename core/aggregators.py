@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from core import binary_row, java_hash
 from core.errors import MergeFunctionError
 from core.java_semantics import (
     INT_BITS,
@@ -48,9 +49,6 @@ REFUSED = {
     "rbm64": "a serialized roaring bitmap",
     "merge_map_with_keytime": "merge_map_with_keytime",
     "nested_partial_update": "nested_partial_update",
-    "collect": "collect",
-    "merge_map": "merge_map",
-    "nested_update": "nested_update",
 }
 
 
@@ -299,6 +297,227 @@ class IgnoreRetract(FieldAggregator):
         self.inner.reset()
 
 
+class Collect(FieldAggregator):
+    """FieldCollectAgg: arrays concatenated; with ``distinct`` through a Java HashSet (its
+    iteration order), or for rows and binaries a list that skips equal elements. Retraction
+    removes one equal accumulator element per retracted element."""
+
+    name = "collect"
+
+    def __init__(self, field: DataField, distinct: bool) -> None:
+        super().__init__(field)
+        self.distinct = distinct
+        self.element = field.type.children[0]
+        self.equaliser = distinct and (
+            self.element.root in java_hash.CONSTRUCTED or self.element.root in java_hash.BINARIES
+        )
+
+    def agg_reversed(self, acc: Any, value: Any) -> Any:
+        return self.agg(acc, value)  # Paimon: the accumulator is already distinct
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None and value is None:
+            return None
+        if (acc is None or value is None) and not self.distinct:
+            return value if acc is None else acc
+        if self.equaliser:
+            out = list(acc or ())
+            keys = [java_hash.equality_key(e, self.element) for e in out]
+            for e in value or ():
+                k = java_hash.equality_key(e, self.element)
+                if k not in keys:
+                    keys.append(k)
+                    out.append(e)
+            return out
+        if not self.distinct:
+            return [*acc, *value]
+        seen = java_hash.JavaHashMap()
+        for e in (*(acc or ()), *(value or ())):
+            seen.put(self._hash(e), self._key(e), e, replace=False)
+        return list(seen.payloads())
+
+    def _hash(self, e: Any) -> int:
+        return java_hash.java_hash(e, self.element)
+
+    def _key(self, e: Any) -> Any:
+        return java_hash.equality_key(e, self.element)
+
+    def _equal_key(self, e: Any) -> Any:
+        """What Paimon's retraction compares: the equaliser's value equality when distinct;
+        otherwise ``Object.equals``, which is identity for a ``byte[]`` (only nulls match)
+        and not reproduced for nested values read from a file."""
+        if self.equaliser or e is None:
+            return self._key(e)
+        if self.element.root in java_hash.BINARIES:
+            return object()
+        if self.element.root in java_hash.CONSTRUCTED:
+            raise MergeFunctionError(
+                f"fields.{self.field.name}: retracting from collect of {self.element.root} "
+                "elements without distinct compares Java objects by identity in Paimon; "
+                f"paimon-cli does not reproduce that (set 'fields.{self.field.name}.distinct' "
+                "or 'ignore-retract')"
+            )
+        return self._key(e)
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None:
+            return None
+        if not value:
+            return acc
+        pending = [self._equal_key(e) for e in value]
+        out = []
+        for e in acc:
+            k = self._equal_key(e)
+            if k in pending:
+                pending.remove(k)
+            else:
+                out.append(e)
+        return out
+
+
+class MergeMap(FieldAggregator):
+    """FieldMergeMapAgg: later entries win, in a Java HashMap (its iteration order);
+    retraction drops the retracted keys."""
+
+    name = "merge_map"
+
+    def __init__(self, field: DataField) -> None:
+        super().__init__(field)
+        self.key_type, self.value_type = field.type.children
+
+    def _put_all(self, into: java_hash.JavaHashMap, entries: Any) -> None:
+        for k, v in entries:
+            into.put(
+                java_hash.java_hash(k, self.key_type),
+                java_hash.equality_key(k, self.key_type),
+                (k, v),
+            )
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return value if acc is None else acc
+        merged = java_hash.JavaHashMap()
+        self._put_all(merged, acc)
+        self._put_all(merged, value)
+        return list(merged.payloads())
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None:
+            return None
+        if not value:
+            return acc
+        gone = {java_hash.equality_key(k, self.key_type) for k, _ in value}
+        kept = java_hash.JavaHashMap()
+        self._put_all(
+            kept, [(k, v) for k, v in acc if java_hash.equality_key(k, self.key_type) not in gone]
+        )
+        return list(kept.payloads())
+
+
+class NestedUpdate(FieldAggregator):
+    """FieldNestedUpdateAgg on ``ARRAY<ROW>``: without ``nested-key`` rows are appended (up
+    to ``count-limit``); with it rows replace the row of the same key (``nested-sequence-field``
+    decides between two of one key) in a Java ``HashMap<BinaryRow, ...>`` whose iteration
+    order is the result's order. Null rows are dropped."""
+
+    name = "nested_update"
+
+    def __init__(
+        self,
+        field: DataField,
+        key: list[str],
+        null_strategy: str,
+        sequence: list[str],
+        count_limit: int,
+    ) -> None:
+        super().__init__(field)
+        self.row_type = field.type.children[0]
+        names = list(self.row_type.field_names)
+        self.key = [names.index(n) for n in key]
+        self.key_types = [self.row_type.children[i] for i in self.key]
+        self.sequence = [names.index(n) for n in sequence]
+        self.null_strategy = null_strategy
+        self.count_limit = count_limit
+
+    def _field(self, row: dict[str, Any], i: int) -> Any:
+        return row.get(self.row_type.field_names[i])
+
+    def _key_of(self, row: dict[str, Any]) -> tuple[int, bytes] | None:
+        """The nested key as Paimon's projected BinaryRow (hash, bytes); None: skip the row."""
+        values = [self._field(row, i) for i in self.key]
+        if any(v is None for v in values):
+            if self.null_strategy == "ignore":
+                return None
+            if self.null_strategy == "error":
+                raise MergeFunctionError(
+                    "Nested key contains null values. Primary key fields must not be null."
+                )
+        raw = binary_row.encode(values, self.key_types)[4:]  # without the arity prefix
+        return java_hash.murmur_hash(raw), raw
+
+    def _newer_or_same(self, new: dict[str, Any], old: dict[str, Any]) -> bool:
+        for i in self.sequence:
+            a, b = self._field(new, i), self._field(old, i)
+            if a == b:
+                continue
+            if a is None or b is None:
+                return b is None  # nulls first
+            return bool(a > b)
+        return True
+
+    def _add_keyed(self, rows: Any, into: java_hash.JavaHashMap, limit_new: bool) -> None:
+        for row in rows:
+            if row is None:
+                continue
+            key = self._key_of(row)
+            if key is None:
+                continue
+            existing = into.get(*key)
+            if existing is not None:
+                if not self.sequence or self._newer_or_same(row, existing):
+                    into.put(*key, row)
+            elif not limit_new or into.size < self.count_limit:
+                into.put(*key, row)
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if value is None:
+            return acc
+        if not self.key:
+            if acc is None:
+                return [r for r in value if r is not None][: max(self.count_limit, 0)]
+            if len(acc) >= self.count_limit:
+                return acc
+            remain = self.count_limit - len(acc)
+            return [r for r in acc if r is not None] + [r for r in value if r is not None][:remain]
+        rows = java_hash.JavaHashMap()
+        if acc is not None:
+            self._add_keyed(acc, rows, False)
+        self._add_keyed(value, rows, True)
+        return list(rows.payloads())
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        if acc is None or value is None:
+            return acc
+        if not self.key:
+            rows = [r for r in acc if r is not None]
+            for r in value:
+                if r is None:
+                    continue
+                gone = java_hash.equality_key(r, self.row_type)
+                rows = [x for x in rows if java_hash.equality_key(x, self.row_type) != gone]
+            return rows
+        kept = java_hash.JavaHashMap()
+        for row in acc:
+            key = None if row is None else self._key_of(row)
+            if key is not None:
+                kept.put(*key, row)
+        for row in value:
+            key = None if row is None else self._key_of(row)
+            if key is not None:
+                kept.remove(*key)
+        return list(kept.payloads())
+
+
 _SIMPLE: dict[str, type[FieldAggregator]] = {
     "sum": Sum,
     "product": Product,
@@ -313,6 +532,7 @@ _SIMPLE: dict[str, type[FieldAggregator]] = {
     "bool_and": BoolAnd,
     "bool_or": BoolOr,
 }
+_COMPLEX = frozenset({"listagg", "collect", "merge_map", "nested_update"})
 _TYPES: dict[str, frozenset[str]] = {
     "sum": NUMERIC,
     "product": NUMERIC,
@@ -328,18 +548,93 @@ def _flag(options: Mapping[str, str], key: str) -> bool:
     return (options.get(key) or "false").strip().lower() == "true"
 
 
+def _hashable(t: DataType) -> bool:
+    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and (t.precision or 6) > 6:
+        return False
+    return t.root in java_hash.HASHABLE
+
+
+def _list(options: Mapping[str, str], key: str) -> list[str]:
+    text = options.get(key)
+    return [] if text is None else [p.strip() for p in text.split(",")]
+
+
+NESTED_KEY_NULL_STRATEGIES = ("merge", "ignore", "error")
+
+
+def _nested_refusal(key: str, field: DataField, options: Mapping[str, str]) -> str | None:
+    t = field.type
+    if t.root != "ARRAY" or t.children[0].root != "ROW":
+        return (
+            f"{key} (Paimon: data type for nested table column must be 'Array<Row>' but was '{t}')"
+        )
+    row = t.children[0]
+    prefix = f"fields.{field.name}."
+    nested_key = _list(options, prefix + "nested-key")
+    sequence = _list(options, prefix + "nested-sequence-field")
+    if prefix + "nested-key-null-strategy" in options and not nested_key:
+        return f"{key} (Paimon: nested-key-null-strategy requires fields.{field.name}.nested-key)"
+    if sequence and not nested_key:
+        return f"{key} (Paimon: nested-sequence-field requires fields.{field.name}.nested-key)"
+    strategy = (options.get(prefix + "nested-key-null-strategy") or "merge").strip().lower()
+    if strategy not in NESTED_KEY_NULL_STRATEGIES:
+        return f"{key} (unknown nested-key-null-strategy '{strategy}')"
+    limit = options.get(prefix + "count-limit")
+    if limit is not None and not limit.strip().lstrip("-").isdigit():
+        return f"{key} (count-limit '{limit}' is not an integer)"
+    for name in (*nested_key, *sequence):
+        if name not in row.field_names:
+            return f"{key} (nested field {name} not found in {t})"
+    for name in nested_key:
+        sub = row.children[row.field_names.index(name)]
+        if sub.root in java_hash.CONSTRUCTED or sub.root not in _KEY_ROOTS:
+            return f"{key} (nested-key {name} of type {sub} is not hashed by paimon-cli)"
+    for name in sequence:
+        sub = row.children[row.field_names.index(name)]
+        if sub.root not in ORDERED:
+            return (
+                f"{key} (nested-sequence-field {name} of type {sub} is not ordered by paimon-cli)"
+            )
+    return None
+
+
+_KEY_ROOTS = java_hash.HASHABLE | java_hash.BINARIES
+
+
 def refusal(name: str, field: DataField, options: Mapping[str, str]) -> str | None:
     """Why ``name`` on ``field`` cannot be compacted by paimon-cli (None: it can)."""
     key = f"fields.{field.name}.aggregate-function={name}"
     if name in REFUSED:
         return f"{key} ({REFUSED[name]} is not merged by paimon-cli)"
-    if name not in _SIMPLE and name != "listagg":
+    if name not in _SIMPLE and name not in _COMPLEX:
         return f"{key} (not an aggregate function Paimon knows)"
     allowed = _TYPES.get(name)
     if allowed is not None and field.type.root not in allowed:
         return f"{key} (Paimon does not allow it on {field.type})"
     if name == "listagg" and field.type.root == "VARCHAR" and field.type.precision != 2147483647:
         return f"{key} (Paimon requires STRING for listagg)"
+    if name == "collect" and field.type.root != "ARRAY":
+        return (
+            f"{key} (Paimon: data type for collect column must be 'Array' but was '{field.type}')"
+        )
+    if name == "collect" and _flag(options, f"fields.{field.name}.distinct"):
+        element = field.type.children[0]
+        if not (
+            _hashable(element)
+            or element.root in java_hash.BINARIES
+            or element.root in java_hash.CONSTRUCTED
+        ):
+            return f"{key} (distinct {element} elements are not hashed by paimon-cli)"
+    if name == "merge_map":
+        if field.type.root != "MAP":
+            return f"{key} (Paimon: merge_map needs a MAP column, not {field.type})"
+        k = field.type.children[0]
+        if not (_hashable(k) or k.root in java_hash.BINARIES):
+            return f"{key} (map keys of type {k} are not hashed by paimon-cli)"
+    if name == "nested_update":
+        problem = _nested_refusal(key, field, options)
+        if problem is not None:
+            return problem
     if _flag(options, "aggregation.remove-record-on-delete") and _flag(
         options, f"fields.{field.name}.ignore-retract"
     ):
@@ -356,7 +651,21 @@ def create(name: str, field: DataField, options: Mapping[str, str]) -> FieldAggr
     if problem is not None:
         raise MergeFunctionError(problem)
     agg: FieldAggregator
-    if name == "listagg":
+    prefix = f"fields.{field.name}."
+    if name == "collect":
+        agg = Collect(field, _flag(options, prefix + "distinct"))
+    elif name == "merge_map":
+        agg = MergeMap(field)
+    elif name == "nested_update":
+        limit = options.get(prefix + "count-limit")
+        agg = NestedUpdate(
+            field,
+            _list(options, prefix + "nested-key"),
+            (options.get(prefix + "nested-key-null-strategy") or "merge").strip().lower(),
+            _list(options, prefix + "nested-sequence-field"),
+            2147483647 if limit is None else int(limit.strip()),
+        )
+    elif name == "listagg":
         delimiter = options.get(f"fields.{field.name}.list-agg-delimiter")
         agg = Listagg(
             field,

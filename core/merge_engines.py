@@ -192,9 +192,9 @@ class MergeSpec:
 
     def function(self) -> MergeFunction:
         if self.engine == "partial-update":
-            return PartialUpdate(self)
+            return Reducer(PartialUpdate(self))
         if self.engine == "aggregation":
-            return Aggregate(self)
+            return Reducer(Aggregate(self))
         raise ValueError(f"{self.engine} is merged vectorized")
 
     def aggregators(self) -> dict[int, FieldAggregator]:
@@ -221,6 +221,34 @@ class MergeFunction:
 
     def result(self) -> Record | None:
         raise NotImplementedError
+
+
+class Reducer(MergeFunction):
+    """ReducerMergeFunctionWrapper: a key with a single record keeps that record as it is
+    (a lone retraction is then dropped at the top level); only two or more records go
+    through the merge function."""
+
+    def __init__(self, inner: MergeFunction) -> None:
+        self.inner = inner
+        self.first: Record | None = None
+        self.merging = False
+
+    def reset(self) -> None:
+        self.first = None
+        self.merging = False
+        self.inner.reset()
+
+    def add(self, seq: int, kind: int, values: list[Any]) -> None:
+        if self.first is None:
+            self.first = (seq, kind, values)
+            return
+        if not self.merging:
+            self.merging = True
+            self.inner.add(*self.first)
+        self.inner.add(seq, kind, values)
+
+    def result(self) -> Record | None:
+        return self.inner.result() if self.merging else self.first
 
 
 def _init_row(spec: MergeSpec, values: list[Any]) -> list[Any]:
