@@ -45,10 +45,10 @@ ORDERED = NUMERIC | {
 REFUSED = {
     "theta_sketch": "a theta sketch (its binary union cannot be reproduced exactly)",
     "hll_sketch": "an HLL sketch (its binary union cannot be reproduced exactly)",
-    "rbm32": "a serialized roaring bitmap",
-    "rbm64": "a serialized roaring bitmap",
-    "merge_map_with_keytime": "merge_map_with_keytime",
-    "nested_partial_update": "nested_partial_update",
+    "rbm32": "a roaring bitmap (Paimon's serialized union keeps container kinds paimon-cli "
+    "cannot reproduce byte for byte)",
+    "rbm64": "a roaring bitmap (Paimon's serialized union keeps container kinds paimon-cli "
+    "cannot reproduce byte for byte)",
 }
 
 
@@ -518,6 +518,83 @@ class NestedUpdate(FieldAggregator):
         return list(kept.payloads())
 
 
+class NestedPartialUpdate(NestedUpdate):
+    """FieldNestedPartialUpdateAgg on ``ARRAY<ROW>``: the rows of one ``nested-key`` merged
+    field by field (non-null values of later rows win), in a Java HashMap filled through
+    ``computeIfAbsent``. No retraction."""
+
+    name = "nested_partial_update"
+
+    def __init__(self, field: DataField, key: list[str], null_strategy: str) -> None:
+        super().__init__(field, key, null_strategy, [], 2147483647)
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if value is None:
+            return acc
+        names = self.row_type.field_names
+        merged = java_hash.JavaHashMap()
+        for row in (*(acc or ()), *value):
+            if row is None:
+                continue
+            key = self._key_of(row)
+            if key is None:
+                continue
+            target = merged.compute_if_absent(*key, lambda: dict.fromkeys(names))
+            for n in names:
+                if row.get(n) is not None:
+                    target[n] = row[n]
+        return list(merged.payloads())
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        return FieldAggregator.retract(self, acc, value)
+
+
+class MergeMapWithKeyTime(MergeMap):
+    """FieldMergeMapWithKeyTimeAgg: ``MAP<K, ROW>``; an input entry replaces the entry of its
+    key when its ``ts-field`` (a string, compared as Java strings) is later, a null value
+    removes the key, a null time is skipped. No retraction."""
+
+    name = "merge_map_with_keytime"
+
+    def __init__(self, field: DataField, ts_field: str) -> None:
+        super().__init__(field)
+        self.ts_field = ts_field
+
+    def agg(self, acc: Any, value: Any) -> Any:
+        if acc is None:
+            return value
+        if value is None:
+            return acc
+        merged = java_hash.JavaHashMap()
+        self._put_all(merged, acc)
+        kt = self.key_type
+        for k, row in value:
+            h, key = java_hash.java_hash(k, kt), java_hash.equality_key(k, kt)
+            if row is None:
+                merged.remove(h, key)
+                continue
+            ts = row.get(self.ts_field)
+            if ts is None:
+                continue
+            existing = merged.get(h, key)
+            old = None if existing is None or existing[1] is None else existing[1]
+            if (
+                old is None
+                or old.get(self.ts_field) is None
+                or _utf16(ts) > _utf16(old[self.ts_field])
+            ):
+                merged.put(h, key, (k if existing is None else existing[0], row))
+        return list(merged.payloads())
+
+    def retract(self, acc: Any, value: Any) -> Any:
+        return FieldAggregator.retract(self, acc, value)
+
+
+def _utf16(text: str) -> bytes:
+    """Java's ``String.compareTo`` order: UTF-16 code units."""
+    return text.encode("utf-16-be")
+
+
 _SIMPLE: dict[str, type[FieldAggregator]] = {
     "sum": Sum,
     "product": Product,
@@ -532,7 +609,16 @@ _SIMPLE: dict[str, type[FieldAggregator]] = {
     "bool_and": BoolAnd,
     "bool_or": BoolOr,
 }
-_COMPLEX = frozenset({"listagg", "collect", "merge_map", "nested_update"})
+_COMPLEX = frozenset(
+    {
+        "listagg",
+        "collect",
+        "merge_map",
+        "nested_update",
+        "nested_partial_update",
+        "merge_map_with_keytime",
+    }
+)
 _TYPES: dict[str, frozenset[str]] = {
     "sum": NUMERIC,
     "product": NUMERIC,
@@ -565,9 +651,7 @@ NESTED_KEY_NULL_STRATEGIES = ("merge", "ignore", "error")
 def _nested_refusal(key: str, field: DataField, options: Mapping[str, str]) -> str | None:
     t = field.type
     if t.root != "ARRAY" or t.children[0].root != "ROW":
-        return (
-            f"{key} (Paimon: data type for nested table column must be 'Array<Row>' but was '{t}')"
-        )
+        return f"{key} (Paimon: a nested table column must be ARRAY<ROW>, not {t})"
     row = t.children[0]
     prefix = f"fields.{field.name}."
     nested_key = _list(options, prefix + "nested-key")
@@ -601,6 +685,31 @@ def _nested_refusal(key: str, field: DataField, options: Mapping[str, str]) -> s
 _KEY_ROOTS = java_hash.HASHABLE | java_hash.BINARIES
 
 
+def _ts_field(field: DataField, options: Mapping[str, str]) -> str:
+    """``fields.<f>.ts-field`` of merge_map_with_keytime; by default the row's last field."""
+    row = field.type.children[1]
+    name = options.get(f"fields.{field.name}.ts-field")
+    return row.field_names[-1] if name is None else name
+
+
+def _keytime_refusal(key: str, field: DataField, options: Mapping[str, str]) -> str | None:
+    t = field.type
+    if t.root != "MAP":
+        return f"{key} (Paimon: merge_map_with_keytime needs a MAP column, not {t})"
+    k, row = t.children
+    if row.root != "ROW" or len(row.children) < 2:
+        return f"{key} (Paimon: the MAP value must be a ROW of at least 2 fields, not {row})"
+    if not (_hashable(k) or k.root in java_hash.BINARIES):
+        return f"{key} (map keys of type {k} are not hashed by paimon-cli)"
+    ts = _ts_field(field, options)
+    if ts not in row.field_names:
+        return f"{key} (Paimon: timestamp field '{ts}' not found in {row})"
+    ts_type = row.children[row.field_names.index(ts)]
+    if ts_type.root not in ("CHAR", "VARCHAR", "STRING"):
+        return f"{key} (ts-field {ts} of type {ts_type}: Paimon compares it as a string)"
+    return None
+
+
 def refusal(name: str, field: DataField, options: Mapping[str, str]) -> str | None:
     """Why ``name`` on ``field`` cannot be compacted by paimon-cli (None: it can)."""
     key = f"fields.{field.name}.aggregate-function={name}"
@@ -614,9 +723,7 @@ def refusal(name: str, field: DataField, options: Mapping[str, str]) -> str | No
     if name == "listagg" and field.type.root == "VARCHAR" and field.type.precision != 2147483647:
         return f"{key} (Paimon requires STRING for listagg)"
     if name == "collect" and field.type.root != "ARRAY":
-        return (
-            f"{key} (Paimon: data type for collect column must be 'Array' but was '{field.type}')"
-        )
+        return f"{key} (Paimon: collect needs an ARRAY column, not {field.type})"
     if name == "collect" and _flag(options, f"fields.{field.name}.distinct"):
         element = field.type.children[0]
         if not (
@@ -631,8 +738,14 @@ def refusal(name: str, field: DataField, options: Mapping[str, str]) -> str | No
         k = field.type.children[0]
         if not (_hashable(k) or k.root in java_hash.BINARIES):
             return f"{key} (map keys of type {k} are not hashed by paimon-cli)"
-    if name == "nested_update":
+    if name in ("nested_update", "nested_partial_update"):
         problem = _nested_refusal(key, field, options)
+        if problem is not None:
+            return problem
+    if name == "nested_partial_update" and not _list(options, f"fields.{field.name}.nested-key"):
+        return f"{key} (Paimon requires fields.{field.name}.nested-key)"
+    if name == "merge_map_with_keytime":
+        problem = _keytime_refusal(key, field, options)
         if problem is not None:
             return problem
     if _flag(options, "aggregation.remove-record-on-delete") and _flag(
@@ -665,6 +778,14 @@ def create(name: str, field: DataField, options: Mapping[str, str]) -> FieldAggr
             _list(options, prefix + "nested-sequence-field"),
             2147483647 if limit is None else int(limit.strip()),
         )
+    elif name == "nested_partial_update":
+        agg = NestedPartialUpdate(
+            field,
+            _list(options, prefix + "nested-key"),
+            (options.get(prefix + "nested-key-null-strategy") or "merge").strip().lower(),
+        )
+    elif name == "merge_map_with_keytime":
+        agg = MergeMapWithKeyTime(field, _ts_field(field, options))
     elif name == "listagg":
         delimiter = options.get(f"fields.{field.name}.list-agg-delimiter")
         agg = Listagg(

@@ -238,16 +238,37 @@ class JavaHashMap:
         bucket = self._table[self._index(h)]
         bucket.append([h, key, payload])
         if len(bucket) > 8:  # treeifyBin: a small table grows instead
-            if len(self._table) < 64:
-                self._resize()
-            else:
-                raise HashOrderError(
-                    "more than 8 values share one Java HashMap bucket: Paimon orders them "
-                    "through a tree, which paimon-cli does not reproduce"
-                )
+            self._treeify(len(bucket))
         self.size += 1
         if self.size > self._threshold:
             self._resize()
+
+    def compute_if_absent(self, h: int, key: Any, make: Any) -> Any:
+        """``computeIfAbsent``: unlike ``put`` it grows the table before looking (when the
+        size already exceeds the threshold) and links a new entry at the head of its bucket."""
+        if self._table is None or self.size > self._threshold:
+            self._resize()
+        assert self._table is not None
+        entry = self._find(h, key)
+        if entry is not None:
+            return entry[2]
+        bucket = self._table[self._index(h)]
+        payload = make()
+        bucket.insert(0, [h, key, payload])
+        if len(bucket) > 8:
+            self._treeify(len(bucket))
+        self.size += 1
+        return payload
+
+    def _treeify(self, length: int) -> None:
+        assert self._table is not None
+        if len(self._table) < 64:
+            self._resize()
+            return
+        raise HashOrderError(
+            f"{length} values share one Java HashMap bucket: Paimon orders them through a "
+            "tree, which paimon-cli does not reproduce"
+        )
 
     def remove(self, h: int, key: Any) -> None:
         if self._table is None:

@@ -8,11 +8,12 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from aggregate_references import ref_updates
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.data_files import FileLayout
-from core.merge_engines import MergeSpec
+from core.merge_engines import MergeFunctionError, MergeSpec
 from core.merge_tree import merge_bucket
 from core.model import DataField
 from core.types import parse_type
@@ -423,3 +424,96 @@ def test_collection_aggregates_equal_reference(recs: list[Rec]) -> None:
     lone = {k for k, items in _by_key(recs).items() if len(items) == 1}
     for key in got:
         assert _unordered(got[key], key in lone) == _unordered(want[key], key in lone)
+
+
+NPU_ROW = {
+    "type": "ROW",
+    "fields": [
+        {"id": 4, "name": "i", "type": "INT"},
+        {"id": 5, "name": "v", "type": "STRING"},
+        {"id": 6, "name": "w", "type": "INT"},
+    ],
+}
+KT_ROW = {
+    "type": "ROW",
+    "fields": [{"id": 7, "name": "val", "type": "INT"}, {"id": 8, "name": "ts", "type": "STRING"}],
+}
+UPD_FIELDS = (
+    DataField(0, "k", parse_type("INT NOT NULL")),
+    DataField(1, "p", parse_type({"type": "ARRAY", "element": NPU_ROW})),
+    DataField(2, "t", parse_type({"type": "MAP", "key": "INT NOT NULL", "value": KT_ROW})),
+)
+UPD_LAYOUT = FileLayout.of(UPD_FIELDS, ["k"])
+UPD_OPTIONS = {
+    "merge-engine": "aggregation",
+    "fields.p.aggregate-function": "nested_partial_update",
+    "fields.p.nested-key": "i",
+    "fields.t.aggregate-function": "merge_map_with_keytime",
+}
+npu_rows = st.lists(
+    st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {
+                "i": st.one_of(st.none(), st.integers(0, 3)),
+                "v": st.one_of(st.none(), st.sampled_from(["p", "q"])),
+                "w": st.one_of(st.none(), st.integers(0, 9)),
+            }
+        ),
+    ),
+    max_size=4,
+)
+kt_entries = st.dictionaries(
+    st.integers(-3, 3),
+    st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {
+                "val": st.integers(0, 9),
+                "ts": st.one_of(st.none(), st.sampled_from(["2024-01", "2024-02", "2025"])),
+            }
+        ),
+    ),
+    max_size=3,
+).map(lambda d: list(d.items()))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    recs=st.lists(
+        st.tuples(
+            st.integers(0, 3),
+            st.tuples(st.one_of(st.none(), npu_rows), st.one_of(st.none(), kt_entries)).map(list),
+        ),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_nested_partial_update_and_keytime_maps_equal_reference(
+    recs: list[tuple[int, list[Any]]],
+) -> None:
+    rows = [
+        {"_KEY_k": key, "_SEQUENCE_NUMBER": seq, "_VALUE_KIND": INSERT, "k": key, "p": p, "t": t}
+        for seq, (key, (p, t)) in enumerate(recs)
+    ]
+    data = pa.Table.from_pylist(rows[::-1], schema=UPD_LAYOUT.arrow_schema())
+    merged = merge_bucket(data, ["_KEY_k"], MergeSpec.of(UPD_FIELDS, ["k"], UPD_OPTIONS))
+    want = ref_updates(recs)
+    lone = {k for k in want if sum(1 for key, _ in recs if key == k) == 1}
+    got = {}
+    for r in merged.to_pylist():
+        p, t = r["p"], r["t"]
+        if r["k"] not in lone and p is not None:
+            p = {row["i"]: row for row in p}
+        got[r["k"]] = [p, dict(t) if t is not None else None]
+    assert got == want
+
+
+def test_nested_partial_update_and_keytime_maps_refuse_retraction() -> None:
+    rows = [
+        {"_KEY_k": 1, "_SEQUENCE_NUMBER": s, "_VALUE_KIND": kind, "k": 1, "p": None, "t": None}
+        for s, kind in enumerate((INSERT, DELETE))
+    ]
+    data = pa.Table.from_pylist(rows, schema=UPD_LAYOUT.arrow_schema())
+    with pytest.raises(MergeFunctionError, match="ignore-retract"):
+        merge_bucket(data, ["_KEY_k"], MergeSpec.of(UPD_FIELDS, ["k"], UPD_OPTIONS))
