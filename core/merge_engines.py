@@ -66,6 +66,7 @@ class MergeSpec:
     groups: tuple[SequenceGroup, ...]
     remove_on_delete: bool
     remove_on_group: frozenset[int]
+    lookup: bool = False  # CoreOptions.needLookup: compaction merges through LookupMergeFunction
 
     @classmethod
     def of(
@@ -108,6 +109,9 @@ class MergeSpec:
             groups=tuple(groups),
             remove_on_delete=_true(opts, remove_key),
             remove_on_group=frozenset(remove_on_group),
+            lookup=(opts.get("changelog-producer") or "").strip().lower() == "lookup"
+            or _true(opts, "deletion-vectors.enabled")
+            or _true(opts, "force-lookup"),
         )
 
     # -- what cannot be compacted exactly -----------------------------------------------------
@@ -191,11 +195,17 @@ class MergeSpec:
         return self.engine in ("partial-update", "aggregation")
 
     def function(self) -> MergeFunction:
+        """The merge function as compaction applies it: on a lookup table (changelog-producer
+        lookup, deletion vectors, force-lookup) LookupMergeFunction runs it on every key;
+        otherwise ReducerMergeFunctionWrapper keeps a key's single record as written."""
+        fn: MergeFunction
         if self.engine == "partial-update":
-            return Reducer(PartialUpdate(self))
-        if self.engine == "aggregation":
-            return Reducer(Aggregate(self))
-        raise ValueError(f"{self.engine} is merged vectorized")
+            fn = PartialUpdate(self)
+        elif self.engine == "aggregation":
+            fn = Aggregate(self)
+        else:
+            raise ValueError(f"{self.engine} is merged vectorized")
+        return fn if self.lookup else Reducer(fn)
 
     def aggregators(self) -> dict[int, FieldAggregator]:
         out: dict[int, FieldAggregator] = {}
