@@ -837,32 +837,13 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
             )
         data = merge_bucket(data, keys, task.merge)
     step = _rows_per_file(task, data.num_rows)
-    bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     written: list[str] = []
-    entries: list[dict[str, Any]] = []
     prefix = str(uuid.uuid4())
     seq_next = _min_seq(task.inputs[0]) if task.inputs else 0
     try:
-        for n, start in enumerate(range(0, data.num_rows, step)):
-            chunk = data.slice(start, step)
-            name = f"{opts.prefix}{prefix}-{n}.{opts.file_format}"
-            path = join(bucket_dir, name)
-            payload = encode_file(chunk, opts, layout.columns())
-            written.append(path)
-            if not table.fileio.write_if_absent(path, payload):
-                raise StorageError(f"{path} already exists (UUID collision?)")
-            meta = _file_meta(table, task, layout, opts, chunk, name, len(payload), seq_next)
-            seq_next += chunk.num_rows
-            entries.append(
-                {
-                    "_VERSION": MANIFEST_VERSION,
-                    "_KIND": 0,
-                    "_PARTITION": task.partition,
-                    "_BUCKET": task.bucket,
-                    "_TOTAL_BUCKETS": task.total_buckets,
-                    "_FILE": meta,
-                }
-            )
+        entries = _write_rolling(
+            table, task, layout, opts, data, prefix, 0, step, written, seq_start=seq_next
+        )
         changelog_entries = (
             _write_changelog(table, task, layout, changelog, prefix, len(entries), step, written)
             if changelog is not None
@@ -895,20 +876,58 @@ def _write_changelog(
     """Rolling changelog files (KeyValueFileWriterFactory#createRollingChangelogFileWriter):
     the data files' layout and options unless ``changelog-file.*`` says otherwise, same
     level, ``_FILE_SOURCE = APPEND``; named with the data files' UUID and counter."""
+
+    def changelog_meta(chunk: Any, meta: dict[str, Any]) -> None:
+        meta["_DELETE_ROW_COUNT"] = compact_changelog.delete_row_count(chunk)
+        meta["_FILE_SOURCE"] = 0  # APPEND, as Paimon's changelog writer says
+
     opts = compact_changelog.write_options(table.options, task.output_level)
+    return _write_rolling(
+        table,
+        task,
+        layout,
+        opts,
+        changelog,
+        uuid_prefix,
+        counter,
+        step,
+        written,
+        seq_start=0,
+        finish_meta=changelog_meta,
+    )
+
+
+def _write_rolling(
+    table: PaimonTable,
+    task: CompactTask,
+    layout: FileLayout,
+    opts: WriteOptions,
+    data: Any,
+    uuid_prefix: str,
+    counter: int,
+    step: int,
+    written: list[str],
+    seq_start: int,
+    finish_meta: Callable[[Any, dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Write ``data`` as files of ``step`` rows named ``<prefix><uuid>-<n>``, ``n`` counting
+    from ``counter``; their ADD manifest entries. ``seq_start`` numbers the rows of append
+    files (key-value files carry their own sequence numbers); ``finish_meta`` amends each
+    file's meta."""
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     entries: list[dict[str, Any]] = []
-    for n, start in enumerate(range(0, changelog.num_rows, step), start=counter):
-        chunk = changelog.slice(start, step)
+    for n, start in enumerate(range(0, data.num_rows, step), start=counter):
+        chunk = data.slice(start, step)
         name = f"{opts.prefix}{uuid_prefix}-{n}.{opts.file_format}"
         path = join(bucket_dir, name)
         payload = encode_file(chunk, opts, layout.columns())
         written.append(path)
         if not table.fileio.write_if_absent(path, payload):
             raise StorageError(f"{path} already exists (UUID collision?)")
-        meta = _file_meta(table, task, layout, opts, chunk, name, len(payload), 0)
-        meta["_DELETE_ROW_COUNT"] = compact_changelog.delete_row_count(chunk)
-        meta["_FILE_SOURCE"] = 0  # APPEND, as Paimon's changelog writer says
+        meta = _file_meta(table, task, layout, opts, chunk, name, len(payload), seq_start)
+        seq_start += chunk.num_rows
+        if finish_meta is not None:
+            finish_meta(chunk, meta)
         entries.append(
             {
                 "_VERSION": MANIFEST_VERSION,
