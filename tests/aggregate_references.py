@@ -5,6 +5,26 @@ from __future__ import annotations
 
 from typing import Any
 
+# The collection aggregates both table tests use (pypaimon- and Java-written), over the
+# columns ci/cd/cr (collect, distinct), m/mi (merge_map), nk/ns/nn (nested_update).
+COLLECTION_AGGS = {
+    "merge-engine": "aggregation",
+    "fields.ci.aggregate-function": "collect",
+    "fields.cd.aggregate-function": "collect",
+    "fields.cd.distinct": "true",
+    "fields.cr.aggregate-function": "collect",
+    "fields.cr.distinct": "true",
+    "fields.m.aggregate-function": "merge_map",
+    "fields.mi.aggregate-function": "merge_map",
+    "fields.nk.aggregate-function": "nested_update",
+    "fields.nk.nested-key": "k",
+    "fields.ns.aggregate-function": "nested_update",
+    "fields.ns.nested-key": "name",
+    "fields.nn.aggregate-function": "nested_update",
+}
+# Strings of several lengths and a non-ASCII one: their Java hash codes spread over buckets.
+WORDS = ["x", "y", "zz", "é", "a longer word", "another longer one", "k1", "k2", "k3", "bb"]
+
 
 def ref_updates(recs: list[tuple[int, list[Any]]]) -> dict[int, list[Any]]:
     """p: rows merged per ``i``, non-null values of later rows winning; t: per map key the

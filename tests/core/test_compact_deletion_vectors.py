@@ -16,12 +16,12 @@ from typing import Any
 import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
+from compaction import NOW, compact, expire_all_but_latest
 from fixtures import Run
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 
 import core.compact as core_compact
-from core.apply import apply
 from core.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
 from core.deletion_vectors import (
     BITMAP64_MAGIC,
@@ -31,25 +31,7 @@ from core.deletion_vectors import (
     read_vector,
 )
 from core.executors.local import LocalExecutor
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.report import ExecutionReport
 from core.table import open_table
-
-NOW = 4_000_000_000_000
-
-
-def _compact(root: Path) -> Any:
-    t = open_table(str(root))
-    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
-    with LocalExecutor(2) as ex:
-        return cplan, apply_compact(t, cplan, executor=ex)
-
-
-def _expire_all_but_latest(root: Path) -> None:
-    t = open_table(str(root))
-    with LocalExecutor(2) as ex:
-        plan = plan_expire_snapshots(t, ExpireFlags(1, 1, NOW, None), now_ms=NOW, executor=ex)
-        apply(t, plan, recheck=recheck, executor=ex, report=ExecutionReport())
 
 
 # -- the vector formats ------------------------------------------------------------------------
@@ -113,7 +95,7 @@ def test_java_built_dv_table_rows_identical_and_vectors_dropped(
     vectors = _dv_entries(root)
     assert any(e.dv_ranges for e in vectors)
     index_paths = [Path(t.paths.index_file_path(e)) for e in vectors]
-    cplan, result = _compact(root)
+    cplan, result = compact(root)
     task_vectors = sum(t["deletion_vectors"] for t in cplan.plan.details["tasks"])
     assert task_vectors == sum(len(e.dv_ranges) for e in vectors)
     assert result.rows_after < sum(t.rows for t in cplan.tasks)  # the vectors were applied
@@ -134,7 +116,7 @@ def test_java_built_dv_table_rows_identical_and_vectors_dropped(
     assert_no_dangling_references(root)
     assert plan_compact(t, CompactFlags(), now_ms=NOW).tasks == ()
     # Expiring the older snapshots deletes what compaction replaced: data and index files.
-    _expire_all_but_latest(root)
+    expire_all_but_latest(root)
     replaced = {r["_FILE"]["_FILE_NAME"] for task in cplan.tasks for r in task.inputs}
     for e in inputs:
         assert Path(t.paths.data_file_path(e)).exists() == (e.file.file_name not in replaced)
@@ -200,7 +182,7 @@ def test_pypaimon_dv_table_level0_files_become_the_merged_view(
     expected = [r for r in pw.read_rows_at_root(plain) if r["rk"] != "-D"]
     expected_java = java.verify(plain)["entries"]["latest"]
     assert expected
-    _compact(root)
+    compact(root)
     assert pw.read_rows_at_root(root) == expected
     got = java.verify(root)
     assert_java_ok(got)

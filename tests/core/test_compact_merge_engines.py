@@ -11,16 +11,15 @@ from typing import Any
 import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
-from aggregate_references import ref_updates
+from aggregate_references import COLLECTION_AGGS, WORDS, ref_updates
+from compaction import NOW, compact
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_same_rows
 
-from core.compact import CompactFlags, apply_compact, plan_compact
-from core.executors.local import LocalExecutor
+from core.compact import CompactFlags, plan_compact
 from core.merge_engines import MergeFunctionError
 from core.table import open_table
 
-NOW = 4_000_000_000_000
 SCHEMA = pa.schema(
     [
         pa.field("id", pa.int32(), nullable=False),
@@ -95,13 +94,6 @@ def _table(
         doc["options"] = {**doc["options"], **later_options}
         schema_file.write_text(json.dumps(doc, indent=2))
     return root
-
-
-def _compact(root: Path) -> Any:
-    t = open_table(str(root))
-    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
-    with LocalExecutor(2) as ex:
-        return cplan, apply_compact(t, cplan, executor=ex)
 
 
 def _live(root: Path) -> list[Any]:
@@ -223,7 +215,7 @@ def test_rows_identical_in_java_and_pypaimon(tmp_path: Path, java: JavaPaimon, c
     readable = not later  # pypaimon refuses to read some of these option sets
     py_before = pw.read_rows_at_root(root) if readable else None
     py_tag = pw.read_rows_at_root(root, tag="mid") if readable else None
-    cplan, result = _compact(root)
+    cplan, result = compact(root)
     assert cplan.plan.details["merge"]["engine"] == (
         later.get("merge-engine") or write_options.get("merge-engine") or "deduplicate"
     )
@@ -253,7 +245,7 @@ def test_rows_equal_a_reference_merge_in_java(tmp_path: Path, java: JavaPaimon, 
     write_options, later, deletes, reference = REFERENCE_CASES[case]
     root = _table(tmp_path, write_options, later, deletes=deletes)
     inputs = _live(root)
-    _compact(root)
+    compact(root)
     after = java.verify(root)
     # Older snapshots of the remove-record-on-delete table still fail in Paimon 0.9.
     assert not after["missing_files"] and "read:latest" not in after["errors"]
@@ -270,7 +262,7 @@ def test_first_row_with_deletes_fails_like_paimon_and_commits_nothing(tmp_path: 
     names = {e.file.file_name for e in _live(root)}
     files = {p.name for p in root.rglob("data-*")}
     with pytest.raises(MergeFunctionError, match="ignore-delete"):
-        _compact(root)
+        compact(root)
     assert {e.file.file_name for e in _live(root)} == names
     assert {p.name for p in root.rglob("data-*")} == files
 
@@ -278,7 +270,7 @@ def test_first_row_with_deletes_fails_like_paimon_and_commits_nothing(tmp_path: 
 def test_partial_update_with_deletes_fails_like_paimon(tmp_path: Path) -> None:
     root = _table(tmp_path, {}, {"merge-engine": "partial-update"}, deletes=True)
     with pytest.raises(MergeFunctionError, match="delete records"):
-        _compact(root)
+        compact(root)
 
 
 def test_dry_run_names_the_engine_and_aggregates(tmp_path: Path) -> None:
@@ -309,22 +301,6 @@ COLLECTION_SCHEMA = pa.schema(
         ("rk", pa.string()),
     ]
 )
-COLLECTION_AGGS = {
-    "merge-engine": "aggregation",
-    "fields.ci.aggregate-function": "collect",
-    "fields.cd.aggregate-function": "collect",
-    "fields.cd.distinct": "true",
-    "fields.cr.aggregate-function": "collect",
-    "fields.cr.distinct": "true",
-    "fields.m.aggregate-function": "merge_map",
-    "fields.mi.aggregate-function": "merge_map",
-    "fields.nk.aggregate-function": "nested_update",
-    "fields.nk.nested-key": "k",
-    "fields.ns.aggregate-function": "nested_update",
-    "fields.ns.nested-key": "name",
-    "fields.nn.aggregate-function": "nested_update",
-}
-WORDS = ["x", "y", "zz", "é", "a longer word", "another longer one", "k1", "k2", "k3", "bb"]
 
 
 def _collection_batches(seed: int, deletes: bool, commits: int = 6) -> list[list[dict[str, Any]]]:
@@ -415,7 +391,7 @@ def test_collection_aggregates_read_the_same_in_java(
     inputs = _live(root)
     before = java.verify(root)
     assert before["entries"]["latest"]["rows"] > 0 and not before["errors"]
-    cplan, result = _compact(root)
+    cplan, result = compact(root)
     assert cplan.plan.details["merge"]["aggregate_functions"]["nk"] == "nested_update"
     assert result.commit is not None
     assert_same_rows(before, java.verify(root))
@@ -486,7 +462,7 @@ def test_nested_partial_update_and_keytime_maps_compact_to_the_reference(tmp_pat
     pypaimon reads equal an independent reference merge of the written records."""
     root, written = _update_table(tmp_path)
     inputs = _live(root)
-    _compact(root)
+    compact(root)
 
     def norm(p: Any, t: Any) -> list[Any]:
         rows = {row["i"]: row for row in p} if isinstance(p, list) else p
@@ -505,7 +481,7 @@ def test_compacted_keytime_maps_read_in_java_as_in_pypaimon(
     """Java 0.9 cannot merge these functions, but reads the compacted (merged) latest
     snapshot: the same rows as pypaimon, checked through a plain table holding them."""
     root, _ = _update_table(tmp_path)
-    _compact(root)
+    compact(root)
     after = java.verify(root)
     assert "read:latest" not in after["errors"] and not after["missing_files"]
     rows = pw.read_rows_at_root(root)

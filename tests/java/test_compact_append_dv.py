@@ -15,24 +15,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compaction import NOW, compact, expire_all_but_latest
 from fixtures import Run
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 from java_writer import JavaWriter
 
-from core.apply import apply
 from core.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
 from core.deletion_vectors import BITMAP32_MAGIC, BITMAP64_MAGIC, INDEX_TYPE, read_vector
 from core.executors.local import LocalExecutor
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
 from core.manifest_writer import INDEX_MANIFEST_ENTRY_SCHEMA, encode_avro
 from core.model import IndexManifestEntry
-from core.report import ExecutionReport
 from core.table import PaimonTable, open_table
 
 pytestmark = pytest.mark.java
 
-NOW = 4_000_000_000_000
 FIELDS = [
     {"name": "id", "type": "BIGINT NOT NULL"},
     {"name": "p", "type": "INT NOT NULL"},
@@ -85,20 +82,6 @@ def _live_names(root: Path) -> set[str]:
     return {e.file.file_name for e in t.live_files(latest)}
 
 
-def _compact(root: Path) -> Any:
-    t = open_table(str(root))
-    cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
-    with LocalExecutor(2) as ex:
-        return cplan, apply_compact(t, cplan, executor=ex)
-
-
-def _expire_all_but_latest(root: Path) -> None:
-    t = open_table(str(root))
-    with LocalExecutor(2) as ex:
-        plan = plan_expire_snapshots(t, ExpireFlags(1, 1, NOW, None), now_ms=NOW, executor=ex)
-        apply(t, plan, recheck=recheck, executor=ex, report=ExecutionReport())
-
-
 def _java_compacted_copy(java_writer: JavaWriter, root: Path, dest: Path) -> Path:
     """The same table compacted by Paimon (Java 0.9) itself."""
     shutil.copytree(root.parents[1], dest)
@@ -133,7 +116,7 @@ def test_vectors_applied_rows_unchanged_in_java(
     files_before = _live_names(root)
     theirs = _java_compacted_copy(java_writer, root, tmp_path / "theirs")
 
-    cplan, result = _compact(root)
+    cplan, result = compact(root)
 
     details = cplan.plan.details
     applied = {n for task in details["tasks"] for n in task["vectors_applied"]}
@@ -174,7 +157,7 @@ def test_every_row_deleted_file_disappears(
     ]
     root = java_writer.run(tmp_path / "wh", script)
     before = java.verify(root)
-    cplan, result = _compact(root)
+    cplan, result = compact(root)
     assert [len(task.inputs) for task in cplan.tasks] == [1]
     assert cplan.tasks[0].rows == 10 and result.rows_after == 0 and result.files_after == 0
     assert len(_live_names(root)) == 1
@@ -204,7 +187,7 @@ def test_unaware_kept_vectors_move_to_a_new_index_file(
     }
     theirs = _java_compacted_copy(java_writer, root, tmp_path / "theirs")
 
-    cplan, _ = _compact(root)
+    cplan, _ = compact(root)
 
     (task,) = cplan.tasks
     compacted = {r["_FILE"]["_FILE_NAME"] for r in task.inputs}
@@ -225,7 +208,7 @@ def test_unaware_kept_vectors_move_to_a_new_index_file(
         assert r.cardinality == len(old_vectors[name])  # Paimon master records it
     _check_clean(run, root)
     # Expiring the older snapshots removes the replaced data files and the old index file.
-    _expire_all_but_latest(root)
+    expire_all_but_latest(root)
     assert not old_path.exists() and new_path.exists()
     for name in compacted:
         assert not list(root.rglob(name))
@@ -240,7 +223,7 @@ def test_unaware_kept_vectors_move_to_a_new_index_file(
     assert _ids(java_writer, root) == sorted(set(range(40)) - gone)
     # The next runs take the rest (the scan limit again) until nothing carries a vector.
     for _ in range(3):
-        _compact(root)
+        compact(root)
     assert _dv_entries(open_table(str(root))) == []
     assert _ids(java_writer, root) == sorted(set(range(40)) - gone)
     _check_clean(run, root)
@@ -305,7 +288,7 @@ def test_bitmap64_vectors_applied(
         for r in e.dv_ranges:
             assert struct.unpack_from("<I", data, r.offset + 4)[0] == BITMAP64_MAGIC
     vectors = sum(len(e.dv_ranges) for e in _dv_entries(t))
-    cplan, _ = _compact(root)
+    cplan, _ = compact(root)
     assert sum(task["deletion_vectors"] for task in cplan.plan.details["tasks"]) == vectors
     assert _dv_entries(open_table(str(root))) == []
     after = java.verify(root)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aggregate_references import COLLECTION_AGGS, WORDS
 from fixtures import Run
 from java_paimon import JavaPaimon, assert_java_ok
 from java_writer import JavaWriter
@@ -44,22 +45,6 @@ FIELDS = [
     {"name": "ns", "type": {"type": "ARRAY", "element": NAMED}},
     {"name": "nn", "type": {"type": "ARRAY", "element": KV}},
 ]
-AGGS = {
-    "merge-engine": "aggregation",
-    "fields.ci.aggregate-function": "collect",
-    "fields.cd.aggregate-function": "collect",
-    "fields.cd.distinct": "true",
-    "fields.cr.aggregate-function": "collect",
-    "fields.cr.distinct": "true",
-    "fields.m.aggregate-function": "merge_map",
-    "fields.mi.aggregate-function": "merge_map",
-    "fields.nk.aggregate-function": "nested_update",
-    "fields.nk.nested-key": "k",
-    "fields.ns.aggregate-function": "nested_update",
-    "fields.ns.nested-key": "name",
-    "fields.nn.aggregate-function": "nested_update",
-}
-WORDS = ["x", "y", "zz", "é", "a longer word", "another longer one", "k1", "k2", "k3", "bb"]
 
 
 def _commits(seed: int, kinds: tuple[str, ...], commits: int = 6) -> list[list[list[Any]]]:
@@ -112,7 +97,7 @@ def test_collection_aggregates_equal_paimons_own_compaction(
         "schema": {
             "fields": FIELDS,
             "primaryKeys": ["id"],
-            "options": {"bucket": "2", "write-only": "true", **AGGS},
+            "options": {"bucket": "2", "write-only": "true", **COLLECTION_AGGS},
         },
         "steps": steps,
     }
