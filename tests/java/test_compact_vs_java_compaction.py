@@ -155,13 +155,14 @@ def _script(case: str, seed: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_compaction_equals_paimons_own(
-    tmp_path: Path, java_writer: JavaWriter, java: JavaPaimon, run: Run, case: str
+    tmp_path: Path, java_writer: JavaWriter, run: Run, case: str
 ) -> None:
+    # Java's read of the earlier snapshots and the tag is checked on deletion-vector tables
+    # below and per engine in tests/core/test_compact_merge_engines.py; here the question is
+    # only whether our merge equals Paimon's (one JVM per step keeps this file affordable).
     ours = java_writer.run(tmp_path / "ours", _script(case, seed=11))
     shutil.copytree(ours.parents[1], tmp_path / "theirs")
     theirs = java_writer.run(tmp_path / "theirs", {"table": "t", "steps": [{"op": "compact"}]})
-    before = java.verify(ours)
-    assert_java_ok(before)
 
     result = run("compact", ours)
     assert result.exit_code == 0, result.stdout + result.stderr
@@ -169,9 +170,6 @@ def test_compaction_equals_paimons_own(
     ours_rows = java_writer.rows(ours, kinds=False)
     assert ours_rows == java_writer.rows(theirs, kinds=False)
     assert ours_rows, "the case should leave rows"
-    after = java.verify(ours)
-    # Earlier snapshots and the tag read as they did (they are not rewritten).
-    assert_same_rows(before, after, keys=["tag-mid", "snapshot-1", "snapshot-6"])
     check = run("inspect", ours, "--check")
     assert check.exit_code == 0, check.stdout + check.stderr
 
