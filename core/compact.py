@@ -81,7 +81,7 @@ from core.merge_engines import MergeSpec
 from core.merge_tree import merge_bucket
 from core.model import DataField, FileKind, IndexManifestEntry, Snapshot, TableSchema
 from core.options import parse_memory_size
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import Phase, Plan, Requirements
 from core.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -642,19 +642,10 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     phases: tuple[Phase, ...] = ()
     if tasks:
         phases = (
-            Phase(
-                "commit",
-                (
-                    FileAction(
-                        "write",
-                        table.snapshots.path(latest.id + 1),
-                        "snapshot",
-                        None,
-                        f"COMPACT commit replacing {details['files_before']} files with about "
-                        f"{details['files_after_estimate']}",
-                    ),
-                ),
-                sequential=True,
+            Phase.commit(
+                table.snapshots.path(latest.id + 1),
+                f"COMPACT commit replacing {details['files_before']} files with about "
+                f"{details['files_after_estimate']}",
             ),
         )
     plan = Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)

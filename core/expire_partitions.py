@@ -25,7 +25,7 @@ from core.manifest_writer import read_raw_rows
 from core.model import FileKind, ManifestEntry, Snapshot
 from core.options import parse_duration_ms, parse_int
 from core.partition_time import PartitionTimeError, TimeExtractor, java_internal_text
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import Phase, Plan, Requirements
 from core.table import PaimonTable
 from core.timeparse import local_datetime, local_wall_clock_ms
 
@@ -239,19 +239,10 @@ def plan_partition_expire(
     if expired:
         files = sum(st.files for _, st, _ in expired)
         phases = (
-            Phase(
-                "commit",
-                (
-                    FileAction(
-                        "write",
-                        table.snapshots.path(latest.id + 1),
-                        "snapshot",
-                        None,
-                        f"OVERWRITE commit dropping {len(expired)} partition(s) "
-                        f"({files} files marked DELETE)",
-                    ),
-                ),
-                sequential=True,
+            Phase.commit(
+                table.snapshots.path(latest.id + 1),
+                f"OVERWRITE commit dropping {len(expired)} partition(s) "
+                f"({files} files marked DELETE)",
             ),
         )
     return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)

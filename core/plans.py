@@ -93,6 +93,13 @@ class Phase:
     actions: tuple[FileAction, ...]
     sequential: bool = False  # snapshot files go strictly in ascending order
 
+    @classmethod
+    def commit(cls, snapshot_path: str, reason: str) -> Phase:
+        """The phase of a planner that commits one new snapshot (compact, partition expiry,
+        remove-unexisting-files): writing ``snapshot_path``, for ``reason``."""
+        action = FileAction("write", snapshot_path, "snapshot", None, reason)
+        return cls("commit", (action,), sequential=True)
+
     @property
     def bytes(self) -> int:
         return sum(a.size or 0 for a in self.actions if a.op == "delete")

@@ -25,7 +25,7 @@ from core.executors.base import Executor
 from core.expire_partitions import live_raw_entries
 from core.fileio import FileIO
 from core.model import ManifestEntry, Snapshot
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import Phase, Plan, Requirements
 from core.progress import NullProgress, Progress
 from core.table import PaimonTable
 
@@ -93,19 +93,9 @@ def plan_remove_unexisting(
         if missing:
             rows = sum(e.file.row_count for e, _ in missing)
             phases = (
-                Phase(
-                    "commit",
-                    (
-                        FileAction(
-                            "write",
-                            table.snapshots.path(latest.id + 1),
-                            "snapshot",
-                            None,
-                            f"APPEND commit marking {len(missing)} missing data files "
-                            f"({rows} rows) DELETE",
-                        ),
-                    ),
-                    sequential=True,
+                Phase.commit(
+                    table.snapshots.path(latest.id + 1),
+                    f"APPEND commit marking {len(missing)} missing data files ({rows} rows) DELETE",
                 ),
             )
     details["rows"] = sum(f["rows"] for f in details["files"])
