@@ -24,8 +24,9 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -153,20 +154,37 @@ def run_baseline(
     return time.perf_counter() - start
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", type=float, default=1.0, help="shrink (e.g. 0.05)")
-    parser.add_argument("--rounds", type=int, default=2)
+def bench_args(description: str, *, rounds: int, scale_example: str) -> argparse.Namespace:
+    """The options both compaction benchmarks take."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--scale", type=float, default=1.0, help=f"shrink (e.g. {scale_example})")
+    parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--parallelism", type=int, default=max(4, (os.cpu_count() or 1) * 2))
     parser.add_argument("--workdir", type=Path, help="where to generate (default: tmpfs if any)")
     parser.add_argument("--keep", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+@contextmanager
+def bench_workdir(args: argparse.Namespace, prefix: str) -> Iterator[Path]:
+    """A fresh directory under --workdir (default: tmpfs if any), removed unless --keep."""
+    base = args.workdir or (Path("/dev/shm") if Path("/dev/shm").is_dir() else None)
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    try:
+        yield work
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"kept {work}", file=sys.stderr)
+
+
+def main() -> int:
+    args = bench_args(__doc__.split("\n\n")[0], rounds=2, scale_example="0.05")
     scale = min(args.scale, 1.0)
     partitions = max(1, round(20 * scale))
     files = max(5, round(500 * scale))
-    base = args.workdir or (Path("/dev/shm") if Path("/dev/shm").is_dir() else None)
-    work = Path(tempfile.mkdtemp(prefix="bench-compact-", dir=base))
-    try:
+    with bench_workdir(args, "bench-compact-") as work:
         t0 = time.perf_counter()
         source = make_table(work / "src", partitions, files, rows=40)
         made = time.perf_counter() - t0
@@ -198,11 +216,6 @@ def main() -> int:
         print(f"pyarrow r+w    : {baseline:8.2f} MiB/s ({best_base:.2f} s)")
         verdict = "meets" if ratio >= GOAL else "MISSES"
         print(f"ratio          : {ratio:.0%} ({verdict} the >= {GOAL:.0%} goal)")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print(f"kept {work}", file=sys.stderr)
     return 0
 
 

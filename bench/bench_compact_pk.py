@@ -24,13 +24,11 @@ the CPU ratio much less.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import resource
 import shutil
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -44,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.append(str(REPO / "tests"))
 
-from bench_compact import run_baseline  # noqa: E402  (same folder, run as a script)
+from bench_compact import bench_args, bench_workdir, run_baseline  # noqa: E402  (same folder, run as a script)
 
 from core import binary_row  # noqa: E402
 from core.commit import Changes, commit  # noqa: E402
@@ -202,19 +200,11 @@ def _baseline_bucket(args: tuple[list[str], Path]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", type=float, default=1.0, help="shrink (e.g. 0.1)")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--parallelism", type=int, default=max(4, (os.cpu_count() or 1) * 2))
-    parser.add_argument("--workdir", type=Path, help="where to generate (default: tmpfs if any)")
-    parser.add_argument("--keep", action="store_true")
-    args = parser.parse_args()
+    args = bench_args(__doc__.split("\n\n")[0], rounds=3, scale_example="0.1")
     scale = min(args.scale, 1.0)
     partitions = max(1, round(20 * scale))
     files = max(5, round(50 * scale))
-    base = args.workdir or (Path("/dev/shm") if Path("/dev/shm").is_dir() else None)
-    work = Path(tempfile.mkdtemp(prefix="bench-compact-pk-", dir=base))
-    try:
+    with bench_workdir(args, "bench-compact-pk-") as work:
         t0 = time.perf_counter()
         source = make_table(work / "src", partitions, files, rows=200)
         made = time.perf_counter() - t0
@@ -271,11 +261,6 @@ def main() -> int:
         print(f"load average     : {load_before} before, {load()} after (1/5/15 min)")
         verdict = "meets" if ratio >= GOAL else "MISSES"
         print(f"ratio            : {ratio:.0%} ({verdict} the >= {GOAL:.0%} goal)")
-    finally:
-        if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print(f"kept {work}", file=sys.stderr)
     return 0
 
 
