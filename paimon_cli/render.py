@@ -94,6 +94,22 @@ def _grouped(phases: list[PhaseReport]) -> list[tuple[str, PhaseReport]]:
     return rows
 
 
+def render_plan_and_report(
+    plan: Plan,
+    notes: Iterable[str],
+    report: ExecutionReport | None,
+    out: Output,
+    *,
+    show_actions: bool,
+) -> None:
+    """A deleting command's tail: its plan, the plan's notes, then what the run did."""
+    render_plan(plan, out, show_actions=show_actions)
+    for note in notes:
+        out.line(f"  note: {note}")
+    if report is not None:
+        render_report(report, out)
+
+
 def render_report(report: ExecutionReport, out: Output) -> None:
     for journal in report.resumed_journals:
         out.line(f"  finished an interrupted run first (journal {journal})")

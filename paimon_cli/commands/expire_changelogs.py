@@ -35,7 +35,7 @@ from paimon_cli.params import (
     parse_fs_options,
 )
 from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan, render_report, report_failed
+from paimon_cli.render import render_plan_and_report, report_failed
 from paimon_cli.selection import Selection, TableJob, run_job
 from paimon_cli.state import state_of
 
@@ -219,11 +219,7 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
             f"  [yellow]{o.pending_journals} unfinished run(s) found: a real run finishes "
             "them first[/yellow]"
         )
-    render_plan(o.plan, out, show_actions=dry_run)
-    for note in d.get("notes") or []:
-        out.line(f"  note: {note}")
-    if o.report is not None:
-        render_report(o.report, out)
+    render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=dry_run)
 
 
 def render_changelog_details(d: dict[str, Any], out: Output) -> None:

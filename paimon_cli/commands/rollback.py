@@ -26,7 +26,7 @@ from paimon_cli.params import (
     parse_fs_options,
 )
 from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan, render_report, report_failed
+from paimon_cli.render import render_plan_and_report, report_failed
 from paimon_cli.selection import Selection, TableJob, run_job
 from paimon_cli.state import state_of
 
@@ -148,11 +148,7 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
         out.line(f"  snapshot {d['target_snapshot']} is written back from the tag")
     if d["forced"]:
         out.warn("forced past consumers or branches that depend on removed snapshots")
-    render_plan(o.plan, out, show_actions=dry_run)
-    for note in d.get("notes") or []:
-        out.line(f"  note: {note}")
-    if o.report is not None:
-        render_report(o.report, out)
+    render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=dry_run)
 
 
 def register(app: typer.Typer) -> None:
