@@ -576,6 +576,14 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                 continue
             scanned += 1
         groups.setdefault((partition, bucket), []).append(row)
+    # Vectors and vector index files by bucket, once: a deletion-vector table can have
+    # tens of thousands of buckets and a vector per file.
+    vectors_of: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}
+    for (p, b, name), v in vectors.items():
+        vectors_of.setdefault((p, b), {})[name] = v
+    index_of: dict[tuple[bytes, int], list[IndexManifestEntry]] = {}
+    for e in index_entries:
+        index_of.setdefault((e.partition, e.bucket), []).append(e)
     tasks: list[CompactTask] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         spec = table.paths.partition_spec(partition)
@@ -588,10 +596,10 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                 }
             )
             continue
-        bucket_vectors = {
-            name: v for (p, b, name), v in vectors.items() if (p, b) == (partition, bucket)
-        }
-        bucket_index = frozenset(bucket_index_files(index_entries, {(partition, bucket): True}))
+        bucket_vectors = vectors_of.get((partition, bucket), {})
+        bucket_index = frozenset(
+            bucket_index_files(index_of.get((partition, bucket), ()), {(partition, bucket): True})
+        )
         picked: list[list[dict[str, Any]]]
         if cfg.mode == "unaware-append":
             if cfg.deletion_vectors:
@@ -613,7 +621,13 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
                 index_deletes = bucket_index
             elif task_vectors:
                 index_deletes, kept = _append_index_rewrite(
-                    table, index_entries, partition, bucket, names, task_vectors, cfg
+                    table,
+                    index_of.get((partition, bucket), ()),
+                    partition,
+                    bucket,
+                    names,
+                    task_vectors,
+                    cfg,
                 )
             tasks.append(
                 CompactTask(
