@@ -145,3 +145,21 @@ def test_row_tracking_dv_table_is_refused(run: Run, scenarios: dict[str, pw.Scen
     assert "row-tracking.enabled=true" in result.stderr
     assert "deletion-vectors" not in result.stderr
     assert tree_state(root) == state
+
+
+def test_vector_index_files_outside_the_table_are_refused(run: Run, small_files: Path) -> None:
+    """New vector index files would go to global-index.external-path, which paimon-cli does
+    not write: refused before anything is written."""
+    state = tree_state(small_files)
+    result = run(
+        "compact",
+        small_files,
+        "--json",
+        "--options",
+        "deletion-vectors.enabled=true,global-index.external-path=/elsewhere/index",
+    )
+    assert result.exit_code == 1 and result.stdout == ""
+    error = json.loads(result.stderr)["error"]
+    assert error["kind"] == "unsupported_table"
+    assert "global-index.external-path=/elsewhere/index" in error["message"]
+    assert tree_state(small_files) == state
