@@ -124,40 +124,60 @@ class Crash(BaseException):
 
 
 class CrashingFileIO(FileIO):
-    """Dies on the Nth mutating storage operation (write or delete)."""
+    """Dies on the Nth mutating storage operation (write or delete): before it (``crash``:
+    process death, else a storage error), or after it with an error answer (``applied``:
+    the store did it and still answered 500, a dropped connection, a timeout)."""
 
-    def __init__(self, fail_at: int, *, crash: bool = True) -> None:
+    def __init__(self, fail_at: int, *, crash: bool = True, applied: bool = False) -> None:
         super().__init__()
         self.fail_at = fail_at
         self.crash = crash
+        self.applied = applied
         self.count = 0
 
-    def _tick(self, path: str) -> None:
+    def _tick(self, path: str) -> bool:
+        """True when this operation is the one to fail after it was applied."""
         self.count += 1
-        if self.count == self.fail_at:
-            if self.crash:
-                raise Crash(path)
-            raise StorageError(f"injected failure on {path}")
+        if self.count != self.fail_at:
+            return False
+        if self.applied:
+            return True
+        if self.crash:
+            raise Crash(path)
+        raise StorageError(f"injected failure on {path}")
+
+    def _answer(self, after: bool, path: str) -> None:
+        if after:
+            raise StorageError(f"injected error answer after {path} was applied")
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        self._tick(path)
+        after = self._tick(path)
         super().write_bytes(path, data)
+        self._answer(after, path)
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
-        self._tick(path)
-        return super().write_if_absent(path, data)
+        after = self._tick(path)
+        created = super().write_if_absent(path, data)
+        self._answer(after, path)
+        return created
 
     def delete(self, path: str) -> bool:
-        self._tick(path)
-        return super().delete(path)
+        after = self._tick(path)
+        deleted = super().delete(path)
+        self._answer(after, path)
+        return deleted
 
     def delete_empty_dir(self, path: str) -> bool:
-        self._tick(path)
-        return super().delete_empty_dir(path)
+        after = self._tick(path)
+        removed = super().delete_empty_dir(path)
+        self._answer(after, path)
+        return removed
 
     def move(self, src: str, dst: str, *, replace: bool = False) -> bool:
-        self._tick(src)
-        return super().move(src, dst, replace=replace)
+        after = self._tick(src)
+        moved = super().move(src, dst, replace=replace)
+        self._answer(after, src)
+        return moved
 
 
 # -- time travel for time-dependent tests (never sleep) ---------------------------------------

@@ -3,7 +3,9 @@
 A hypothesis ``RuleBasedStateMachine`` drives one pypaimon-written table through writes,
 overwrites, compaction, rollbacks, tags, branches, consumers, option changes (changelog
 decoupling on and off), a too-high ``EARLIEST`` hint, foreign files, runs killed at a random
-storage operation, and every deleting command with random flags. After every step:
+storage operation or failing there (refused, or applied and still answered with an error, as
+a 500 or a dropped connection can be), and every deleting command with random flags. After
+every step:
 
 * nothing that a remaining snapshot, tag, branch, long-lived changelog or consumer-protected
   snapshot references is missing, by an independent checker (``reference_check``) that
@@ -343,9 +345,9 @@ class MaintenanceMachine(RuleBasedStateMachine):
     @rule(
         command=st.sampled_from(["expire-snapshots", "delete-orphan-files", "delete-tag"]),
         fail_at=st.integers(1, 25),
-        crash=st.booleans(),
+        fault=st.sampled_from(["kill", "error", "applied-error"]),
     )
-    def killed_run(self, command: str, fail_at: int, crash: bool) -> None:
+    def killed_run(self, command: str, fail_at: int, fault: str) -> None:
         if command == "expire-snapshots":
             args = self._expire_args(1, True, None)
         elif command == "delete-orphan-files":
@@ -357,8 +359,11 @@ class MaintenanceMachine(RuleBasedStateMachine):
                 return
             args = [command, self.root, names[0]]
         original = fileio_module.FileIO
-        fileio_module.FileIO = lambda *_a, **_k: CrashingFileIO(fail_at, crash=crash)  # type: ignore[assignment,misc]
-        self.log.append(f"killed at op {fail_at}: paimon {' '.join(map(str, args))}")
+        # "applied-error": the store did the operation and answered with an error anyway.
+        fileio_module.FileIO = lambda *_a, **_k: CrashingFileIO(  # type: ignore[assignment,misc]
+            fail_at, crash=fault == "kill", applied=fault == "applied-error"
+        )
+        self.log.append(f"{fault} at op {fail_at}: paimon {' '.join(map(str, args))}")
         try:
             with contextlib.suppress(Crash, StorageError):
                 self.run(*args)
