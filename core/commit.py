@@ -10,6 +10,15 @@ from it, re-check that every file marked DELETE is still live, and try again, up
 Atomic create is a hard link on local file systems (never replaces a target) and a
 conditional put (``If-None-Match: *``) on S3. Other object stores cannot refuse an
 overwrite, so committing there is refused unless the caller opts in (``allow_unsafe``).
+
+Publishing is the point of no return, and its answer can be wrong: S3 may store a PUT and
+answer 500 (or the connection drops, or the client times out), and the retry then hears
+"already exists" about our own snapshot. So "exists" is read back and accepted when the
+file is ours, and a :class:`Publication` tracks, for the commit and for every file written
+for it, whether anything may still be removed: only while no snapshot can reference it.
+From the first attempt to create the snapshot on, whatever exception arrives (a storage
+error, Ctrl-C, SystemExit), nothing is discarded; leftovers of an outcome that stayed
+unknown are at worst orphans.
 """
 
 from __future__ import annotations
@@ -22,10 +31,11 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import Enum
 from typing import Any
 
 from core import __version__
-from core.errors import PaimonError, SafetyRefusalError, StorageError
+from core.errors import PaimonError, SafetyRefusalError, StorageError, WriteOutcomeUnknownError
 from core.fileio import FileIO, join
 from core.manifest_writer import (
     INDEX_MANIFEST_ENTRY_SCHEMA,
@@ -229,7 +239,7 @@ def refuse_non_avro_manifests(table: PaimonTable) -> None:
 def publish_if_absent(
     fileio: FileIO, path: str, data: bytes, *, allow_unsafe: bool = False
 ) -> bool:
-    """Create ``path`` only if absent; False when another writer has it already."""
+    """Create ``path`` only if absent; False when another writer's file is there."""
     if not fileio.conditional_create_supported(path):
         if not allow_unsafe:
             raise SafetyRefusalError(f"no atomic create-if-absent for {path}")
@@ -239,13 +249,67 @@ def publish_if_absent(
 
 def create_if_absent(fileio: FileIO, path: str, data: bytes) -> bool:
     """Create ``path`` only if absent, atomically where the store can; otherwise check, then
-    write (as Java does for tags). False when the file exists already."""
+    write (as Java does for tags). True when it holds ``data`` now (also when an earlier try
+    of ours landed but its answer was lost); False when it holds something else."""
     if fileio.conditional_create_supported(path):
         return fileio.write_if_absent(path, data)
     if fileio.exists(path):
         return False
     fileio.write_bytes(path, data)
     return True
+
+
+class PublishState(Enum):
+    OPEN = "open"  # nothing published yet: what was written may be removed
+    PUBLISHING = "publishing"  # creating the snapshot: its outcome may be unknown
+    PUBLISHED = "published"  # the snapshot is ours: the commit has happened
+
+
+class CommitOutcomeUnknownError(StorageError):
+    """Creating the snapshot failed in a way that may still have stored it, and reading it
+    back did not settle it; the files it would reference are kept (orphans if it did not
+    land)."""
+
+    kind = "commit_outcome_unknown"
+
+
+@dataclass
+class Publication:
+    """The one gate between a commit and the removal of the files written for it.
+
+    Files written before the snapshot (compaction's data and index files: ``outputs``; each
+    attempt's manifests and lists) may be removed only while the publication is ``OPEN``:
+    once creating the snapshot was attempted its outcome may be unknown, and once it is
+    ours the commit has happened, whatever exception arrives afterwards."""
+
+    fileio: FileIO
+    state: PublishState = PublishState.OPEN
+    outputs: list[str] = field(default_factory=list)
+
+    @property
+    def may_discard(self) -> bool:
+        return self.state is PublishState.OPEN
+
+    def discard(self, paths: Iterable[str], what: str = "") -> list[str]:
+        """Remove ``paths`` when still allowed; returns those left behind (the reason is
+        logged when the gate keeps them)."""
+        paths = list(paths)
+        if not paths:
+            return []
+        if not self.may_discard:
+            logger.warning(
+                "keeping %d file(s) written for the commit: the snapshot is %s",
+                len(paths),
+                "committed" if self.state is PublishState.PUBLISHED else "possibly committed",
+            )
+            return paths
+        return delete_quietly(self.fileio, paths, what)
+
+    def discard_outputs(self) -> list[str]:
+        left = self.discard(self.outputs)
+        if self.may_discard:
+            self.outputs.clear()
+        return left
 
 
 def delete_quietly(fileio: FileIO, paths: Iterable[str], what: str = "") -> list[str]:
@@ -277,6 +341,7 @@ def write_latest_hint(table: PaimonTable, snapshot_id: int) -> str | None:
 class _Attempt:
     table: PaimonTable
     codec: str
+    publication: Publication
     prefix: str = field(default_factory=lambda: str(uuid.uuid4()))
     counter: int = 0
     written: list[WrittenFile] = field(default_factory=list)
@@ -295,8 +360,10 @@ class _Attempt:
         return written
 
     def discard(self) -> None:
-        delete_quietly(self.table.fileio, [f.path for f in self.written], "unreferenced ")
-        self.written.clear()
+        """Remove this attempt's manifests, unless its snapshot is (possibly) published."""
+        self.publication.discard([f.path for f in self.written], "unreferenced ")
+        if self.publication.may_discard:
+            self.written.clear()
 
 
 def _stats_to_inherit(table: PaimonTable, latest: Snapshot) -> str | None:
@@ -420,10 +487,15 @@ def commit(
     policy: RetryPolicy | None = None,
     allow_unsafe: bool = False,
     sleep: Callable[[float], None] = time.sleep,
+    publication: Publication | None = None,
 ) -> CommitResult:
-    """Commit ``build(latest)`` as a new snapshot; rebuild and retry when another writer wins."""
+    """Commit ``build(latest)`` as a new snapshot; rebuild and retry when another writer wins.
+
+    ``publication`` is the caller's gate when it wrote files for this commit (compaction):
+    its state says afterwards, whatever was raised, whether they may be removed."""
     refuse_non_avro_manifests(table)
     check_publishable(table, allow_unsafe=allow_unsafe)
+    publication = publication or Publication(table.fileio)
     policy = policy or RetryPolicy.of(table)
     codec = avro_codec(table.options.get("manifest.compression"))
     user = commit_user or str(uuid.uuid4())
@@ -436,7 +508,7 @@ def commit(
         if changes.empty:
             return CommitResult(None, attempt_no, changes, tuple(notes))
         stale = [] if changes.deletes_verified else _unmatched_deletes(table, latest, changes)
-        attempt = _Attempt(table, codec)
+        attempt = _Attempt(table, codec, publication)
         if not stale:
             try:
                 raw = build_snapshot(
@@ -449,9 +521,9 @@ def commit(
                     identifier=identifier,
                     now_ms=clock(),
                 )
-                published = _publish(table, raw, allow_unsafe=allow_unsafe)
+                published = _publish(table, raw, publication, allow_unsafe=allow_unsafe)
             except BaseException:
-                attempt.discard()
+                attempt.discard()  # a no-op once publishing was attempted
                 raise
             if published is not None:
                 run = current_run()
@@ -483,32 +555,73 @@ def commit(
     )
 
 
-def _publish(table: PaimonTable, raw: dict[str, Any], *, allow_unsafe: bool) -> Snapshot | None:
-    """Create the snapshot file; None if the id is taken. An ambiguous failure counts as
-    success only if the file now holds our snapshot (same uuid), as Paimon master does."""
+def _publish(
+    table: PaimonTable, raw: dict[str, Any], publication: Publication, *, allow_unsafe: bool
+) -> Snapshot | None:
+    """Create the snapshot file; None if another writer's snapshot has the id.
+
+    "Already exists" and errors are ambiguous after a retry (our own PUT may have landed):
+    the file is read back and is ours when it carries our uuid, as Paimon master does.
+    The publication stays ``PUBLISHING`` (nothing discarded) while that is unknown."""
     path = table.snapshots.path(raw["id"])
     data = snapshot_json(raw).encode("utf-8")
+    publication.state = PublishState.PUBLISHING
     try:
         created = publish_if_absent(table.fileio, path, data, allow_unsafe=allow_unsafe)
-    except StorageError:
-        theirs = table.snapshots.try_snapshot(raw["id"])
-        if theirs is not None and theirs.raw.get("uuid") == raw["uuid"]:
-            return theirs
-        raise
+    except StorageError as exc:
+        return _settle_after_error(table, raw, publication, exc)
     if not created:
+        publication.state = PublishState.OPEN  # another writer's snapshot: a lost race
         return None
+    publication.state = PublishState.PUBLISHED
     return Snapshot.from_json(raw, path)
+
+
+def _settle_after_error(
+    table: PaimonTable, raw: dict[str, Any], publication: Publication, exc: StorageError
+) -> Snapshot | None:
+    """Read the snapshot back after a failed create: ours, another writer's, or unknown."""
+    try:
+        theirs = table.snapshots.try_snapshot(raw["id"])
+    except PaimonError as read_error:
+        raise CommitOutcomeUnknownError(
+            f"creating snapshot {raw['id']} failed ({exc.message}) and it could not be read "
+            f"back ({read_error.message}): it may or may not be committed; the files it "
+            "references were kept",
+            hint="run `paimon inspect TABLE snapshots`: if it is not there, the kept files are "
+            "orphans for delete-orphan-files",
+        ) from exc
+    if theirs is not None and theirs.raw.get("uuid") == raw["uuid"]:
+        publication.state = PublishState.PUBLISHED
+        return theirs
+    if theirs is not None:
+        publication.state = PublishState.OPEN  # someone else's: ours never landed there
+        return None
+    if isinstance(exc, WriteOutcomeUnknownError):
+        # Absent now, yet a PUT still in flight could land: keep what it would reference.
+        raise CommitOutcomeUnknownError(
+            f"creating snapshot {raw['id']} failed ({exc.message}) and it is not there now, "
+            "but the write may still land: the files it references were kept",
+            hint="rerun the command; files of a commit that did not land are orphans for "
+            "delete-orphan-files",
+        ) from exc
+    publication.state = PublishState.OPEN  # refused before anything was stored
+    raise exc
 
 
 __all__ = [
     "BATCH_COMMIT_IDENTIFIER",
     "Changes",
     "CommitConflictError",
+    "CommitOutcomeUnknownError",
     "CommitResult",
     "JavaDecimal",
+    "Publication",
+    "PublishState",
     "RetryPolicy",
     "check_publishable",
     "commit",
+    "delete_quietly",
     "entry_identifier",
     "java_json",
     "ordered_snapshot_fields",

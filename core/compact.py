@@ -44,6 +44,7 @@ from core.commit import (
     Changes,
     CommitConflictError,
     CommitResult,
+    Publication,
     commit,
     delete_quietly,
     entry_identifier,
@@ -1225,6 +1226,9 @@ def apply_compact(
     if not tasks:
         return CompactResult(None, 0, 0, 0, 0, 0, 0)
     outputs: list[TaskOutput] = []
+    # The written files are removed on failure only through this gate: never once the
+    # snapshot referencing them was (possibly) created, whatever exception arrives.
+    publication = Publication(table.fileio)
 
     def finished(result: TaskOutput | TaskFailure) -> None:
         if on_task is not None and isinstance(result, TaskOutput):
@@ -1234,6 +1238,7 @@ def apply_compact(
         # Every task runs to its end, so a failed one cannot hide files the others wrote.
         results = executor.map(partial(_rewrite_or_failure, table), tasks, on_result=finished)
         outputs = [r for r in results if isinstance(r, TaskOutput)]
+        publication.outputs.extend(p for o in outputs for p in o.paths)
         failures = [r for r in results if isinstance(r, TaskFailure)]
         if failures:
             raise failures[0].error
@@ -1244,15 +1249,15 @@ def apply_compact(
             compact_builder(table, tasks, outputs, planned_on=cplan.snapshot),
             commit_kind="COMPACT",
             allow_unsafe=allow_unsafe,
+            publication=publication,
         )
     except BaseException:
-        paths = [p for o in outputs for p in o.paths]
-        left = delete_quietly(table.fileio, paths)
-        if left:
+        left = publication.discard_outputs()
+        if left and publication.may_discard:
             logger.warning("%d written file(s) could not be removed (orphans)", len(left))
         raise
     if result.snapshot is None:
-        delete_quietly(table.fileio, [p for o in outputs for p in o.paths])
+        publication.discard_outputs()
     adds = [e["_FILE"] for o in outputs for e in o.entries]
     changelog = [e["_FILE"] for o in outputs for e in o.changelog]
     return CompactResult(

@@ -76,6 +76,13 @@ class StorageAccessError(StorageError):
     kind = "storage_access"
 
 
+class WriteOutcomeUnknownError(StorageError):
+    """A write failed in a way that may still have stored it (a 5xx after the upload, a
+    dropped connection, a timeout), and reading it back did not show it as ours."""
+
+    kind = "storage_outcome_unknown"
+
+
 class EngineUnavailableError(PaimonError):
     """The requested execution engine cannot start (pyspark or Java missing, ...)."""
 

@@ -22,7 +22,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
-from core.errors import StorageAccessError, StorageError
+from core.errors import StorageAccessError, StorageError, WriteOutcomeUnknownError
 from core.retry import RateLimiter, Retrier
 
 logger = logging.getLogger(__name__)
@@ -384,7 +384,12 @@ class FileIO:
             raise StorageError(f"cannot write {path}: {exc}") from exc
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
-        """Create ``path`` atomically only if it does not exist; False if it already did."""
+        """Create ``path`` atomically only if it does not exist. True when it now holds
+        ``data``: created by this call, or by an earlier try of it whose answer was lost
+        (S3 answers the retry of a PUT it stored but answered 500, or whose connection
+        dropped, "already exists"); False when it holds other bytes. A failure after which
+        the write may still have landed, and the file cannot be read back as ours, raises
+        :class:`WriteOutcomeUnknownError`."""
         if self.is_local(path):
             tmp = _write_temp_beside(path, data)
             try:
@@ -392,7 +397,7 @@ class FileIO:
                 os.link(tmp, path)
                 return True
             except FileExistsError:
-                return False
+                return self._holds(path, data)
             except OSError as exc:
                 raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
             finally:
@@ -407,14 +412,38 @@ class FileIO:
             self._remote(create, path)
             return True
         except FileExistsError:
-            return False
+            return self._holds(path, data)
         except (NotImplementedError, ValueError) as exc:
             raise StorageError(
                 f"{protocol_of(path)}:// cannot create files atomically: {exc}",
                 hint="this store has no conditional create; see README 'Object stores'",
             ) from exc
         except OSError as exc:
-            raise StorageError(f"cannot create {path}: {exc}") from exc
+            # A 5xx, a dropped connection or a timeout: the store may have applied it.
+            if self._holds_after_error(path, data):
+                return True
+            raise WriteOutcomeUnknownError(
+                f"cannot create {path}: {exc}; the store may still have stored it"
+            ) from exc
+
+    def _holds(self, path: str, data: bytes) -> bool:
+        """Whether an existing ``path`` holds exactly ``data`` (ours, or identical)."""
+        try:
+            info = self.info(path)
+            if info is not None and info.size != len(data):
+                return False
+            return self.read_bytes(path) == data
+        except FileNotFoundError:
+            # It existed a moment ago: whoever has it, it is not known to be ours.
+            raise WriteOutcomeUnknownError(
+                f"{path} was reported as existing, then was gone when read back"
+            ) from None
+
+    def _holds_after_error(self, path: str, data: bytes) -> bool:
+        try:
+            return self._holds(path, data)
+        except (FileNotFoundError, StorageError):
+            return False
 
     def conditional_create_supported(self, path: str) -> bool:
         """True where ``write_if_absent`` is a real compare-and-swap: local file systems

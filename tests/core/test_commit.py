@@ -16,12 +16,15 @@ from invariants import assert_no_dangling_references
 from core.commit import (
     Changes,
     CommitConflictError,
+    CommitOutcomeUnknownError,
+    Publication,
+    PublishState,
     RetryPolicy,
     check_publishable,
     commit,
     java_json,
 )
-from core.errors import SafetyRefusalError
+from core.errors import SafetyRefusalError, StorageError, WriteOutcomeUnknownError
 from core.expire_partitions import drop_partitions_builder, live_raw_entries
 from core.fileio import FileIO
 from core.manifest_writer import (
@@ -282,6 +285,67 @@ def test_gives_up_cleanly_after_the_retry_limit(dated) -> None:
     with pytest.raises(CommitConflictError, match="gave up after 3 attempts"):
         commit(table, build, policy=RetryPolicy(2, 1, 2), sleep=lambda _s: None)
     assert _names(s.root) == before
+
+
+class FailingPublish(FileIO):
+    """The snapshot create fails: ``landed`` stores it first (its answer is an error)."""
+
+    def __init__(self, error: StorageError, *, landed: bool) -> None:
+        super().__init__()
+        self.error, self.landed = error, landed
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        if "/snapshot/snapshot-" in path:
+            if self.landed:
+                super().write_if_absent(path, data)
+            raise self.error
+        return super().write_if_absent(path, data)
+
+
+def test_an_error_answer_for_a_stored_snapshot_is_our_commit(dated) -> None:
+    _, s = dated
+    table = open_table(str(s.root), fileio=FailingPublish(StorageError("500"), landed=True))
+    _, build = _drop_first_day(s.root)
+    publication = Publication(table.fileio)
+    result = commit(table, build, publication=publication)
+    assert result.snapshot is not None and result.snapshot.id == 4 and result.attempts == 1
+    assert publication.state is PublishState.PUBLISHED
+    assert_no_dangling_references(s.root)
+
+
+def test_an_unknown_outcome_keeps_everything_the_snapshot_would_reference(dated) -> None:
+    _, s = dated
+    before = _names(s.root)
+    unknown = WriteOutcomeUnknownError("connection dropped after the upload")
+    table = open_table(str(s.root), fileio=FailingPublish(unknown, landed=False))
+    _, build = _drop_first_day(s.root)
+    publication = Publication(table.fileio, outputs=[str(s.root / "README.md")])
+    with pytest.raises(CommitOutcomeUnknownError, match="may still land"):
+        commit(table, build, publication=publication)
+    assert publication.state is PublishState.PUBLISHING
+    assert publication.discard_outputs() == [str(s.root / "README.md")]
+    # The attempt's manifests stay: a PUT still in flight could land and need them.
+    kept = set(_names(s.root)) - set(before)
+    assert len(kept) == 3 and all(n.startswith("manifest") for n in kept)
+
+
+def test_a_refused_publish_removes_the_attempts_manifests(dated) -> None:
+    _, s = dated
+    before = _names(s.root)
+    table = open_table(str(s.root), fileio=FailingPublish(StorageError("403"), landed=False))
+    _, build = _drop_first_day(s.root)
+    with pytest.raises(StorageError, match="403"):
+        commit(table, build)
+    assert _names(s.root) == before
+
+
+def test_write_if_absent_is_true_only_for_identical_bytes(tmp_path: Path) -> None:
+    fio, path = FileIO(), str(tmp_path / "f")
+    assert fio.write_if_absent(path, b"ours")
+    assert fio.write_if_absent(path, b"ours")  # an earlier try of ours landed
+    assert not fio.write_if_absent(path, b"theirs")
+    assert not fio.write_if_absent(path, b"our")
+    assert (tmp_path / "f").read_bytes() == b"ours"
 
 
 class NoConditionalCreate(FileIO):
