@@ -11,7 +11,7 @@ from functools import partial
 
 from core.errors import SafetyRefusalError, StorageError
 from core.executors.base import Executor
-from core.fileio import parent
+from core.fileio import FileIO, basename, parent
 from core.journal import (
     Journal,
     remove_journal,
@@ -19,7 +19,8 @@ from core.journal import (
     unfinished_journals,
     write_journal,
 )
-from core.plans import FileAction, Phase, Plan
+from core.model import Snapshot, load_json
+from core.plans import COMMIT_FILE_KINDS, FileAction, Phase, Plan, SnapshotIdentity
 from core.progress import NullProgress, Progress
 from core.quarantine import Quarantine
 from core.quarantine import write_record as write_quarantine_record
@@ -279,6 +280,10 @@ def finish_journal(
     if problem is not None:
         discard_journal(table, journal, problem, report)
         return
+    problem = replaced_commit(view, plan)
+    if problem is not None:
+        discard_journal(table, journal, problem, report)
+        return
     recheck: Recheck = getattr(module, resumer[1])
     checked = recheck(view, plan)
     lock_paths(view, checked)
@@ -304,6 +309,58 @@ def finish_journal(
         report=report,
         quarantine=quarantine,
     )
+
+
+def commit_at(fileio: FileIO, path: str) -> SnapshotIdentity | None:
+    """The commit a snapshot, changelog or tag file holds now; None when it is absent."""
+    try:
+        text = fileio.read_text(path)
+    except FileNotFoundError:
+        return None
+    return SnapshotIdentity.of(Snapshot.from_json(load_json(text, path), path))
+
+
+def describe_commit_file(path: str) -> str:
+    """``snapshot 10``, ``changelog 4``, ``tag 't1'`` (branches by their directory)."""
+    name = basename(path)
+    for prefix, what in (("snapshot-", "snapshot"), ("changelog-", "changelog")):
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            return f"{what} {name[len(prefix) :]}"
+    if name.startswith("tag-"):
+        return f"tag {name[4:]!r}"
+    return path
+
+
+def commit_problem(
+    fileio: FileIO, path: str, expected: SnapshotIdentity, *, must_exist: bool, role: str = ""
+) -> str | None:
+    """Why ``path`` no longer holds the commit a plan saw there, or None: the one comparison
+    every resume makes, so a commit that reused an id is never taken for the planned one."""
+    what = describe_commit_file(path) + (f", {role}," if role else "")
+    now = commit_at(fileio, path)
+    if now is None:
+        return f"{what} is gone" if must_exist else None
+    changed = expected.differences(now)
+    if not changed:
+        return None
+    return f"{what} was replaced by another commit ({'; '.join(changed)})"
+
+
+def replaced_commit(table: PaimonTable, plan: Plan) -> str | None:
+    """Why a journal must not be finished because a snapshot, changelog or tag file it would
+    still delete holds another commit than it planned to delete (a writer committed after a
+    rollback and reused the id), or None. A journal whose deletes carry no identity comes
+    from an older paimon-cli and cannot be re-validated."""
+    for phase in plan.phases:
+        for action in phase.actions:
+            if action.op != "delete" or action.kind not in COMMIT_FILE_KINDS:
+                continue
+            if action.identity is None:
+                return "it was written by an older paimon-cli and cannot be re-validated"
+            problem = commit_problem(table.fileio, action.path, action.identity, must_exist=False)
+            if problem is not None:
+                return problem
+    return None
 
 
 def _journal_problem(table: PaimonTable, plan: Plan) -> str | None:

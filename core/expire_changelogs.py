@@ -29,7 +29,7 @@ from core.expire_snapshots import (
 from core.fileio import join
 from core.model import FileKind, ManifestEntry, Snapshot, Tag
 from core.options import INT_MAX
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.progress import NullProgress, Progress
 from core.references import Want, changelog_references, collect_references
 from core.scan import ManifestCache, full_live_set, live_sets
@@ -458,6 +458,7 @@ def plan_changelog_part(
                 "changelog-json",
                 None,
                 "expired long-lived changelog",
+                identity=SnapshotIdentity.of(cl),
             )
         )
     hint_dir = table.changelogs.directory

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from core.apply import commit_problem
 from core.errors import MissingFileError, SafetyRefusalError, StalePlanError
 from core.executors.base import Executor
 from core.executors.local import LocalExecutor
@@ -20,7 +21,7 @@ from core.expire_range import ExpireRange, active_consumers, compute_range, expi
 from core.fileio import join
 from core.model import Consumer, FileKind, ManifestEntry, Snapshot, Tag
 from core.options import ExpireConfig
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.progress import NullProgress, Progress
 from core.references import RootKind, Want, changelog_references, collect_references
 from core.report import ExecutionReport
@@ -624,7 +625,14 @@ def plan_expire_snapshots(
             )
         phases.append(Phase("changelog-pointers", tuple(writes), sequential=True))
     snapshot_actions = [
-        FileAction("delete", table.snapshots.path(s.id), "snapshot", None, "expired")
+        FileAction(
+            "delete",
+            table.snapshots.path(s.id),
+            "snapshot",
+            None,
+            "expired",
+            identity=SnapshotIdentity.of(s),
+        )
         for s in expiring
     ]
     snapshot_actions.append(
@@ -686,30 +694,32 @@ def _merge_changelog_part(phases: list[Phase], part: ChangelogPart) -> list[Phas
 
 
 # -- re-checks --------------------------------------------------------------------------------
-def _mark(table: PaimonTable, snapshot_id: int | None) -> dict[str, int] | None:
+def _mark(table: PaimonTable, snapshot_id: int | None) -> dict[str, Any] | None:
     snap = None if snapshot_id is None else table.snapshots.try_snapshot(snapshot_id)
-    return None if snap is None else {"id": snap.id, "time_ms": snap.time_millis}
+    return None if snap is None else SnapshotIdentity.of(snap).to_json()
 
 
 def journal_guard(
     table: PaimonTable, new_earliest: int | None, latest: int | None
 ) -> dict[str, Any]:
-    """What a resumed journal must find again (issue 12 defect 1): the oldest snapshot the
-    plan keeps and the latest one, each with its commit time, so a rollback (and a rewrite of
-    the same ids after it) is seen."""
+    """What a resumed journal must find again (issue 12 defect 1, issue 22): the oldest
+    snapshot the plan keeps and the latest one, each as the commit it is, so a rollback (and
+    a rewrite of the same ids after it) is seen."""
     return {"new_earliest": _mark(table, new_earliest), "latest": _mark(table, latest)}
 
 
-def _same_commit(table: PaimonTable, mark: Any, role: str) -> str | None:
-    snap = table.snapshots.try_snapshot(int(mark["id"]))
-    if snap is None:
-        return f"snapshot {mark['id']}, {role} when the journal was written, is gone"
-    if snap.time_millis != int(mark["time_ms"]):
-        return (
-            f"snapshot {mark['id']}, {role} when the journal was written, was replaced by "
-            "another commit (rolled back and written again)"
-        )
-    return None
+def _guard_marks(guard: Mapping[str, Any]) -> list[tuple[SnapshotIdentity, str]] | None:
+    """The guard's marks with their roles; None when written by an older paimon-cli."""
+    out = []
+    for key, role in (("latest", "the latest"), ("new_earliest", "the oldest kept")):
+        mark = guard.get(key)
+        if mark is None:
+            continue
+        try:
+            out.append((SnapshotIdentity.from_json(mark), f"{role} when the journal was written"))
+        except (KeyError, TypeError, ValueError):
+            return None
+    return out
 
 
 def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
@@ -728,8 +738,12 @@ def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
             f"the table was rolled back from snapshot {latest_then['id']} to "
             f"{'nothing' if latest_now is None else latest_now}"
         )
-    for mark, role in ((latest_then, "the latest"), (guard.get("new_earliest"), "the oldest kept")):
-        problem = _same_commit(table, mark, role) if mark else None
+    marks = _guard_marks(guard)
+    if marks is None:
+        return "it was written by an older paimon-cli and cannot be re-validated"
+    for identity, role in marks:
+        path = table.snapshots.path(identity.id)
+        problem = commit_problem(table.fileio, path, identity, must_exist=True, role=role)
         if problem:
             return problem
     deleted = {

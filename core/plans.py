@@ -6,11 +6,16 @@ plus requirements re-checked right before acting (STYLE §3, DECISIONS D2).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from core.errors import CorruptMetadataError
+from core.timeparse import iso_utc
+
+if TYPE_CHECKING:
+    from core.model import Snapshot
 
 PLAN_FORMAT = 1
 
@@ -52,6 +57,95 @@ def _json_ready(value: Any, *, lazy: bool) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class SnapshotIdentity:
+    """Which commit a snapshot, long-lived changelog or tag file holds.
+
+    After a rollback a writer's next commit reuses the ids that went, in files of the same
+    size; what differs between two commits is what Paimon writes anew for each: the commit
+    time, the manifest lists, the commit user and identifier (and ``uuid`` where a writer
+    records one), plus a tag's own creation time. Plans record it for every such file they
+    delete or rely on, and a resume finds each one again or is discarded (issue 22)."""
+
+    id: int
+    time_ms: int
+    commit_user: str
+    commit_identifier: int
+    manifest_lists: tuple[str, ...]
+    uuid: str | None = None
+    tag_create_time: str | None = None  # the tag file's tagCreateTime, as JSON text
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> SnapshotIdentity:
+        raw = snapshot.raw
+        uuid = raw.get("uuid")
+        created = raw.get("tagCreateTime")
+        return cls(
+            snapshot.id,
+            snapshot.time_millis,
+            snapshot.commit_user,
+            snapshot.commit_identifier,
+            snapshot.manifest_lists,
+            None if uuid is None else str(uuid),
+            None if created is None else json.dumps(created),
+        )
+
+    def differences(self, other: SnapshotIdentity) -> list[str]:
+        """What ``other`` has that this commit had not, in words (empty: the same commit)."""
+        out = []
+        if other.time_ms != self.time_ms:
+            out.append(f"committed at {iso_utc(other.time_ms)}, not {iso_utc(self.time_ms)}")
+        if (other.commit_user, other.commit_identifier) != (
+            self.commit_user,
+            self.commit_identifier,
+        ):
+            out.append(
+                f"by {other.commit_user!r} (identifier {other.commit_identifier}), not "
+                f"{self.commit_user!r} ({self.commit_identifier})"
+            )
+        if other.manifest_lists != self.manifest_lists:
+            out.append("other manifest lists")
+        if other.uuid != self.uuid:
+            out.append("another uuid")
+        if other.tag_create_time != self.tag_create_time:
+            out.append("created again")
+        if other.id != self.id:
+            out.append(f"id {other.id}, not {self.id}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "time_ms": self.time_ms,
+            "commit_user": self.commit_user,
+            "commit_identifier": self.commit_identifier,
+            "manifest_lists": list(self.manifest_lists),
+        }
+        if self.uuid is not None:
+            out["uuid"] = self.uuid
+        if self.tag_create_time is not None:
+            out["tag_create_time"] = self.tag_create_time
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SnapshotIdentity:
+        """KeyError, TypeError or ValueError when ``data`` is not one (an older journal)."""
+        uuid, created = data.get("uuid"), data.get("tag_create_time")
+        return cls(
+            int(data["id"]),
+            int(data["time_ms"]),
+            str(data["commit_user"]),
+            int(data["commit_identifier"]),
+            tuple(str(n) for n in data["manifest_lists"]),
+            None if uuid is None else str(uuid),
+            None if created is None else str(created),
+        )
+
+
+# Files that hold one commit: a plan that deletes one records which (FileAction.identity).
+COMMIT_FILE_KINDS = frozenset({"snapshot", "changelog-json", "tag"})
+
+
+@dataclass(frozen=True, slots=True)
 class FileAction:
     op: Op
     path: str
@@ -59,6 +153,8 @@ class FileAction:
     size: int | None = None
     reason: str = ""
     content: str | None = None  # for op == "write"
+    # For a delete of a snapshot, changelog or tag file: the commit it held when planned.
+    identity: SnapshotIdentity | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -70,6 +166,8 @@ class FileAction:
         }
         if self.content is not None:
             out["content"] = self.content
+        if self.identity is not None:
+            out["identity"] = self.identity.to_json()
         return out
 
     @classmethod
@@ -77,6 +175,7 @@ class FileAction:
         op = data["op"]
         if op not in ("delete", "write", "rmdir"):
             raise ValueError(f"unknown op {op!r}")
+        identity = data.get("identity")
         return cls(
             op,
             str(data["path"]),
@@ -84,6 +183,7 @@ class FileAction:
             data.get("size"),
             str(data.get("reason", "")),
             data.get("content"),
+            None if identity is None else SnapshotIdentity.from_json(identity),
         )
 
 

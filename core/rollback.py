@@ -21,11 +21,16 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from core.apply import apply, commit_problem
 from core.commit import snapshot_json
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError
+from core.executors.base import Executor
 from core.fileio import join
 from core.model import Snapshot, Tag
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.progress import Progress
+from core.report import ExecutionReport
+from core.snapshot_manager import SnapshotManager
 from core.table import PaimonTable
 from core.tags import branches_from_tag
 
@@ -122,14 +127,28 @@ def plan_rollback(
                 "write", join(snapshots.directory, "LATEST"), "hint", None, "rolled back", str(tid)
             )
         )
+    # Each delete names the commit it removes: a resume never removes one committed since.
     snapshot_actions = [
-        # The size identifies the file: a resume never removes a snapshot committed since.
-        FileAction("delete", snapshots.path(i), "snapshot", listing[i].size, f"after {tid}")
-        for i in doomed_snapshots
+        FileAction(
+            "delete",
+            snapshots.path(s.id),
+            "snapshot",
+            listing[s.id].size,
+            f"after {tid}",
+            identity=SnapshotIdentity.of(s),
+        )
+        for s in _present(snapshots, doomed_snapshots)
     ]
     changelog_actions = [
-        FileAction("delete", table.changelogs.path(i), "changelog-json", None, f"after {tid}")
-        for i in doomed_changelogs
+        FileAction(
+            "delete",
+            table.changelogs.path(c.id),
+            "changelog-json",
+            None,
+            f"after {tid}",
+            identity=SnapshotIdentity.of(c),
+        )
+        for c in _present(table.changelogs, doomed_changelogs)
     ]
     if doomed_changelogs:
         remaining = [i for i in changelog_ids if i <= tid]
@@ -144,7 +163,14 @@ def plan_rollback(
             )
         )
     tag_actions = [
-        FileAction("delete", table.tags.path(t.name), "tag", None, f"on snapshot {t.snapshot.id}")
+        FileAction(
+            "delete",
+            table.tags.path(t.name),
+            "tag",
+            None,
+            f"on snapshot {t.snapshot.id}",
+            identity=SnapshotIdentity.of(t.snapshot),
+        )
         for t in doomed_tags
     ]
     earliest: list[FileAction] = []
@@ -170,6 +196,10 @@ def plan_rollback(
         "consumers_ahead": [{"id": c.id, "next_snapshot": c.next_snapshot} for c in consumers],
         "branches_from_removed_tags": branches,
         "forced": force and bool(consumers or branches),
+        # The snapshot kept as latest, when it exists: a resume finds the same commit there.
+        "journal_guard": {
+            "target": None if snapshot_missing else SnapshotIdentity.of(target).to_json()
+        },
         "notes": [
             "data files, manifests and index files are kept, as Paimon (1.2+) does: those "
             "only the removed snapshots used are left for delete-orphan-files"
@@ -193,6 +223,11 @@ def plan_rollback(
     )
 
 
+def _present(snapshots: SnapshotManager, ids: list[int]) -> list[Snapshot]:
+    """The snapshots (or changelogs) of ``ids`` still present, in that order."""
+    return [s for s in (snapshots.try_snapshot(i) for i in ids) if s is not None]
+
+
 def recheck(table: PaimonTable, plan: Plan) -> Plan:
     """Before acting: the table must not have moved (a commit or a tag change) since planning."""
     now = _requirements(table, table.snapshots.ids()[-1] if table.snapshots.ids() else None)
@@ -206,25 +241,114 @@ def recheck(table: PaimonTable, plan: Plan) -> Plan:
     return plan
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
-    """Finishing an interrupted rollback: refuse if a writer committed after the snapshots
-    it was removing (those ids would now hold new commits)."""
-    planned: Mapping[str, Any] = plan.details
-    latest_then = planned.get("latest_snapshot")
-    listing = table.snapshots.listing()
-    newer = [i for i in listing if latest_then is not None and i > latest_then]
-    by_path = {table.snapshots.path(i): info.size for i, info in listing.items()}
-    newer += [
-        int(a.path.rsplit("-", 1)[-1])
-        for p in plan.phases
-        for a in p.actions
-        if a.op == "delete" and a.kind == "snapshot" and by_path.get(a.path, a.size) != a.size
-    ]
+def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
+    """Why an interrupted rollback must not be finished, or None: a writer committed after
+    it planned (an id above its latest), or the snapshot it keeps is another commit now. A
+    commit that reused a removed id is caught by the identities on its deletes
+    (``core.apply.replaced_commit``)."""
+    latest_then = plan.requirements.latest_snapshot
+    newer = [i for i in table.snapshots.ids() if latest_then is None or i > latest_then]
     if newer:
-        raise SafetyRefusalError(
-            f"an interrupted rollback to snapshot {planned.get('target_snapshot')} cannot be "
-            f"finished: snapshot {min(newer)} was committed meanwhile",
-            hint="inspect the table; remove the journal under .paimon-cli/journal by hand "
-            "once you have decided",
+        return (
+            f"snapshot {newer[0]} was committed after the rollback was planned (the latest "
+            f"was {latest_then})"
         )
+    guard = plan.details.get("journal_guard")
+    if not isinstance(guard, Mapping) or "target" not in guard:
+        return "it was written by an older paimon-cli and cannot be re-validated"
+    target = guard["target"]
+    if target is None:
+        return None
+    try:
+        identity = SnapshotIdentity.from_json(target)
+    except (KeyError, TypeError, ValueError):
+        return "it was written by an older paimon-cli and cannot be re-validated"
+    return commit_problem(
+        table.fileio,
+        table.snapshots.path(identity.id),
+        identity,
+        must_exist=True,
+        role="the rollback's target",
+    )
+
+
+def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
+    """Nothing to drop: ``resume_problem`` refuses every journal the table moved away from."""
     return plan
+
+
+def landed_commits(table: PaimonTable, plan: Plan) -> list[int]:
+    """Snapshot ids above the rollback's target present now: commits a writer made while
+    the rollback ran (each on the snapshot before it, as Paimon commits)."""
+    target = int(plan.details["target_snapshot"])
+    return [i for i in table.snapshots.ids() if i > target]
+
+
+class RollbackRaced(RollbackError):
+    kind = "rollback_raced"
+
+
+def raced_error(table: PaimonTable, plan: Plan, landed: list[int]) -> RollbackRaced:
+    """The failure of a rollback a writer committed into, naming each commit and its base."""
+    target = plan.details["target_snapshot"]
+    planned = plan.details.get("snapshots") or []
+    commits = []
+    for sid in landed:
+        snap = table.snapshots.try_snapshot(sid)
+        who = f" by {snap.commit_user!r} ({snap.commit_kind})" if snap is not None else ""
+        commits.append(f"snapshot {sid}{who} on snapshot {sid - 1}")
+    span = f"{min(planned)}..{max(planned)}" if planned else "none"
+    return RollbackRaced(
+        f"rollback of {table.location} to snapshot {target} failed: a writer committed "
+        f"{', '.join(commits)} while it ran; the rollback's snapshots {span} are removed, "
+        f"and snapshot {landed[-1]} is the latest now (it reads what its base held plus its "
+        "own commit)",
+        hint="stop the writers, check the table (paimon inspect TABLE --check) and roll back "
+        "again; a --quarantine run is undone with paimon restore",
+    )
+
+
+class RaceWatch:
+    """Before each phase after the snapshot files went: a snapshot id above the target means
+    a writer committed while the rollback ran; stop there (tags, changelogs and EARLIEST
+    stay) and fail (issue 22 defect 7)."""
+
+    def __init__(self, table: PaimonTable, plan: Plan) -> None:
+        self.table = table
+        self.plan = plan
+        self.snapshots_gone = False
+
+    def before_phase(self, phase: Phase) -> Phase:
+        if self.snapshots_gone:
+            self.check()
+        if phase.name == "snapshot-files":
+            self.snapshots_gone = True
+        return phase
+
+    def check(self) -> None:
+        landed = landed_commits(self.table, self.plan)
+        if landed:
+            raise raced_error(self.table, self.plan, landed)
+
+
+def apply_rollback(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    executor: Executor,
+    progress: Progress | None = None,
+    report: ExecutionReport,
+) -> None:
+    """apply() with the fresh-plan re-check, then the snapshot listing read again: a commit
+    that landed while the rollback ran fails the run (exit 1), naming it and its base."""
+    watch = RaceWatch(table, plan)
+    apply(
+        table,
+        plan,
+        recheck=recheck,
+        executor=executor,
+        progress=progress,
+        report=report,
+        before_phase=watch.before_phase,
+    )
+    watch.check()

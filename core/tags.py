@@ -22,7 +22,7 @@ from core.commit import JavaDecimal, create_if_absent, java_json, ordered_snapsh
 from core.errors import InvalidOptionError, MissingFileError, PaimonError
 from core.executors.base import Executor
 from core.model import Snapshot, Tag
-from core.plans import FileAction, Phase, Plan, Requirements
+from core.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.references import changelog_references, collect_references
 from core.scan import ManifestCache, full_live_set, live_sets
 from core.table import PaimonTable
@@ -369,7 +369,16 @@ def plan_delete_tags(
     cache = ManifestCache(table, executor)
     for tag in doomed:
         reason = (reasons or {}).get(tag.name, "deleted on request")
-        tag_actions.append(FileAction("delete", table.tags.path(tag.name), "tag", None, reason))
+        tag_actions.append(
+            FileAction(
+                "delete",
+                table.tags.path(tag.name),
+                "tag",
+                None,
+                reason,
+                identity=SnapshotIdentity.of(tag.snapshot),
+            )
+        )
         snapshot_alive = table.snapshots.try_snapshot(tag.snapshot.id) is not None
         freed = 0
         if not snapshot_alive:

@@ -84,10 +84,10 @@ def rollback(
     max_rps: RateOpt = None,
 ) -> None:
     """Roll a table back to a snapshot or tag, as Paimon's rollback_to does."""
-    from core.apply import apply, finish_journals
+    from core.apply import finish_journals
     from core.executors.local import LocalExecutor
     from core.report import ExecutionReport
-    from core.rollback import plan_rollback, recheck
+    from core.rollback import apply_rollback, plan_rollback
 
     state = state_of(ctx)
     if (to_snapshot is None) == (to_tag is None):
@@ -102,7 +102,7 @@ def rollback(
         report = ExecutionReport()
         finish_journals(t, executor=executor, progress=progress, report=report)
         plan = plan_rollback(t, snapshot_id=to_snapshot, tag=to_tag, force=force)
-        apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
+        apply_rollback(t, plan, executor=executor, progress=progress, report=report)
         return Outcome(plan, report)
 
     sel = Selection(
