@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import binary_row
+from core.codecs import require_avro_codec
 from core.errors import CorruptMetadataError, InvalidOptionError
 from core.model import DataField
 from core.options import TableOptions
@@ -214,7 +215,7 @@ def read_raw(data: bytes | str, file_name: str, schema: Any, *, use_threads: boo
                 raw = orc.ORCFile(source).read(columns=names)
             else:
                 assert isinstance(data, bytes)  # avro paths were read just above
-                raw = _read_avro(data, schema)
+                raw = _read_avro(data, schema, file_name)
     except FileNotFoundError:
         raise
     except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
@@ -272,12 +273,14 @@ def _relaxed(t: Any) -> Any:
     return t
 
 
-def _read_avro(data: bytes, schema: Any) -> Any:
+def _read_avro(data: bytes, schema: Any, file_name: str) -> Any:
     import fastavro
 
     from core.physical import avro_rows_to_arrow
 
-    return avro_rows_to_arrow(list(fastavro.reader(io.BytesIO(data))), schema)
+    records = fastavro.reader(io.BytesIO(data))
+    require_avro_codec(records.codec, file_name)
+    return avro_rows_to_arrow(list(records), schema)
 
 
 # -- writing ------------------------------------------------------------------------------------

@@ -89,6 +89,12 @@ class EngineUnavailableError(PaimonError):
     kind = "engine_unavailable"
 
 
+class MissingDependencyError(PaimonError):
+    """This installation lacks a library the table needs (an Avro codec): not table damage."""
+
+    kind = "missing_dependency"
+
+
 class EngineError(PaimonError):
     """The execution engine itself failed mid-run (a Spark job, or its JVM that died)."""
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from core.codecs import require_avro_codec
 from core.errors import CorruptMetadataError
 from core.model import (
     DataFileMeta,
@@ -42,6 +43,7 @@ def _rows(data: bytes, path: str, project: Projection | None = None) -> Iterator
 
         try:
             records = fastavro.reader(io.BytesIO(data))
+            require_avro_codec(records.codec, path)
             reader_schema = project(records.writer_schema) if project else None  # type: ignore[arg-type]
             if reader_schema is not None:
                 records = fastavro.reader(io.BytesIO(data), reader_schema=reader_schema)

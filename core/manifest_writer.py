@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import binary_row
+from core.codecs import require_avro_codec
 from core.errors import InvalidOptionError
 from core.fileio import FileIO
 from core.manifest import decode_rows
@@ -277,6 +278,7 @@ def conform_index_entry(row: Mapping[str, Any]) -> dict[str, Any]:
 def encode_avro(schema: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], codec: str) -> bytes:
     import fastavro
 
+    require_avro_codec(codec, "writing Avro metadata (manifest.compression)")
     buf = io.BytesIO()
     fastavro.writer(buf, fastavro.parse_schema(dict(schema)), list(rows), codec=codec)
     return buf.getvalue()

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.codecs import require_avro_codec
 from core.types import DataType
 
 AVRO_RECORD = "org.apache.paimon.avro.generated.record"
@@ -347,8 +348,10 @@ def _encode_avro(table: Any, columns: Sequence[Column], compression: str) -> byt
                 row[c.name] = _avro_value(row[c.name], c.type)
             yield row
 
+    codec = _AVRO_CODECS.get(compression, compression)
+    require_avro_codec(codec, "writing Avro data files (file.compression)")
     buf = io.BytesIO()
-    fastavro.writer(buf, schema, records(), codec=_AVRO_CODECS.get(compression, compression))
+    fastavro.writer(buf, schema, records(), codec=codec)
     return buf.getvalue()
 
 
