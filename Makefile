@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO ?= /tmp/paimon-demo
 
-.PHONY: demo test lint docs
+.PHONY: demo dev test plain-install-check lint docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +16,17 @@ demo: $(BIN)/python
 	$(BIN)/paimon inspect $(DEMO)/demo.db/orders
 	$(BIN)/paimon expire-snapshots $(DEMO)/demo.db/orders --retain-max 5 --retain-min 1 --dry-run
 
-test: $(BIN)/python
+dev: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
+
+test: dev
 	$(BIN)/ruff check core paimon_cli tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -rs
+
+# A fresh venv with `pip install .` (no extras) maintains Java- and pypaimon-rust-written tables.
+plain-install-check: dev
+	$(PYTHON) scripts/plain_install_check.py --writer-python $(BIN)/python
 
 lint: $(BIN)/python
 	$(BIN)/ruff check core paimon_cli tests bench scripts
