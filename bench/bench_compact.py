@@ -4,7 +4,7 @@
 Table: an unaware-bucket append table ``(id BIGINT, p INT, v STRING)`` partitioned by
 ``p``, 20 partitions x 500 small parquet files (~2 KB each, ~1 MB per partition), 10,000
 files in one APPEND snapshot. pypaimon creates the table; the small files are written with
-pyarrow and committed through ``core.commit`` (the same commit path ``compact`` uses).
+pyarrow and committed through ``core.write.commit`` (the same commit path ``compact`` uses).
 
 Measured: ``plan_compact`` + ``apply_compact`` (planning from the manifests, reading every
 input, writing the outputs with stats, the COMPACT commit), local engine.
@@ -37,12 +37,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.append(str(REPO / "tests"))
 
-from core import binary_row  # noqa: E402
-from core.commit import Changes, commit  # noqa: E402
-from core.compact import CompactFlags, apply_compact, plan_compact  # noqa: E402
-from core.data_files import Stats  # noqa: E402
-from core.executors.local import LocalExecutor  # noqa: E402
-from core.table import open_table  # noqa: E402
+from core.compaction.compact import CompactFlags, apply_compact, plan_compact  # noqa: E402
+from core.format import binary_row  # noqa: E402
+from core.format.data_files import Stats  # noqa: E402
+from core.runtime.executors.local import LocalExecutor  # noqa: E402
+from core.table.table import open_table  # noqa: E402
+from core.write.commit import Changes, commit  # noqa: E402
 
 GOAL = 0.70
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.int32()), ("v", pa.string())])

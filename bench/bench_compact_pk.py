@@ -7,7 +7,7 @@ Table: ``(id BIGINT, p INT, v STRING)``, primary key ``(id, p)``, partitioned by
 files per bucket (4,000 files, 200 rows each), what a ``write-only`` writer leaves for a
 separate compaction job; keys repeat across files (upserts), so the merge drops about a
 third of the rows. pypaimon creates the table; the level-0 files are written with pyarrow in
-Paimon's key-value layout and committed through ``core.commit``.
+Paimon's key-value layout and committed through ``core.write.commit``.
 
 Measured: ``plan_compact`` + ``apply_compact`` (planning from the manifests, reading every
 input, sorting and merging per key, writing max-level files with stats, the COMPACT commit),
@@ -44,12 +44,12 @@ sys.path.append(str(REPO / "tests"))
 
 from bench_compact import bench_args, bench_workdir, run_baseline  # noqa: E402  (same folder, run as a script)
 
-from core import binary_row  # noqa: E402
-from core.commit import Changes, commit  # noqa: E402
-from core.compact import CompactFlags, apply_compact, plan_compact  # noqa: E402
-from core.data_files import FileLayout, Stats  # noqa: E402
-from core.executors.local import LocalExecutor  # noqa: E402
-from core.table import open_table  # noqa: E402
+from core.compaction.compact import CompactFlags, apply_compact, plan_compact  # noqa: E402
+from core.format import binary_row  # noqa: E402
+from core.format.data_files import FileLayout, Stats  # noqa: E402
+from core.runtime.executors.local import LocalExecutor  # noqa: E402
+from core.table.table import open_table  # noqa: E402
+from core.write.commit import Changes, commit  # noqa: E402
 
 GOAL = 0.60
 BUCKETS = 4

@@ -8,7 +8,7 @@ Usage: python bench/bench_inspect.py [--scale S] [--runs R] [--workdir DIR] [--k
     (``python -X importtime``).
 (b) manifest decoding: every data manifest of a generated table (400 snapshots x 500 files
     at scale 1, i.e. >= 200,000 entries) is read into memory first, then decoded by bare
-    ``fastavro.reader`` (iterate the records) and by ``core.manifest.decode_manifest``
+    ``fastavro.reader`` (iterate the records) and by ``core.format.manifest.decode_manifest``
     (consume the iterator). Entries per second for both and the ratio core / fastavro.
     Goal: >= 50%.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 import fastavro
 from make_big_table import make_big_table, scratch_dir
 
-from core.manifest import decode_manifest
+from core.format.manifest import decode_manifest
 
 HEAVY = ("pyarrow", "pyspark", "pandas", "numpy", "pypaimon", "fsspec", "fastavro", "rich")
 DECODE_GOAL = 0.5

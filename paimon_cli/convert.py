@@ -7,12 +7,12 @@ from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.model import Consumer, Snapshot, Tag
-    from core.plans import Plan
+    from core.format.model import Consumer, Snapshot, Tag
+    from core.runtime.plans import Plan
 
 
 def instant(ms: int | None) -> dict[str, Any] | None:
-    from core.timeparse import iso_utc
+    from core.runtime.timeparse import iso_utc
 
     return None if ms is None else {"epoch_ms": ms, "utc": iso_utc(ms)}
 

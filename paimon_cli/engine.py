@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from core.executors.base import Executor
+    from core.runtime.executors.base import Executor
 from paimon_cli.params import Engine, parse_fs_options
 
 
@@ -50,10 +50,10 @@ class EngineChoice:
         """Start the executor (Spark starts here, lazily imported; errors are engine errors)."""
         if self.engine is Engine.local:
             # Imported here: it loads multiprocessing, which `--help` does not need.
-            from core.executors.local import LocalExecutor
+            from core.runtime.executors.local import LocalExecutor
 
             return LocalExecutor(self.parallelism)
-        from core.executors.spark import SparkExecutor
+        from core.runtime.executors.spark import SparkExecutor
 
         return SparkExecutor.start(
             master=self.spark_master,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.executors.base import Executor
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.runtime.executors.base import Executor
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
     from paimon_cli.output import Output
 
 
@@ -16,10 +16,10 @@ def finish_unfinished(
     table: PaimonTable, executor: Executor | None = None
 ) -> ExecutionReport | None:
     """Finish or discard what interrupted runs left; None when there was nothing."""
-    from core.apply import finish_journals
-    from core.executors.local import LocalExecutor
-    from core.journal import journal_dir
-    from core.report import ExecutionReport
+    from core.runtime.apply import finish_journals
+    from core.runtime.executors.local import LocalExecutor
+    from core.runtime.journal import journal_dir
+    from core.runtime.report import ExecutionReport
 
     if not table.fileio.list_dir(journal_dir(table.location)):
         return None

@@ -9,7 +9,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from core.errors import InvalidOptionError
-from core.options import parse_dynamic_options
+from core.format.options import parse_dynamic_options
 
 
 class Engine(str, Enum):

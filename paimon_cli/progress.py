@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from core.progress import NullProgress, Progress
+from core.runtime.progress import NullProgress, Progress
 from paimon_cli.output import Output
 
 if TYPE_CHECKING:

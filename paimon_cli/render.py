@@ -8,8 +8,8 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from core.plans import Plan
-    from core.report import ExecutionReport, PhaseReport
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport, PhaseReport
 from paimon_cli.output import Output, human_bytes, human_duration
 
 SCREEN = 40

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import typer
 
 if TYPE_CHECKING:
-    from core.runs import Run
-    from core.table import PaimonTable
+    from core.runtime.runs import Run
+    from core.table.table import PaimonTable
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
 from paimon_cli.output import SCHEMA_VERSION, Output
 
@@ -27,7 +27,7 @@ class TableJob(Generic[R]):
     to_json: Callable[[R], dict[str, Any]]
     render: Callable[[R, Output], None]
     failed: Callable[[R], bool] = lambda _result: False
-    # A real (not --dry-run) run changes the table: it leaves a run record (core.runs).
+    # A real (not --dry-run) run changes the table: it leaves a run record (core.runtime.runs).
     changes: bool = True
 
 
@@ -58,7 +58,7 @@ def command_params() -> dict[str, Any]:
 def _start_run(job: TableJob[Any]) -> Run | None:
     """A run record for a real run of a changing command; its options come from the command
     line (``--quarantine``, also through PAIMON_CLI_QUARANTINE, turns quarantine on)."""
-    from core.runs import start_run
+    from core.runtime.runs import start_run
 
     params = command_params()
     if not job.changes or params.get("dry_run"):
@@ -70,7 +70,7 @@ def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]
     """Run the job on one table inside its run record; returns the result and its extra
     JSON keys (``run_id``)."""
     from core.errors import PaimonError
-    from core.runs import run_scope, write_record
+    from core.runtime.runs import run_scope, write_record
 
     run = _start_run(job)
     if run is None:
@@ -96,9 +96,9 @@ def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]
 
 def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:
     from core.errors import PaimonError
-    from core.fileio import FileIO
-    from core.table import open_table
-    from core.warehouse import is_glob, resolve_tables
+    from core.io.fileio import FileIO
+    from core.table.table import open_table
+    from core.table.warehouse import is_glob, resolve_tables
 
     as_json = out.mode.value == "json"
     fileio = FileIO(sel.fs_options, max_requests_per_second=sel.max_requests_per_second)

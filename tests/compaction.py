@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.apply import apply
-from core.compact import CompactFlags, apply_compact, plan_compact
-from core.executors.local import LocalExecutor
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.report import ExecutionReport
-from core.table import open_table
+from core.compaction.compact import CompactFlags, apply_compact, plan_compact
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.runtime.apply import apply
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.report import ExecutionReport
+from core.table.table import open_table
 
 # A fixed clock far in the future: nothing is too recent to expire.
 NOW = 4_000_000_000_000

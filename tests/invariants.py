@@ -13,13 +13,13 @@ from typing import Any
 
 import pypaimon_writer as pw
 
-from core.check import check_table
 from core.errors import StorageError
-from core.executors.local import LocalExecutor
-from core.fileio import FileIO
-from core.references import collect_references
-from core.scan import ManifestCache, full_live_set
-from core.table import PaimonTable, open_table
+from core.io.fileio import FileIO
+from core.ops.check import check_table
+from core.retention.references import collect_references
+from core.runtime.executors.local import LocalExecutor
+from core.table.scan import ManifestCache, full_live_set
+from core.table.table import PaimonTable, open_table
 
 DAY = 86_400
 

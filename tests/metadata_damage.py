@@ -15,7 +15,7 @@ from pathlib import Path
 import pypaimon_writer as pw
 from invariants import age_tree, plant
 
-from core.table import PaimonTable, open_table
+from core.table.table import PaimonTable, open_table
 
 Pick = Callable[[PaimonTable, Path], Path]
 
@@ -87,9 +87,9 @@ def _tag_only(root: Path) -> None:
 
 def _long_lived_changelogs(root: Path) -> None:
     """Decoupled expiry writes changelog-N files for the expired snapshots."""
-    from core.apply import apply
-    from core.executors.local import LocalExecutor
-    from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+    from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+    from core.runtime.apply import apply
+    from core.runtime.executors.local import LocalExecutor
 
     table = open_table(str(root), dynamic_options={"changelog.num-retained.min": "25"})
     with LocalExecutor(2) as ex:

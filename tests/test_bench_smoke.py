@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pypaimon_writer as pw
 
-from core.model import FileKind
-from core.table import open_table
+from core.format.model import FileKind
+from core.table.table import open_table
 
 MAKE_BIG_TABLE = Path(__file__).resolve().parents[1] / "bench" / "make_big_table.py"
 

@@ -2,7 +2,7 @@
 
 ``COLUMNS`` are (name, schema-JSON type) pairs as Paimon stores them; ``rows(start, n)``
 builds rows for them (nulls in every nullable column on some rows); ``fields(fmt)`` keeps
-the columns Paimon writes in ``fmt`` (core.physical refuses the rest).
+the columns Paimon writes in ``fmt`` (core.format.physical refuses the rest).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import datetime as dt
 import decimal
 from typing import Any
 
-from core import physical
-from core.model import DataField
-from core.types import parse_type
+from core.format import physical
+from core.format.model import DataField
+from core.format.types import parse_type
 
 UTC = dt.timezone.utc
 
@@ -151,7 +151,7 @@ def arrow_table(fs: list[DataField], start: int, n: int) -> Any:
     """Rows as an Arrow table of Paimon's Arrow types (maps as key/value pairs)."""
     import pyarrow as pa
 
-    from core.data_files import arrow_type
+    from core.format.data_files import arrow_type
 
     schema = pa.schema([pa.field(f.name, arrow_type(f.type), nullable=f.type.nullable) for f in fs])
     data = rows(fs, start, n)

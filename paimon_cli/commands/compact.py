@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.compact import CompactPlan, CompactResult
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.compaction.compact import CompactPlan, CompactResult
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.journals import finish_unfinished, journals_json, render_journals
@@ -103,15 +103,15 @@ def compact(
     spark_conf: SparkConfOpt = None,
 ) -> None:
     """Merge small data files into right-sized ones as Paimon's compaction does; rows unchanged."""
-    from core.clock import SystemClock
-    from core.compact import (
+    from core.compaction.compact import (
         STRATEGIES,
         CompactFlags,
         apply_compact,
         parse_partition_filter,
         plan_compact,
     )
-    from core.options import parse_memory_size
+    from core.format.options import parse_memory_size
+    from core.runtime.clock import SystemClock
 
     state = state_of(ctx)
     if compact_strategy is not None and compact_strategy not in STRATEGIES:

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.plans import Plan
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes, human_duration, human_time
@@ -111,13 +111,13 @@ def delete_orphan_files(
     ] = None,
 ) -> None:
     """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
-    from core.apply import apply, finish_journals
-    from core.clock import SystemClock
-    from core.executors.spark import SparkExecutor
-    from core.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
-    from core.orphan_files_spark import SparkOrphanClean
-    from core.report import ExecutionReport
-    from core.timeparse import parse_instant, resolve_zone
+    from core.ops.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
+    from core.ops.orphan_files_spark import SparkOrphanClean
+    from core.runtime.apply import apply, finish_journals
+    from core.runtime.clock import SystemClock
+    from core.runtime.executors.spark import SparkExecutor
+    from core.runtime.report import ExecutionReport
+    from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.plans import Plan
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output
@@ -119,13 +119,13 @@ def expire_changelogs(
 ) -> None:
     """Expire long-lived changelogs (changelog/changelog-N) and the files only they use,
     as Paimon's expire_changelogs procedure does."""
-    from core.apply import apply, finish_journals
-    from core.clock import SystemClock
     from core.errors import StalePlanError
-    from core.expire_changelogs import ChangelogFlags, plan_expire_changelogs, recheck
-    from core.journal import unfinished_journals
-    from core.report import ExecutionReport
-    from core.timeparse import parse_instant, resolve_zone
+    from core.ops.expire_changelogs import ChangelogFlags, plan_expire_changelogs, recheck
+    from core.runtime.apply import apply, finish_journals
+    from core.runtime.clock import SystemClock
+    from core.runtime.journal import unfinished_journals
+    from core.runtime.report import ExecutionReport
+    from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
     for name, value in (

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.commit import CommitResult
-    from core.plans import Plan
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
+    from core.write.commit import CommitResult
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.journals import finish_unfinished, journals_json, render_journals
 from paimon_cli.output import Mode, Output, human_bytes, human_wall_clock
@@ -112,16 +112,16 @@ def expire_partitions(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Drop expired partitions (an OVERWRITE commit); expire-snapshots frees their files later."""
-    from core.clock import SystemClock
-    from core.expire_partitions import (
+    from core.format.options import parse_duration_ms
+    from core.ops.expire_partitions import (
         STRATEGIES,
         PartitionExpireFlags,
         apply_partition_expire,
         plan_partition_expire,
     )
-    from core.options import parse_duration_ms
-    from core.partition_time import Formatter
-    from core.timeparse import resolve_zone
+    from core.retention.partition_time import Formatter
+    from core.runtime.clock import SystemClock
+    from core.runtime.timeparse import resolve_zone
 
     state = state_of(ctx)
     if expiration_time is not None:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.plans import Plan
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_duration, human_limit, human_time
@@ -127,17 +127,17 @@ def expire_snapshots(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
-    from core.apply import finish_journals
-    from core.clock import SystemClock
     from core.errors import StalePlanError
-    from core.expire_snapshots import (
+    from core.ops.expire_snapshots import (
         ExpireFlags,
         apply_expiry,
         plan_expire_snapshots,
     )
-    from core.journal import unfinished_journals
-    from core.report import ExecutionReport
-    from core.timeparse import parse_instant, resolve_zone
+    from core.runtime.apply import finish_journals
+    from core.runtime.clock import SystemClock
+    from core.runtime.journal import unfinished_journals
+    from core.runtime.report import ExecutionReport
+    from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
     for name, value in (
@@ -232,7 +232,7 @@ def expire_snapshots(
 
 def _load_plan(path: Path) -> Plan:
     from core.errors import CorruptMetadataError
-    from core.plans import Plan
+    from core.runtime.plans import Plan
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

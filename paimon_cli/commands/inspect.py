@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.check import CheckReport
-    from core.executors.base import Executor
-    from core.inspect import Summary
-    from core.model import Snapshot
-    from core.table import PaimonTable
+    from core.format.model import Snapshot
+    from core.ops.check import CheckReport
+    from core.ops.inspect import Summary
+    from core.runtime.executors.base import Executor
+    from core.table.table import PaimonTable
 from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import (
@@ -134,8 +134,8 @@ def inspect(
     ] = None,
 ) -> None:
     """Show a table's snapshots, files, partitions, tags and retention; or check its integrity."""
-    from core.check import check_table
-    from core.timeparse import resolve_zone
+    from core.ops.check import check_table
+    from core.runtime.timeparse import resolve_zone
 
     state = state_of(ctx)
     if snapshot is not None and tag is not None:
@@ -182,10 +182,10 @@ def _with_metrics(built: tuple[Any, Any], path: Path | None) -> tuple[Any, Any]:
     """Write the summary's table gauges (merged into the file) and pass the view on."""
     if path is None:
         return built
-    from core.clock import SystemClock
     from core.errors import StorageError
-    from core.maintain import table_name
-    from core.metrics import table_gauges, write_metrics
+    from core.ops.maintain import table_name
+    from core.ops.metrics import table_gauges, write_metrics
+    from core.runtime.clock import SystemClock
 
     summary = built[0]
     gauges = table_gauges(summary, now_ms=SystemClock().now_ms())
@@ -219,8 +219,8 @@ def _build_view(
     zone: Any,
     skip_storage: bool,
 ) -> tuple[Any, Any]:
-    from core.clock import SystemClock
-    from core.inspect import file_rows, manifest_rows, partition_rows, retention_view, summarize
+    from core.ops.inspect import file_rows, manifest_rows, partition_rows, retention_view, summarize
+    from core.runtime.clock import SystemClock
 
     now = SystemClock().now_ms()
     if view is View.summary:
@@ -267,7 +267,7 @@ def _build_view(
         ]
         return rows, rows
     if view is View.runs:
-        from core.runs import read_records
+        from core.runtime.runs import read_records
 
         records = read_records(table.fileio, table.location)
         return records, records

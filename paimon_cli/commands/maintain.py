@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.executors.base import Executor
-    from core.fileio import FileIO
-    from core.maintain import MaintainConfig, StepResult, TableResult
-    from core.metrics import TableGauges
-    from core.progress import Progress
-    from core.table import PaimonTable
+    from core.io.fileio import FileIO
+    from core.ops.maintain import MaintainConfig, StepResult, TableResult
+    from core.ops.metrics import TableGauges
+    from core.runtime.executors.base import Executor
+    from core.runtime.progress import Progress
+    from core.table.table import PaimonTable
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard
@@ -114,13 +114,13 @@ def maintain(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Do what Paimon's commit-time maintenance would have, from each table's own options."""
-    from core.clock import SystemClock
-    from core.fileio import FileIO
-    from core.maintain import MaintainConfig
-    from core.options import parse_duration_ms
-    from core.orphan_files import validate_cutoff
-    from core.timeparse import parse_instant, resolve_zone
-    from core.warehouse import resolve_tables
+    from core.format.options import parse_duration_ms
+    from core.io.fileio import FileIO
+    from core.ops.maintain import MaintainConfig
+    from core.ops.orphan_files import validate_cutoff
+    from core.runtime.clock import SystemClock
+    from core.runtime.timeparse import parse_instant, resolve_zone
+    from core.table.warehouse import resolve_tables
 
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
@@ -202,11 +202,11 @@ class _Runner:
     def one(self, location: str) -> TableResult:
         from dataclasses import replace
 
-        from core.clock import SystemClock
         from core.errors import PaimonError
-        from core.maintain import TableResult, table_name
-        from core.progress import NullProgress
-        from core.table import open_table
+        from core.ops.maintain import TableResult, table_name
+        from core.runtime.clock import SystemClock
+        from core.runtime.progress import NullProgress
+        from core.table.table import open_table
 
         result = TableResult(location, table_name(location), started_ms=SystemClock().now_ms())
         start = time.monotonic()
@@ -234,8 +234,8 @@ class _Runner:
         result: TableResult,
     ) -> None:
         """One table's steps inside its run record (and quarantine, with --quarantine)."""
-        from core.maintain import maintain_table
-        from core.runs import run_scope, start_run, write_record
+        from core.ops.maintain import maintain_table
+        from core.runtime.runs import run_scope, start_run, write_record
 
         def steps() -> None:
             maintain_table(
@@ -286,10 +286,10 @@ class _Runner:
 def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> TableGauges | None:
     """The table gauges after maintenance (storage is not listed: no total bytes); None
     when the table cannot be read (its failure is reported by its steps)."""
-    from core.clock import SystemClock
     from core.errors import PaimonError
-    from core.inspect import summarize
-    from core.metrics import table_gauges
+    from core.ops.inspect import summarize
+    from core.ops.metrics import table_gauges
+    from core.runtime.clock import SystemClock
 
     now = SystemClock().now_ms()
     try:
@@ -301,9 +301,9 @@ def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> T
 
 
 def _write_metrics(path: Path, results: list[TableResult], gauges: dict[str, TableGauges]) -> None:
-    from core.clock import SystemClock
     from core.errors import StorageError
-    from core.metrics import maintenance_samples, write_metrics
+    from core.ops.metrics import maintenance_samples, write_metrics
+    from core.runtime.clock import SystemClock
 
     finished = SystemClock().now_ms()
     samples = []

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.commit import CommitResult
-    from core.plans import Plan
-    from core.table import PaimonTable
+    from core.runtime.plans import Plan
+    from core.table.table import PaimonTable
+    from core.write.commit import CommitResult
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
@@ -73,9 +73,9 @@ def remove_unexisting_files(
 ) -> None:
     """Commit one snapshot marking the latest snapshot's missing data files DELETE (Paimon's
     remove_unexisting_files): readers work again; the rows those files held are gone."""
-    from core.compact import parse_partition_filter
-    from core.executors.local import LocalExecutor
-    from core.remove_unexisting import apply_remove_unexisting, plan_remove_unexisting
+    from core.compaction.compact import parse_partition_filter
+    from core.ops.remove_unexisting import apply_remove_unexisting, plan_remove_unexisting
+    from core.runtime.executors.local import LocalExecutor
 
     state = state_of(ctx)
     specs = [

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.plans import Plan
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
@@ -84,10 +84,10 @@ def rollback(
     max_rps: RateOpt = None,
 ) -> None:
     """Roll a table back to a snapshot or tag, as Paimon's rollback_to does."""
-    from core.apply import finish_journals
-    from core.executors.local import LocalExecutor
-    from core.report import ExecutionReport
-    from core.rollback import apply_rollback, plan_rollback
+    from core.ops.rollback import apply_rollback, plan_rollback
+    from core.runtime.apply import finish_journals
+    from core.runtime.executors.local import LocalExecutor
+    from core.runtime.report import ExecutionReport
 
     state = state_of(ctx)
     if (to_snapshot is None) == (to_tag is None):

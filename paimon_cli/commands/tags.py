@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.executors.local import LocalExecutor
-    from core.plans import Plan
-    from core.report import ExecutionReport
-    from core.table import PaimonTable
+    from core.runtime.executors.local import LocalExecutor
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.journals import finish_unfinished, journals_json
 from paimon_cli.output import Mode, Output
@@ -136,10 +136,10 @@ def create_tag(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
-    from core.clock import SystemClock
-    from core.options import parse_duration_ms
-    from core.tags import apply_create_tag, plan_create_tag, validate_tag_name
-    from core.timeparse import local_datetime, resolve_zone
+    from core.format.options import parse_duration_ms
+    from core.ops.tags import apply_create_tag, plan_create_tag, validate_tag_name
+    from core.runtime.clock import SystemClock
+    from core.runtime.timeparse import local_datetime, resolve_zone
 
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(name), "NAME")
@@ -197,9 +197,9 @@ def create_tag(
 def _run_deletion(
     t: PaimonTable, plan: Plan, executor: LocalExecutor, out: Output
 ) -> ExecutionReport:
-    from core.apply import apply, finish_journals
-    from core.report import ExecutionReport
-    from core.tags import filter_for_resume
+    from core.ops.tags import filter_for_resume
+    from core.runtime.apply import apply, finish_journals
+    from core.runtime.report import ExecutionReport
 
     progress = progress_for(out)
     report = ExecutionReport()
@@ -230,9 +230,9 @@ def delete_tag(
     parallelism: ParallelismOpt = None,
 ) -> None:
     """Delete tags and the files only they kept alive (Paimon's TagDeletion, branch-safe)."""
-    from core.clock import SystemClock
-    from core.executors.local import LocalExecutor
-    from core.tags import plan_delete_tags, validate_tag_name
+    from core.ops.tags import plan_delete_tags, validate_tag_name
+    from core.runtime.clock import SystemClock
+    from core.runtime.executors.local import LocalExecutor
 
     state = state_of(ctx)
     wanted = [n.strip() for item in names for n in item.split(",") if n.strip()]
@@ -271,7 +271,7 @@ def delete_tag(
 def _being_deleted(table: PaimonTable) -> set[str]:
     """Tags an interrupted tag deletion already removed (tag files go first): its journal
     still names them, and this run finishes it."""
-    from core.journal import unfinished_journals
+    from core.runtime.journal import unfinished_journals
 
     return {
         entry["tag"]
@@ -288,7 +288,7 @@ def _refuse_missing(table: PaimonTable, missing: list[str]) -> None:
     interrupted deletion removed is no typo: finishing that deletion is what was asked."""
     import difflib
 
-    from core.tags import TagError
+    from core.ops.tags import TagError
 
     if missing:
         missing = [name for name in missing if name not in _being_deleted(table)]
@@ -319,7 +319,7 @@ def rename_tag_cmd(
     max_rps: RateOpt = None,
 ) -> None:
     """Rename a tag (the new name is created if absent, then the old file goes)."""
-    from core.tags import rename_tag, validate_tag_name
+    from core.ops.tags import rename_tag, validate_tag_name
 
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(old), "OLD")
@@ -392,10 +392,10 @@ def expire_tags(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
-    from core.clock import SystemClock
-    from core.executors.local import LocalExecutor
-    from core.tags import expired_tag_names, plan_delete_tags, select_expired_tags
-    from core.timeparse import local_datetime, parse_instant, resolve_zone
+    from core.ops.tags import expired_tag_names, plan_delete_tags, select_expired_tags
+    from core.runtime.clock import SystemClock
+    from core.runtime.executors.local import LocalExecutor
+    from core.runtime.timeparse import local_datetime, parse_instant, resolve_zone
 
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.quarantine import PurgeRun
-    from core.restore import RestorePlan, RestoreReport
-    from core.table import PaimonTable
+    from core.ops.restore import RestorePlan, RestoreReport
+    from core.runtime.quarantine import PurgeRun
+    from core.table.table import PaimonTable
 from paimon_cli.convert import instant
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
@@ -67,7 +67,7 @@ def restore(
     max_rps: RateOpt = None,
 ) -> None:
     """Move a quarantined run's files back (data, manifests, snapshots and tags, then hints)."""
-    from core.restore import apply_restore, plan_restore
+    from core.ops.restore import apply_restore, plan_restore
 
     state = state_of(ctx)
     if (run_id is None) == (not last):
@@ -179,9 +179,9 @@ def purge_quarantine(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Delete quarantined runs for good (they can no longer be restored)."""
-    from core.clock import SystemClock
-    from core.quarantine import apply_purge, plan_purge
-    from core.timeparse import parse_instant, resolve_zone
+    from core.runtime.clock import SystemClock
+    from core.runtime.quarantine import apply_purge, plan_purge
+    from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
@@ -234,7 +234,7 @@ def _purge_json(o: Purged, dry_run: bool, cutoff: int) -> dict[str, Any]:
 
 
 def _render_purge(o: Purged, out: Output, dry_run: bool) -> None:
-    from core.timeparse import iso_utc
+    from core.runtime.timeparse import iso_utc
 
     if out.mode is Mode.QUIET:
         if dry_run:

@@ -26,8 +26,8 @@ from invariants import (
 )
 from java_paimon import assert_java_ok
 
-from core import fileio as fileio_module
-from core.table import open_table
+from core.io import fileio as fileio_module
+from core.table.table import open_table
 
 JOURNAL = (".paimon-cli", "journal")
 REAL_FILEIO = fileio_module.FileIO

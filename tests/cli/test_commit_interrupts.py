@@ -15,12 +15,12 @@ import pypaimon_writer as pw
 import pytest
 from java_paimon import assert_java_ok
 
-from core import fileio as fileio_module
-from core.check import check_table
 from core.errors import StorageError
-from core.executors.local import LocalExecutor
-from core.fileio import FileIO
-from core.table import open_table
+from core.io import fileio as fileio_module
+from core.io.fileio import FileIO
+from core.ops.check import check_table
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 Fault = Callable[[str], BaseException]
 

@@ -14,9 +14,9 @@ import pytest
 from invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
 from java_paimon import assert_java_ok
 
-from core import fileio as fileio_module
-from core.table import open_table
-from core.tags import TagError, apply_create_tag, plan_create_tag
+from core.io import fileio as fileio_module
+from core.ops.tags import TagError, apply_create_tag, plan_create_tag
+from core.table.table import open_table
 
 REAL_FILEIO = fileio_module.FileIO
 

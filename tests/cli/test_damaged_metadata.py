@@ -12,7 +12,7 @@ import pytest
 from invariants import tree_state
 from metadata_damage import DAMAGES, Damage, damaged_copy
 
-from core.table import open_table
+from core.table.table import open_table
 
 
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.id)

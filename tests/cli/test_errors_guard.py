@@ -6,7 +6,7 @@ import pytest
 import typer
 
 from core.errors import EngineError, StorageError
-from core.executors.spark import spark_failures
+from core.runtime.executors.spark import spark_failures
 from paimon_cli.errors import guard
 
 Py4JNetworkError = type("Py4JNetworkError", (Exception,), {"__module__": "py4j.protocol"})
@@ -44,7 +44,7 @@ def test_an_unexpected_error_is_reported_not_raised(capsys: pytest.CaptureFixtur
 
 
 def test_spark_executor_close_survives_a_dead_session() -> None:
-    from core.executors.spark import SparkExecutor
+    from core.runtime.executors.spark import SparkExecutor
 
     class DeadSession:
         def stop(self) -> None:

@@ -19,9 +19,9 @@ from invariants import (
     plant,
 )
 
-from core import fileio as fileio_module
 from core.errors import StorageError
-from core.table import open_table
+from core.io import fileio as fileio_module
+from core.table.table import open_table
 
 
 def _aged_copy(src: Path, dest: Path) -> Path:

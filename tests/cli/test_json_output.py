@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.plans import FileAction, LazyRows, Phase, Plan, Requirements
+from core.runtime.plans import FileAction, LazyRows, Phase, Plan, Requirements
 from paimon_cli.output import Mode, Output
 
 

@@ -10,7 +10,7 @@ import pytest
 from invariants import assert_no_dangling_references
 
 from core.errors import StorageError
-from core.fileio import FileIO
+from core.io.fileio import FileIO
 
 
 def test_partial_expiry_then_completed(

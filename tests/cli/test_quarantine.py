@@ -23,8 +23,8 @@ from invariants import (
 )
 from invariants import tree_digests as digests
 
-from core.quarantine import Quarantine
-from core.table import open_table
+from core.runtime.quarantine import Quarantine
+from core.table.table import open_table
 
 # name: (scenario, arguments after the table)
 COMMANDS: dict[str, tuple[str, list[str]]] = {

@@ -12,8 +12,8 @@ import pytest
 from invariants import Crash, CrashingFileIO, age_tree, assert_no_dangling_references
 from invariants import tree_digests as digests
 
-from core import fileio as fileio_module
 from core.errors import StorageError
+from core.io import fileio as fileio_module
 
 COMMANDS: dict[str, tuple[str, list[str]]] = {
     "expire-snapshots": (

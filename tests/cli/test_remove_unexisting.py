@@ -12,7 +12,7 @@ import pytest
 from invariants import assert_no_dangling_references, tree_state
 from java_paimon import assert_java_ok
 
-from core.table import open_table
+from core.table.table import open_table
 
 
 @pytest.fixture

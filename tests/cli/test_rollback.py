@@ -15,7 +15,7 @@ import pytest
 from invariants import assert_no_dangling_references, assert_rows_intact, tree_state
 from java_paimon import assert_same_rows, entry_keys
 
-from core.table import open_table
+from core.table.table import open_table
 
 
 def _tree(root: Path) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from invariants import (
     files_under,
 )
 
-from core.table import open_table
+from core.table.table import open_table
 
 JOURNAL = (".paimon-cli", "journal")
 
@@ -119,8 +119,8 @@ def test_deleting_a_tag_the_branch_created_itself(
 
 def test_journal_temp_cleanup_keeps_a_journal_being_written(tmp_path: Path) -> None:
     """The cut-off protects a concurrent run's journal write (unit check of the age rule)."""
-    from core.fileio import FileIO
-    from core.journal import TEMP_MIN_AGE_MS, journal_dir, remove_stale_temps
+    from core.io.fileio import FileIO
+    from core.runtime.journal import TEMP_MIN_AGE_MS, journal_dir, remove_stale_temps
 
     root = tmp_path / "t"
     d = Path(journal_dir(str(root)))

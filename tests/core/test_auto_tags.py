@@ -12,12 +12,12 @@ import pypaimon_writer as pw
 import pytest
 from invariants import set_snapshot_times
 
-from core.auto_tags import apply_auto_tags, plan_auto_tags
 from core.errors import InvalidOptionError
-from core.options import TableOptions
-from core.table import open_table
-from core.tag_period import period_handler
-from core.tags import is_auto_tag
+from core.format.options import TableOptions
+from core.ops.auto_tags import apply_auto_tags, plan_auto_tags
+from core.ops.tags import is_auto_tag
+from core.retention.tag_period import period_handler
+from core.table.table import open_table
 
 UTC = dt.timezone.utc
 D1 = dt.datetime(2026, 3, 10, tzinfo=UTC)

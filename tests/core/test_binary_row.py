@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from core import binary_row
 from core.errors import CorruptMetadataError
-from core.types import parse_type
+from core.format import binary_row
+from core.format.types import parse_type
 
 STR, INT = parse_type("STRING"), parse_type("INT")
 

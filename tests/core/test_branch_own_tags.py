@@ -8,7 +8,7 @@ import pyarrow as pa
 import pypaimon_writer as pw
 from invariants import assert_no_dangling_references
 
-from core.table import open_table
+from core.table.table import open_table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 

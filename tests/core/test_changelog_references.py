@@ -18,10 +18,10 @@ from invariants import (
     referenced_paths,
 )
 
-from core.check import check_table
-from core.executors.local import LocalExecutor
-from core.references import collect_references
-from core.table import open_table
+from core.ops.check import check_table
+from core.retention.references import collect_references
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string())])
 

@@ -11,8 +11,8 @@ import pytest
 import rust_writer as rw
 from fixtures import Run
 
-import core.codecs
-from core.codecs import avro_codec_available
+import core.format.codecs
+from core.format.codecs import avro_codec_available
 
 # Avro (Java)'s codecs, which Paimon's manifest.compression / file.compression map onto.
 PAIMON_AVRO_CODECS = ("null", "deflate", "snappy", "bzip2", "xz", "zstandard")
@@ -50,7 +50,9 @@ def test_missing_codec_library_names_the_package(
     run: Run, codec_tables: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As on an install made with --no-deps: fastavro cannot decode zstandard here.
-    monkeypatch.setattr(core.codecs, "avro_codec_available", lambda codec: codec != "zstandard")
+    monkeypatch.setattr(
+        core.format.codecs, "avro_codec_available", lambda codec: codec != "zstandard"
+    )
     zstd = next(r for r in codec_tables if r.name.startswith("codec_zstd_"))
     commands = (
         ("inspect", "--check"),

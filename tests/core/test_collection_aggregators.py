@@ -8,11 +8,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from core.data_files import FileLayout
-from core.merge_engines import MergeFunctionError, MergeSpec
-from core.merge_tree import merge_bucket
-from core.model import DataField
-from core.types import parse_type
+from core.compaction.merge_engines import MergeFunctionError, MergeSpec
+from core.compaction.merge_tree import merge_bucket
+from core.format.data_files import FileLayout
+from core.format.model import DataField
+from core.format.types import parse_type
 
 ROW = {"type": "ROW", "fields": [{"id": 9, "name": "i", "type": "INT"}]}
 

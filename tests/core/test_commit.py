@@ -13,7 +13,11 @@ import pytest
 from fixtures import JAVA_FIXTURES
 from invariants import assert_no_dangling_references
 
-from core.commit import (
+from core.errors import SafetyRefusalError, StorageError, WriteOutcomeUnknownError
+from core.io.fileio import FileIO
+from core.ops.expire_partitions import drop_partitions_builder, live_raw_entries
+from core.table.table import open_table
+from core.write.commit import (
     Changes,
     CommitConflictError,
     CommitOutcomeUnknownError,
@@ -24,17 +28,13 @@ from core.commit import (
     commit,
     java_json,
 )
-from core.errors import SafetyRefusalError, StorageError, WriteOutcomeUnknownError
-from core.expire_partitions import drop_partitions_builder, live_raw_entries
-from core.fileio import FileIO
-from core.manifest_writer import (
+from core.write.manifest_writer import (
     INDEX_MANIFEST_ENTRY_SCHEMA,
     MANIFEST_ENTRY_SCHEMA,
     MANIFEST_FILE_META_SCHEMA,
     conform_entry,
     encode_avro,
 )
-from core.table import open_table
 
 # Field layouts from paimon-format.md §10-§12 (Java master), as (name, Avro type) pairs.
 JAVA_ENTRY_TOP = [

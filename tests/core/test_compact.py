@@ -18,10 +18,8 @@ import pytest
 from fixtures import JAVA_FIXTURES
 from invariants import assert_no_dangling_references, files_under, tree_state
 
-import core.compact as core_compact
-from core import binary_row
-from core.apply import apply
-from core.compact import (
+import core.compaction.compact as core_compact
+from core.compaction.compact import (
     CompactConflictError,
     CompactFlags,
     CompactPlan,
@@ -31,13 +29,15 @@ from core.compact import (
     plan_compact,
     rewrite_task,
 )
-from core.data_files import FileLayout, column_stats, read_raw
 from core.errors import InvalidOptionError
-from core.executors.local import LocalExecutor
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.report import ExecutionReport
-from core.table import PaimonTable, open_table
-from core.types import parse_type
+from core.format import binary_row
+from core.format.data_files import FileLayout, column_stats, read_raw
+from core.format.types import parse_type
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.runtime.apply import apply
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.report import ExecutionReport
+from core.table.table import PaimonTable, open_table
 
 NOW = 4_000_000_000_000
 
@@ -355,7 +355,7 @@ def test_pk_full_compaction_merged_view_identical(tmp_path: Path, partitioned: b
 
 
 def _raw_entry(t: PaimonTable, name: str) -> dict[str, Any]:
-    from core.expire_partitions import live_raw_entries
+    from core.ops.expire_partitions import live_raw_entries
 
     latest = t.snapshots.latest()
     assert latest is not None

@@ -17,14 +17,14 @@ import pytest
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok
 
-from core.compact import CompactFlags, UnsupportedTableError, apply_compact, plan_compact
-from core.compact_changelog import LEVEL, ChangelogSpec, full_changelog
-from core.data_files import SEQUENCE_NUMBER, VALUE_KIND
-from core.executors.local import LocalExecutor
-from core.merge_engines import MergeSpec
-from core.model import DataField
-from core.table import open_table
-from core.types import parse_type
+from core.compaction.compact import CompactFlags, UnsupportedTableError, apply_compact, plan_compact
+from core.compaction.compact_changelog import LEVEL, ChangelogSpec, full_changelog
+from core.compaction.merge_engines import MergeSpec
+from core.format.data_files import SEQUENCE_NUMBER, VALUE_KIND
+from core.format.model import DataField
+from core.format.types import parse_type
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 NOW = 4_000_000_000_000
 SCHEMA = pa.schema(

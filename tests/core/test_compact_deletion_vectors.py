@@ -21,17 +21,17 @@ from fixtures import Run
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 
-import core.compact as core_compact
-from core.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
-from core.deletion_vectors import (
+import core.compaction.compact as core_compact
+from core.compaction.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
+from core.format.deletion_vectors import (
     BITMAP64_MAGIC,
     INDEX_TYPE,
     read_roaring32,
     read_roaring64,
     read_vector,
 )
-from core.executors.local import LocalExecutor
-from core.table import open_table
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 
 # -- the vector formats ------------------------------------------------------------------------

@@ -16,9 +16,9 @@ from compaction import NOW, compact
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_same_rows
 
-from core.compact import CompactFlags, plan_compact
-from core.merge_engines import MergeFunctionError
-from core.table import open_table
+from core.compaction.compact import CompactFlags, plan_compact
+from core.compaction.merge_engines import MergeFunctionError
+from core.table.table import open_table
 
 SCHEMA = pa.schema(
     [

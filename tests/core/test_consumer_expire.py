@@ -8,11 +8,11 @@ from pathlib import Path
 
 from invariants import DAY, age, copy_scenario
 
-from core.apply import apply
-from core.consumer_expire import plan_consumer_expire, recheck
-from core.executors.local import LocalExecutor
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.table import open_table
+from core.ops.consumer_expire import plan_consumer_expire, recheck
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.runtime.apply import apply
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 EXPIRE_1D = {"consumer.expiration-time": "1 d"}
 

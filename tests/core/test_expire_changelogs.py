@@ -20,17 +20,17 @@ from invariants import (
     tree_state,
 )
 
-from core.apply import apply, finish_journals
-from core.executors.local import LocalExecutor
-from core.expire_changelogs import (
+from core.ops.expire_changelogs import (
     ChangelogFlags,
     plan_commit_changelog_expiry,
     plan_expire_changelogs,
 )
-from core.expire_changelogs import recheck as cl_recheck
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.report import ExecutionReport
-from core.table import open_table
+from core.ops.expire_changelogs import recheck as cl_recheck
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.runtime.apply import apply, finish_journals
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.report import ExecutionReport
+from core.table.table import open_table
 
 NOW = 4_000_000_000_000  # far future: every snapshot is "old"
 DAY_MS = 86_400_000

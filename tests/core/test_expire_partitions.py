@@ -13,20 +13,20 @@ import pytest
 from invariants import assert_no_dangling_references, tree_state
 
 from core.errors import InvalidOptionError
-from core.expire_partitions import (
+from core.ops.expire_partitions import (
     PartitionExpireFlags,
     apply_partition_expire,
     plan_partition_expire,
 )
-from core.partition_time import (
+from core.ops.tags import apply_create_tag, plan_create_tag
+from core.retention.partition_time import (
     Formatter,
     PartitionTimeError,
     TimeExtractor,
     fill_pattern,
     parse_default,
 )
-from core.table import open_table
-from core.tags import apply_create_tag, plan_create_tag
+from core.table.table import open_table
 
 UTC = dt.timezone.utc
 # 2024-07-09 10:00 local (UTC here): "7 d" expires everything before 2024-07-02 10:00.

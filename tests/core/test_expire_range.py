@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from core.errors import InvalidOptionError
-from core.expire_range import compute_range, expire_config
-from core.expire_snapshots import find_skipping_tags
-from core.fileio import FileIO
-from core.model import Consumer, Snapshot, Tag
-from core.options import INT_MAX, TableOptions
-from core.snapshot_manager import SnapshotManager
+from core.format.model import Consumer, Snapshot, Tag
+from core.format.options import INT_MAX, TableOptions
+from core.io.fileio import FileIO
+from core.ops.expire_snapshots import find_skipping_tags
+from core.retention.expire_range import compute_range, expire_config
+from core.table.snapshot_manager import SnapshotManager
 
 MIN = 60_000
 T0 = 1_700_000_000_000

@@ -22,13 +22,13 @@ from invariants import (
     tree_state,
 )
 
-from core.apply import apply, finish_journals
 from core.errors import CorruptMetadataError, SafetyRefusalError, StorageError
-from core.executors.local import LocalExecutor
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.fileio import FileIO
-from core.report import ExecutionReport
-from core.table import open_table
+from core.io.fileio import FileIO
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.runtime.apply import apply, finish_journals
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.report import ExecutionReport
+from core.table.table import open_table
 
 NOW = 4_000_000_000_000  # far future: every snapshot is "old"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import StorageAccessError
-from core.fileio import FileIO
+from core.io.fileio import FileIO
 
 
 def test_a_refused_permission_names_what_to_change(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,10 +13,10 @@ import pytest
 from fixtures import java_table_params
 
 from core.errors import CorruptMetadataError, StorageError
-from core.executors.local import LocalExecutor
-from core.fileio import FileIO
-from core.manifest import decode_manifest, decode_manifest_file_names
-from core.table import PaimonTable, open_table
+from core.format.manifest import decode_manifest, decode_manifest_file_names
+from core.io.fileio import FileIO
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import PaimonTable, open_table
 
 
 def _manifest_names(table: PaimonTable) -> set[str]:
@@ -136,7 +136,7 @@ def test_map_cpu_falls_back_to_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     def unusable(*_a: object, **_k: object) -> None:
         raise OSError("no sem_open here")
 
-    monkeypatch.setattr("core.executors.local.ProcessPoolExecutor", unusable)
+    monkeypatch.setattr("core.runtime.executors.local.ProcessPoolExecutor", unusable)
     with LocalExecutor(4, processes=2) as ex:
         assert ex.map_cpu(_square_or_fail, range(5)) == [0, 1, 4, 9, 16]
         assert ex._processes_unusable

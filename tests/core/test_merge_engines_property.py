@@ -12,11 +12,11 @@ from aggregate_references import ref_updates
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.data_files import FileLayout
-from core.merge_engines import MergeFunctionError, MergeSpec
-from core.merge_tree import merge_bucket
-from core.model import DataField
-from core.types import parse_type
+from core.compaction.merge_engines import MergeFunctionError, MergeSpec
+from core.compaction.merge_tree import merge_bucket
+from core.format.data_files import FileLayout
+from core.format.model import DataField
+from core.format.types import parse_type
 
 FIELDS = (
     DataField(0, "k", parse_type("INT NOT NULL")),

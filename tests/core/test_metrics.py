@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.metrics import Sample, merge, parse, render, write_metrics
+from core.ops.metrics import Sample, merge, parse, render, write_metrics
 
 prometheus_parser = pytest.importorskip("prometheus_client.parser")
 

@@ -24,12 +24,12 @@ from invariants import (
     tree_state,
 )
 
-from core.apply import apply
 from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
-from core.executors.local import LocalExecutor
-from core.fileio import DirScan, FileInfo, FileIO
-from core.orphan_files import RootWatcher, plan_orphan_clean
-from core.table import open_table
+from core.io.fileio import DirScan, FileInfo, FileIO
+from core.ops.orphan_files import RootWatcher, plan_orphan_clean
+from core.runtime.apply import apply
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 
 def clean(
@@ -356,7 +356,7 @@ def test_roots_are_reread_between_batches(
     scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A root committed while batches run is seen before the next batch (interval 0)."""
-    import core.orphan_files as orphan_files
+    import core.ops.orphan_files as orphan_files
 
     monkeypatch.setattr(orphan_files, "BATCH", 1)  # one orphan per batch
     s, wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
@@ -402,7 +402,7 @@ def test_worker_process_decoding_plans_the_same(
     scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """Big local tables decode roots and manifests in worker processes: same plan."""
-    import core.orphan_files as orphan_files
+    import core.ops.orphan_files as orphan_files
 
     _s, _wh, root = copy_scenario(scenarios, name, tmp_path)
     age_tree(root)

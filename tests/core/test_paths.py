@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from core.fileio import is_under, normalize_path
-from core.paths import escape_path_name, java_double_str, partition_value_text
-from core.types import parse_type
+from core.format.types import parse_type
+from core.io.fileio import is_under, normalize_path
+from core.table.paths import escape_path_name, java_double_str, partition_value_text
 
 
 @pytest.mark.parametrize(

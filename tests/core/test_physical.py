@@ -1,4 +1,4 @@
-"""core.physical: data files carry the physical layout Paimon's Java writers give each type."""
+"""core.format.physical: data files get the physical layout Paimon's Java writers give each type."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 import type_matrix as tm
 
-from core import physical
-from core.data_files import FileLayout, conform, read_table, unsupported_types
-from core.model import DataField
-from core.types import parse_type
+from core.format import physical
+from core.format.data_files import FileLayout, conform, read_table, unsupported_types
+from core.format.model import DataField
+from core.format.types import parse_type
 
 
 def _write(

@@ -8,10 +8,10 @@ import pypaimon_writer as pw
 import pytest
 from fixtures import JAVA_FIXTURES, java_table_params
 
-from core.check import check_table
-from core.executors.local import LocalExecutor
-from core.fileio import is_under
-from core.table import open_table
+from core.io.fileio import is_under
+from core.ops.check import check_table
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 
 @pytest.mark.parametrize("root", java_table_params())

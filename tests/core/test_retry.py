@@ -6,8 +6,8 @@ import errno
 
 import pytest
 
-from core import retry
-from core.retry import RateLimiter, Retrier, is_transient
+from core.io import retry
+from core.io.retry import RateLimiter, Retrier, is_transient
 
 
 class ClientError(Exception):

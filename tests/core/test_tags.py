@@ -11,13 +11,10 @@ import pypaimon_writer as pw
 import pytest
 from invariants import assert_no_dangling_references, assert_rows_intact, files_under, tree_state
 
-from core.apply import apply
 from core.errors import InvalidOptionError
-from core.executors.local import LocalExecutor
-from core.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.expire_snapshots import recheck as expire_recheck
-from core.table import open_table
-from core.tags import (
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expire_snapshots import recheck as expire_recheck
+from core.ops.tags import (
     TagError,
     apply_create_tag,
     filter_for_resume,
@@ -28,6 +25,9 @@ from core.tags import (
     rename_tag,
     select_expired_tags,
 )
+from core.runtime.apply import apply
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 NOW = 4_000_000_000_000
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import fastavro
 
-from core.plans import PLAN_FORMAT
+from core.runtime.plans import PLAN_FORMAT
 
 INSPECT = ("inspect", "{root}")
 CHECK = ("inspect", "{root}", "--check")

@@ -30,12 +30,12 @@ from hostile.cases import CASES, DESTRUCTIVE, Case, Ctx, nothing, plant
 from invariants import tree_state
 from typer.testing import CliRunner
 
-from core import metadata_io
-from core.check import check_table
 from core.errors import PaimonError, StorageError
-from core.executors.local import LocalExecutor
-from core.fileio import FileIO, normalize_path
-from core.table import open_table
+from core.format import metadata_io
+from core.io.fileio import FileIO, normalize_path
+from core.ops.check import check_table
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 from paimon_cli.main import app
 
 RUNNER = CliRunner()

@@ -10,7 +10,7 @@ import pytest
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_same_rows
 
-from core.table import open_table
+from core.table.table import open_table
 
 pytestmark = pytest.mark.java
 

@@ -21,12 +21,12 @@ from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 from java_writer import JavaWriter
 
-from core.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
-from core.deletion_vectors import BITMAP32_MAGIC, BITMAP64_MAGIC, INDEX_TYPE, read_vector
-from core.executors.local import LocalExecutor
-from core.manifest_writer import INDEX_MANIFEST_ENTRY_SCHEMA, encode_avro
-from core.model import IndexManifestEntry
-from core.table import PaimonTable, open_table
+from core.compaction.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
+from core.format.deletion_vectors import BITMAP32_MAGIC, BITMAP64_MAGIC, INDEX_TYPE, read_vector
+from core.format.model import IndexManifestEntry
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import PaimonTable, open_table
+from core.write.manifest_writer import INDEX_MANIFEST_ENTRY_SCHEMA, encode_avro
 
 pytestmark = pytest.mark.java
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from java_writer import JavaWriter
 
-from core.compact import CompactFlags, apply_compact, plan_compact
-from core.executors.local import LocalExecutor
-from core.table import open_table
+from core.compaction.compact import CompactFlags, apply_compact, plan_compact
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 pytestmark = pytest.mark.java
 

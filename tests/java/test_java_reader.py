@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from java_paimon import JavaPaimon, assert_java_ok
 
-from core.table import open_table
+from core.table.table import open_table
 
 pytestmark = pytest.mark.java
 

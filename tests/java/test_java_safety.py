@@ -19,8 +19,8 @@ from invariants import (
 )
 from java_paimon import assert_java_ok
 
-from core import fileio as fileio_module
-from core.table import open_table
+from core.io import fileio as fileio_module
+from core.table.table import open_table
 
 pytestmark = pytest.mark.java
 TABLE = "pk_deletion_vectors"

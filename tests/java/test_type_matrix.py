@@ -2,7 +2,7 @@
 
 For parquet, orc and avro, an append and a primary-key table with one column of every type
 Paimon writes in that format (tests/type_matrix.py) take several small commits through
-pypaimon's writer; their data files are encoded by our own writer (core.physical), because
+pypaimon's writer; their data files are encoded by our own writer (core.format.physical), because
 pypaimon's own encodings (decimals as FIXED_LEN_BYTE_ARRAY, nanosecond INT64 timestamps,
 ...) are not Java's. Java reads the table (the "before"), ``paimon compact`` rewrites it, and
 Java reads the latest snapshot with the same rows and checksum.
@@ -27,10 +27,10 @@ from pypaimon import Schema
 from pypaimon.filesystem.local_file_io import LocalFileIO
 from pypaimon.schema.data_types import DataField as PyDataField
 
-from core import physical
-from core.data_files import FileLayout, conform
-from core.model import DataField
-from core.table import open_table
+from core.format import physical
+from core.format.data_files import FileLayout, conform
+from core.format.model import DataField
+from core.table.table import open_table
 
 pytestmark = pytest.mark.java
 
@@ -39,7 +39,7 @@ ROWS = 5
 
 
 class _OurEncoder:
-    """Replaces pypaimon's data file encoders with core.physical for one table's layout."""
+    """Replaces pypaimon's data file encoders with core.format.physical for one table's layout."""
 
     def __init__(self, fields: list[DataField], pk: bool) -> None:
         self.layout = FileLayout.of(fields, ["id"] if pk else [])

@@ -10,7 +10,7 @@ every step:
 * nothing that a remaining snapshot, tag, branch, long-lived changelog or consumer-protected
   snapshot references is missing, by an independent checker (``reference_check``) that
   shares no code with ``core``;
-* ``inspect --check`` (``core.check``) agrees with it;
+* ``inspect --check`` (``core.ops.check``) agrees with it;
 * pypaimon reads every remaining snapshot and tag with the rows it read when they were made;
 * foreign files (README.md, _SUCCESS, notes) planted in the table are still there.
 
@@ -50,11 +50,11 @@ from invariants import Crash, CrashingFileIO, age_tree
 from pypaimon.schema.schema_change import SchemaChange
 from reference_check import missing_references
 
-from core import fileio as fileio_module
-from core.check import check_table
 from core.errors import StorageError
-from core.executors.local import LocalExecutor
-from core.table import open_table
+from core.io import fileio as fileio_module
+from core.ops.check import check_table
+from core.runtime.executors.local import LocalExecutor
+from core.table.table import open_table
 
 IDENT = "db.t"
 OLD_DAYS = ("2024-01-01", "2024-01-02")

@@ -11,7 +11,7 @@ import pypaimon_writer as pw
 import pytest
 from invariants import assert_no_dangling_references, files_under
 
-from core.fileio import FileIO
+from core.io.fileio import FileIO
 
 pytestmark = pytest.mark.s3
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.executors.spark import SparkExecutor
+from core.runtime.executors.spark import SparkExecutor
 
 
 def _why_not() -> str | None:

@@ -12,11 +12,11 @@ from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_same_rows
 from java_writer import JavaWriter
 
-from core.compact import CompactFlags, apply_compact, plan_compact
-from core.deletion_vectors import INDEX_TYPE
-from core.executors.local import LocalExecutor
-from core.executors.spark import SparkExecutor
-from core.table import open_table
+from core.compaction.compact import CompactFlags, apply_compact, plan_compact
+from core.format.deletion_vectors import INDEX_TYPE
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.executors.spark import SparkExecutor
+from core.table.table import open_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.java]
 

@@ -11,10 +11,10 @@ import pypaimon_writer as pw
 import pytest
 from invariants import assert_no_dangling_references
 
-from core.compact import CompactFlags, apply_compact, plan_compact
-from core.executors.local import LocalExecutor
-from core.executors.spark import SparkExecutor
-from core.table import open_table
+from core.compaction.compact import CompactFlags, apply_compact, plan_compact
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.executors.spark import SparkExecutor
+from core.table.table import open_table
 
 pytestmark = pytest.mark.spark
 

@@ -11,11 +11,11 @@ import pytest
 from invariants import files_under, plant
 from maintain_tables import build_warehouse
 
-from core.executors.local import LocalExecutor
-from core.executors.spark import SparkExecutor
-from core.maintain import MaintainConfig, maintain_table
-from core.table import open_table
-from core.timeparse import resolve_zone
+from core.ops.maintain import MaintainConfig, maintain_table
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.executors.spark import SparkExecutor
+from core.runtime.timeparse import resolve_zone
+from core.table.table import open_table
 
 pytestmark = pytest.mark.spark
 

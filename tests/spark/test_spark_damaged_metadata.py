@@ -12,9 +12,9 @@ from invariants import tree_state
 from metadata_damage import DAMAGES, Damage, damaged_copy
 
 from core.errors import PaimonError
-from core.executors.spark import SparkExecutor
-from core.orphan_files_spark import SparkOrphanClean
-from core.table import open_table
+from core.ops.orphan_files_spark import SparkOrphanClean
+from core.runtime.executors.spark import SparkExecutor
+from core.table.table import open_table
 
 
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.id)

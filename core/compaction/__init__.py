@@ -1,0 +1,1 @@
+"""Compaction: planning, rewriting, merge engines and aggregators, as Paimon does."""

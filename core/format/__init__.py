@@ -1,0 +1,1 @@
+"""Paimon's on-disk format: typed metadata models, options, manifests and data files."""

@@ -1,0 +1,1 @@
+"""Storage: FileIO over fsspec (the only code that touches storage) and its retries."""

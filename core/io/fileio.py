@@ -1,0 +1,653 @@
+"""FileIO over fsspec: the only place that touches storage.
+
+Paths are strings: local paths are absolute POSIX paths (``/wh/db.db/t``), everything
+else is a URI (``s3://bucket/wh/db.db/t``). ``file:/x`` and ``file:///x`` normalise to ``/x``.
+Missing files raise ``FileNotFoundError``; every other storage failure raises
+``StorageError`` so callers never mistake an error for "empty" (DECISIONS D3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import importlib
+import logging
+import os
+import stat
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from datetime import datetime
+from typing import Any, NamedTuple, TypeVar
+
+from core.errors import StorageAccessError, StorageError, WriteOutcomeUnknownError
+from core.io.retry import RateLimiter, Retrier
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+_LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
+_BATCH_DELETE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "az", "oss"})
+
+
+def normalize_path(path: str) -> str:
+    """Canonical form of a path or URI (see module docstring)."""
+    if path[:5].lower() == "file:":  # Java may write FILE:/x; schemes are case-insensitive
+        rest = path[len("file:") :]
+        while rest.startswith("//"):
+            rest = rest[1:]
+        path = rest
+    if "://" not in path:
+        path = os.path.abspath(path) if path else path
+        return path.rstrip("/") or "/"
+    scheme, rest = path.split("://", 1)
+    rest = rest.rstrip("/")
+    return f"{scheme.lower()}://{rest}"
+
+
+def protocol_of(path: str) -> str:
+    return path.split("://", 1)[0] if "://" in path else ""
+
+
+def join(base: str, *parts: str) -> str:
+    out = base.rstrip("/")
+    for part in parts:
+        if part:
+            out = f"{out}/{part.strip('/')}" if out != "/" else f"/{part.strip('/')}"
+    return out
+
+
+def parent(path: str) -> str:
+    head, _, _ = path.rstrip("/").rpartition("/")
+    if "://" in path and head.endswith(":/"):
+        return path
+    return head or "/"
+
+
+def basename(path: str) -> str:
+    return path.rstrip("/").rpartition("/")[2]
+
+
+def is_under(path: str, root: str) -> bool:
+    """True when normalised ``path`` lies strictly inside ``root`` (no ``..`` tricks)."""
+    path, root = normalize_path(path), normalize_path(root)
+    if any(seg in ("..", ".") for seg in path.split("/")):
+        return False
+    return path.startswith(root.rstrip("/") + "/")
+
+
+class FileInfo(NamedTuple):
+    # A tuple, not a dataclass: listings build one per file, millions per run.
+    path: str
+    name: str
+    size: int
+    mtime_ms: int | None
+    is_dir: bool
+    is_symlink: bool = False
+
+
+class DirScan(NamedTuple):
+    """One directory's entries, split for callers that already know most file names."""
+
+    files: list[FileInfo]  # regular files and symlinks (``is_symlink``) not in ``known``
+    dirs: list[FileInfo]  # directories (never symlinks)
+    known: list[str]  # names from ``known`` found here (not stat'ed on local disk)
+
+
+def _mtime_ms(info: Mapping[str, Any]) -> int | None:
+    for key in ("mtime", "LastModified", "last_modified", "updated", "modified", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if isinstance(value, datetime):
+            return int(value.timestamp() * 1000)
+        if isinstance(value, (int, float)):
+            return int(value * 1000)
+        if isinstance(value, str):
+            try:
+                return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+            except ValueError:
+                continue
+    return None
+
+
+class FileIO:
+    """Storage access for one run; filesystems are created lazily per protocol."""
+
+    def __init__(
+        self,
+        storage_options: Mapping[str, str] | None = None,
+        *,
+        max_requests_per_second: float | None = None,
+        retries: int = 6,
+    ) -> None:
+        self.storage_options: dict[str, str] = dict(storage_options or {})
+        self.max_requests_per_second = max_requests_per_second
+        self.retries = retries
+        self._lock = threading.Lock()
+        self._filesystems: dict[str, Any] = {}
+        limiter = RateLimiter(max_requests_per_second) if max_requests_per_second else None
+        self._retrier = Retrier(retries=retries, limiter=limiter)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Executors (Spark) get the configuration, never live clients.
+        return {
+            "storage_options": self.storage_options,
+            "max_requests_per_second": self.max_requests_per_second,
+            "retries": self.retries,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(  # type: ignore[misc]
+            state["storage_options"],
+            max_requests_per_second=state.get("max_requests_per_second"),
+            retries=state.get("retries", 6),
+        )
+
+    def _remote(self, fn: Callable[[], T], path: str) -> T:
+        """Object-store calls: rate-limited, transient failures retried with backoff;
+        missing credentials and refused permissions say which setting to fix."""
+        try:
+            return self._retrier.call(fn, path)
+        except PermissionError as exc:
+            raise StorageAccessError(
+                f"access denied to {path}: {exc}", hint=_permission_hint(protocol_of(path))
+            ) from exc
+        except _credential_errors() as exc:
+            raise StorageAccessError(
+                f"no usable credentials for {path}: {exc}",
+                hint=_credentials_hint(protocol_of(path)),
+            ) from exc
+
+    def is_local(self, path: str) -> bool:
+        return protocol_of(path) in _LOCAL_PROTOCOLS
+
+    def _fs(self, path: str) -> tuple[Any, str]:
+        protocol = protocol_of(path)
+        with self._lock:
+            fs = self._filesystems.get(protocol)
+            if fs is None:
+                import fsspec
+
+                try:
+                    fs = fsspec.filesystem(protocol or "file", **self._options_for(protocol))
+                except (ImportError, ValueError) as exc:
+                    raise StorageError(
+                        f"cannot open storage for {protocol or 'file'}://: {exc}",
+                        hint=_install_hint(protocol),
+                    ) from exc
+                self._filesystems[protocol] = fs
+        return fs, fs._strip_protocol(path)
+
+    def _options_for(self, protocol: str) -> dict[str, Any]:
+        if protocol in _LOCAL_PROTOCOLS:
+            return {}
+        # A cached listing could hide a file a writer just added: always ask the store.
+        return {"use_listings_cache": False, **self.storage_options}
+
+    # -- reading --------------------------------------------------------------------------
+    def read_bytes(self, path: str) -> bytes:
+        if self.is_local(path):
+            try:
+                with open(path, "rb") as fh:
+                    return fh.read()
+            except FileNotFoundError:
+                raise
+            except IsADirectoryError as exc:
+                raise StorageError(f"expected a file, found a directory: {path}") from exc
+            except OSError as exc:
+                raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        fs, p = self._fs(path)
+        try:
+            data: bytes = self._remote(lambda: fs.cat_file(p), path)
+            return data
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc}") from exc
+
+    def read_text(self, path: str) -> str:
+        data = self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StorageError(f"{path} is not UTF-8 text") from exc
+
+    def exists(self, path: str) -> bool:
+        if self.is_local(path):
+            return os.path.lexists(path)
+        fs, p = self._fs(path)
+        try:
+            return bool(self._remote(lambda: fs.exists(p), path))
+        except OSError as exc:
+            raise StorageError(f"cannot check {path}: {exc}") from exc
+
+    def info(self, path: str) -> FileInfo | None:
+        """Size and mtime of one file, or None when absent."""
+        if self.is_local(path):
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                raise StorageError(f"cannot stat {path}: {exc.strerror or exc}") from exc
+            return FileInfo(
+                path,
+                basename(path),
+                st.st_size,
+                int(st.st_mtime * 1000),
+                stat.S_ISDIR(st.st_mode),
+                stat.S_ISLNK(st.st_mode),
+            )
+        fs, p = self._fs(path)
+        try:
+            raw = self._remote(lambda: fs.info(p), path)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot stat {path}: {exc}") from exc
+        return FileInfo(
+            path,
+            basename(path),
+            int(raw.get("size") or 0),
+            _mtime_ms(raw),
+            raw.get("type") == "directory",
+        )
+
+    def list_dir(self, path: str) -> list[FileInfo]:
+        """Entries directly under ``path``; [] if it does not exist. Symlinks are not followed."""
+        if self.is_local(path):
+            return list(self._scan_local(path))
+        fs, p = self._fs(path)
+        try:
+            raw = self._remote(lambda: fs.ls(p, detail=True, refresh=True), path)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StorageError(f"cannot list {path}: {exc}") from exc
+        out = []
+        prefix = path.rstrip("/")
+        for entry in raw:
+            name = basename(entry["name"])
+            if not name or entry["name"].rstrip("/") == p.rstrip("/"):
+                continue
+            out.append(
+                FileInfo(
+                    f"{prefix}/{name}",
+                    name,
+                    int(entry.get("size") or 0),
+                    _mtime_ms(entry),
+                    entry.get("type") == "directory",
+                )
+            )
+        return out
+
+    def scan_dir(self, path: str, *, known: AbstractSet[str] = frozenset()) -> DirScan:
+        """Entries directly under ``path`` ([] if absent); files named in ``known`` come back
+        by name only, which on local disk saves their ``lstat`` (orphan cleaning knows
+        every used name before listing). Symlinks are never followed."""
+        if not self.is_local(path):
+            scan = DirScan([], [], [])
+            for e in self.list_dir(path):
+                if e.is_dir:
+                    scan.dirs.append(e)
+                elif e.name in known:
+                    scan.known.append(e.name)
+                else:
+                    scan.files.append(e)
+            return scan
+        files: list[FileInfo] = []
+        dirs: list[FileInfo] = []
+        found: list[str] = []
+        with self._open_scandir(path) as it:
+            for entry in it:
+                name = entry.name
+                try:
+                    # d_type answers without a stat on every common local filesystem
+                    if entry.is_dir(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        dirs.append(FileInfo(entry.path, name, 0, int(st.st_mtime * 1000), True))
+                        continue
+                    if name in known:
+                        found.append(name)
+                        continue
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue  # removed while listing
+                except OSError as exc:
+                    raise StorageError(f"cannot stat {entry.path}: {exc.strerror or exc}") from exc
+                files.append(
+                    FileInfo(
+                        entry.path,
+                        name,
+                        st.st_size,
+                        int(st.st_mtime * 1000),
+                        False,
+                        stat.S_ISLNK(st.st_mode),
+                    )
+                )
+        return DirScan(files, dirs, found)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _open_scandir(path: str) -> Iterator[Iterator[os.DirEntry[str]]]:
+        try:
+            it = os.scandir(path)
+        except FileNotFoundError:
+            yield iter(())
+            return
+        except NotADirectoryError as exc:
+            raise StorageError(f"not a directory: {path}") from exc
+        except OSError as exc:
+            raise StorageError(f"cannot list {path}: {exc.strerror or exc}") from exc
+        with it:
+            yield it
+
+    @classmethod
+    def _scan_local(cls, path: str) -> Iterator[FileInfo]:
+        with cls._open_scandir(path) as it:
+            for entry in it:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    raise StorageError(f"cannot stat {entry.path}: {exc.strerror or exc}") from exc
+                is_link = stat.S_ISLNK(st.st_mode)
+                yield FileInfo(
+                    entry.path,
+                    entry.name,
+                    st.st_size,
+                    int(st.st_mtime * 1000),
+                    stat.S_ISDIR(st.st_mode),
+                    is_link,
+                )
+
+    # -- writing --------------------------------------------------------------------------
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Overwrite ``path`` (hint files, journals)."""
+        if self.is_local(path):
+            tmp = _write_temp_beside(path, data)
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                _quiet_unlink(tmp)
+                raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+            return
+        fs, p = self._fs(path)
+        try:
+            self._remote(lambda: fs.pipe_file(p, data), path)
+        except OSError as exc:
+            raise StorageError(f"cannot write {path}: {exc}") from exc
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        """Create ``path`` atomically only if it does not exist. True when it now holds
+        ``data``: created by this call, or by an earlier try of it whose answer was lost
+        (S3 answers the retry of a PUT it stored but answered 500, or whose connection
+        dropped, "already exists"); False when it holds other bytes. A failure after which
+        the write may still have landed, and the file cannot be read back as ours, raises
+        :class:`WriteOutcomeUnknownError`."""
+        if self.is_local(path):
+            tmp = _write_temp_beside(path, data)
+            try:
+                # link() never replaces an existing target: a compare-and-swap on POSIX.
+                os.link(tmp, path)
+                return True
+            except FileExistsError:
+                return self._holds(path, data)
+            except OSError as exc:
+                raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
+            finally:
+                _quiet_unlink(tmp)
+        fs, p = self._fs(path)
+
+        def create() -> None:
+            with fs.open(p, "xb") as fh:
+                fh.write(data)
+
+        try:
+            self._remote(create, path)
+            return True
+        except FileExistsError:
+            return self._holds(path, data)
+        except (NotImplementedError, ValueError) as exc:
+            raise StorageError(
+                f"{protocol_of(path)}:// cannot create files atomically: {exc}",
+                hint="this store has no conditional create; see README 'Object stores'",
+            ) from exc
+        except OSError as exc:
+            # A 5xx, a dropped connection or a timeout: the store may have applied it.
+            if self._holds_after_error(path, data):
+                return True
+            raise WriteOutcomeUnknownError(
+                f"cannot create {path}: {exc}; the store may still have stored it"
+            ) from exc
+
+    def _holds(self, path: str, data: bytes) -> bool:
+        """Whether an existing ``path`` holds exactly ``data`` (ours, or identical)."""
+        try:
+            info = self.info(path)
+            if info is not None and info.size != len(data):
+                return False
+            return self.read_bytes(path) == data
+        except FileNotFoundError:
+            # It existed a moment ago: whoever has it, it is not known to be ours.
+            raise WriteOutcomeUnknownError(
+                f"{path} was reported as existing, then was gone when read back"
+            ) from None
+
+    def _holds_after_error(self, path: str, data: bytes) -> bool:
+        try:
+            return self._holds(path, data)
+        except (FileNotFoundError, StorageError):
+            return False
+
+    def conditional_create_supported(self, path: str) -> bool:
+        """True where ``write_if_absent`` is a real compare-and-swap: local file systems
+        (link) and S3 (``If-None-Match: *`` in s3fs); other stores may accept exclusive
+        mode yet overwrite."""
+        return self.is_local(path) or protocol_of(path) in ("s3", "s3a")
+
+    def delete(self, path: str) -> bool:
+        """Delete one file; False when it was already absent (deletes are idempotent)."""
+        if self.is_local(path):
+            try:
+                os.unlink(path)
+                return True
+            except FileNotFoundError:
+                return False
+            except OSError as exc:
+                raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from exc
+        fs, p = self._fs(path)
+        try:
+            self._remote(lambda: fs.rm_file(p), path)
+            return True
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise StorageError(f"cannot delete {path}: {exc}") from exc
+
+    def delete_empty_dir(self, path: str) -> bool:
+        """Remove a directory only if it is empty; never recursive."""
+        if self.is_local(path):
+            try:
+                os.rmdir(path)
+                return True
+            except OSError:
+                return False
+        if self.list_dir(path):
+            return False
+        fs, p = self._fs(path)
+        try:
+            self._remote(lambda: fs.rmdir(p), path)
+        except (OSError, NotImplementedError):
+            return False
+        return True
+
+    def move(self, src: str, dst: str, *, replace: bool = False) -> bool:
+        """Move one file (quarantine and restore); False when ``src`` is already gone.
+
+        Local and HDFS-like: a hard link then unlink (never clobbers ``dst``; an interrupted
+        move leaves two names of one file, which a rerun completes). Object stores: copy,
+        then delete, each retried like every request. An existing ``dst`` is an error
+        unless it is the same file (a half-done move) or ``replace`` is given."""
+        if self.is_local(src):
+            return self._move_local(src, dst, replace=replace)
+        fs, p = self._fs(src)
+        _, q = self._fs(dst)
+        if not self.exists(src):
+            return False
+        if not replace:
+            there = self.info(dst)
+            have = self.info(src)
+            if there is not None and (have is None or there.size != have.size):
+                raise StorageError(f"cannot move {src}: {dst} exists")
+        try:
+            self._remote(lambda: fs.copy(p, q), src)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise StorageError(f"cannot copy {src} to {dst}: {exc}") from exc
+        self.delete(src)
+        return True
+
+    @staticmethod
+    def _move_local(src: str, dst: str, *, replace: bool) -> bool:
+        try:
+            os.makedirs(parent(dst), exist_ok=True)
+            if replace:
+                os.replace(src, dst)
+                return True
+            try:
+                os.link(src, dst)
+            except FileExistsError:
+                if not os.path.samefile(src, dst):
+                    raise StorageError(f"cannot move {src}: {dst} exists") from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
+                    raise
+                if os.path.lexists(dst):  # no hard links here: rename, never over a file
+                    raise StorageError(f"cannot move {src}: {dst} exists") from None
+                os.rename(src, dst)
+                return True
+            os.unlink(src)
+            return True
+        except FileNotFoundError:
+            return False
+        except StorageError:
+            raise
+        except OSError as exc:
+            raise StorageError(f"cannot move {src} to {dst}: {exc.strerror or exc}") from exc
+
+    def supports_batch_delete(self, path: str) -> bool:
+        """Object stores delete many keys per request (S3 DeleteObjects: 1,000)."""
+        return protocol_of(path) in _BATCH_DELETE_PROTOCOLS
+
+    def delete_many(self, paths: list[str]) -> None:
+        """Delete files of one object store in batched requests; absent keys are no error
+        (so callers cannot tell "deleted" from "already absent" here)."""
+        if not paths:
+            return
+        fs, _ = self._fs(paths[0])
+        keys = [fs._strip_protocol(p) for p in paths]
+        try:
+            self._remote(lambda: fs.rm(keys), paths[0])
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StorageError(
+                f"cannot delete {len(paths)} files under {parent(paths[0])}: {exc}"
+            ) from exc
+
+
+def _write_temp_beside(path: str, data: bytes) -> str:
+    """Write ``data`` to a hidden temp file next to ``path`` (Paimon's ``.name.uuid.tmp``)."""
+    tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+    try:
+        os.makedirs(parent(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        _quiet_unlink(tmp)
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return tmp
+
+
+def _quiet_unlink(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _install_hint(protocol: str) -> str | None:
+    extra = {
+        "s3": "s3",
+        "s3a": "s3",
+        "gs": "gcs",
+        "gcs": "gcs",
+        "abfs": "azure",
+        "az": "azure",
+        "oss": "oss",
+    }.get(protocol)
+    return f"install the storage extra: pip install 'paimon-cli[{extra}]'" if extra else None
+
+
+# The "no usable credentials" errors of each storage library, by module and class name.
+_CREDENTIAL_ERRORS = (
+    ("botocore.exceptions", "NoCredentialsError"),
+    ("botocore.exceptions", "PartialCredentialsError"),
+    ("botocore.exceptions", "CredentialRetrievalError"),
+    ("botocore.exceptions", "NoAuthTokenError"),
+    ("google.auth.exceptions", "DefaultCredentialsError"),
+    ("google.auth.exceptions", "RefreshError"),
+    ("azure.core.exceptions", "ClientAuthenticationError"),
+)
+
+
+@functools.cache
+def _credential_errors() -> tuple[type[BaseException], ...]:
+    """Those of the installed libraries (they are not OSErrors, so nothing else would
+    translate them)."""
+    found: list[type[BaseException]] = []
+    for module_name, class_name in _CREDENTIAL_ERRORS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        cls = getattr(module, class_name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            found.append(cls)
+    return tuple(found)
+
+
+# Where each store's credentials come from: environment variables or --fs-option keys.
+_CREDENTIAL_SOURCES = {
+    "s3": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or pass "
+    "--fs-option key=... --fs-option secret=...; a public bucket: --fs-option anon=true",
+    "gs": "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or pass "
+    "--fs-option token=...",
+    "abfs": "set AZURE_STORAGE_CONNECTION_STRING (or AZURE_STORAGE_ACCOUNT_NAME and "
+    "AZURE_STORAGE_ACCOUNT_KEY), or pass --fs-option account_name=... --fs-option "
+    "account_key=...",
+    "oss": "pass --fs-option key=... --fs-option secret=... --fs-option endpoint=...",
+}
+_CREDENTIAL_SOURCES |= {
+    "s3a": _CREDENTIAL_SOURCES["s3"],
+    "gcs": _CREDENTIAL_SOURCES["gs"],
+    "az": _CREDENTIAL_SOURCES["abfs"],
+}
+
+
+def _credentials_hint(protocol: str) -> str:
+    return _CREDENTIAL_SOURCES.get(
+        protocol, "pass the storage credentials with --fs-option KEY=VALUE"
+    )
+
+
+def _permission_hint(protocol: str) -> str:
+    return (
+        "the credentials in use lack this permission: grant it (bucket or IAM policy), "
+        "or use other credentials: " + _credentials_hint(protocol)
+    )

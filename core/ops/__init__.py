@@ -1,0 +1,1 @@
+"""The operations behind each command: one module per operation, planners and appliers."""

@@ -1,0 +1,90 @@
+"""Consumer expiry: ``consumer.expiration-time`` (semantics §6).
+
+Paimon's commit maintenance deletes every ``consumer-<id>`` file last modified strictly
+before ``now - consumer.expiration-time`` (ConsumerManager.expire), before snapshot expiry
+runs, so a dead streaming reader stops pinning snapshots. A consumer file is its reader's
+heartbeat: the executor re-reads the modification time and keeps a file touched since.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from core.io.fileio import join
+from core.runtime.plans import FileAction, Phase, Plan, Requirements
+from core.runtime.timeparse import iso_utc
+from core.table.table import PaimonTable
+
+COMMAND = "expire-consumers"
+
+
+def _idle(mtime_ms: int | None, cutoff: int | None) -> bool:
+    """Strictly before the cut-off, as ConsumerManager.expire (isAfter)."""
+    return cutoff is not None and mtime_ms is not None and mtime_ms < cutoff
+
+
+def plan_consumer_expire(table: PaimonTable, *, now_ms: int) -> Plan:
+    """Delete the consumer files idle longer than ``consumer.expiration-time``."""
+    expiration = table.options.get_duration_ms("consumer.expiration-time")
+    consumers = table.consumers.consumers()
+    cutoff = None if expiration is None else now_ms - expiration
+    stale = [c for c in consumers if _idle(c.mtime_ms, cutoff)]
+    directory = table.consumers.directory
+    actions = tuple(
+        FileAction(
+            "delete",
+            join(directory, f"consumer-{c.id}"),
+            "consumer",
+            None,
+            f"last modified {iso_utc(c.mtime_ms or 0)}, before the cut-off",
+        )
+        for c in stale
+    )
+    details: dict[str, Any] = {
+        "expiration_ms": expiration,
+        "cutoff_ms": cutoff,
+        "consumers": [
+            {
+                "id": c.id,
+                "next_snapshot": c.next_snapshot,
+                "modified_ms": c.mtime_ms,
+                "expired": c in stale,
+            }
+            for c in consumers
+        ],
+    }
+    requirements = Requirements(
+        latest_snapshot=table.snapshots.latest_id(),
+        expire_end=None,
+        tags={},
+        branches=(),
+        consumers_min_next=None,
+    )
+    return Plan(
+        COMMAND,
+        table.location,
+        table.branch,
+        now_ms,
+        (Phase("consumer-files", actions),),
+        requirements,
+        details,
+    )
+
+
+def recheck(table: PaimonTable, plan: Plan) -> Plan:
+    """Keep consumers whose file was written since planning (the reader is alive)."""
+    cutoff = plan.details.get("cutoff_ms")
+    if cutoff is None:
+        return plan
+    listing = table.consumers.consumers()
+    still_stale = {
+        join(table.consumers.directory, f"consumer-{c.id}")
+        for c in listing
+        if _idle(c.mtime_ms, cutoff)
+    }
+    phases = tuple(
+        replace(p, actions=tuple(a for a in p.actions if a.path in still_stale))
+        for p in plan.phases
+    )
+    return replace(plan, phases=phases)

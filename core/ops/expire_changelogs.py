@@ -1,0 +1,725 @@
+"""Long-lived changelog expiry: Paimon's ExpireChangelogImpl + ChangelogDeletion, as a plan.
+
+Two callers: ``expire-snapshots`` on a decoupled table runs it right after snapshot expiry,
+in the same plan (the commit-time path, semantics 2.10; table options, falling back to the
+snapshot's), and ``expire-changelogs`` is Paimon's ``expire_changelogs`` procedure (values
+not given fall back to the procedure's defaults, never to table options). Pointers first
+(D2): ``changelog-N`` files go before their manifests and files. Files another branch, a
+remaining changelog or the nearest earlier tag still needs are kept (D3).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from core.errors import InvalidOptionError, StalePlanError
+from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
+from core.format.options import INT_MAX
+from core.io.fileio import join
+from core.ops.expire_snapshots import (
+    branch_protection,
+    empty_dir_actions,
+    find_skipping_tags,
+    other_views,
+)
+from core.retention.expire_range import expire_config
+from core.retention.references import Want, changelog_references, collect_references
+from core.runtime.executors.base import Executor
+from core.runtime.executors.local import LocalExecutor
+from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.progress import NullProgress, Progress
+from core.table.scan import ManifestCache, full_live_set, live_sets
+from core.table.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+COMMAND = "expire-changelogs"
+NEVER_MS = 2**63 - 1  # Paimon's Duration.ofMillis(Long.MAX_VALUE): no time bound
+
+
+@dataclass(frozen=True, slots=True)
+class ChangelogFlags:
+    """``expire_changelogs`` arguments; None means the procedure's default."""
+
+    retain_max: int | None = None
+    retain_min: int | None = None
+    older_than_ms: int | None = None  # an instant: changelogs committed before it may go
+    max_deletes: int | None = None
+    delete_all: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChangelogConfig:
+    retain_max: int
+    retain_min: int
+    time_retained_ms: int  # NEVER_MS: no time bound
+    max_deletes: int
+    clean_empty_directories: bool = False
+
+    def to_json(self, sources: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            "retain_max": {"value": self.retain_max, "source": sources["retain_max"]},
+            "retain_min": {"value": self.retain_min, "source": sources["retain_min"]},
+            "time_retained_ms": {
+                "value": None if self.time_retained_ms >= NEVER_MS else self.time_retained_ms,
+                "source": sources["time_retained_ms"],
+            },
+            "max_deletes": {"value": self.max_deletes, "source": sources["max_deletes"]},
+            "clean_empty_directories": self.clean_empty_directories,
+        }
+
+
+def procedure_config(
+    table: PaimonTable, flags: ChangelogFlags, now_ms: int
+) -> tuple[ChangelogConfig, dict[str, str]]:
+    """The procedure's builder: max unlimited, min 1, no time bound, deletes unlimited."""
+    for name, value in (
+        ("retain-max", flags.retain_max),
+        ("retain-min", flags.retain_min),
+        ("max-deletes", flags.max_deletes),
+    ):
+        if value is not None and value < 1:
+            raise InvalidOptionError(f"{name} must be at least 1, got {value}")
+    config = ChangelogConfig(
+        retain_max=INT_MAX if flags.retain_max is None else flags.retain_max,
+        retain_min=1 if flags.retain_min is None else flags.retain_min,
+        time_retained_ms=NEVER_MS if flags.older_than_ms is None else now_ms - flags.older_than_ms,
+        max_deletes=INT_MAX if flags.max_deletes is None else flags.max_deletes,
+        clean_empty_directories=table.options.get_bool("snapshot.clean-empty-directories"),
+    )
+    if config.retain_max < config.retain_min:
+        raise InvalidOptionError(
+            f"retain-max ({config.retain_max}) must not be less than retain-min "
+            f"({config.retain_min})",
+            hint="Paimon refuses this combination as well",
+        )
+    sources = {
+        k: "flag" if v is not None else "default"
+        for k, v in (
+            ("retain_max", flags.retain_max),
+            ("retain_min", flags.retain_min),
+            ("time_retained_ms", flags.older_than_ms),
+            ("max_deletes", flags.max_deletes),
+        )
+    }
+    return config, sources
+
+
+def commit_config(
+    table: PaimonTable,
+    *,
+    retain_min: int | None = None,
+    retain_max: int | None = None,
+    time_retained_ms: int | None = None,
+    expire_limit: int | None = None,
+) -> tuple[ChangelogConfig, dict[str, str]]:
+    """The commit path: ``changelog.*`` options, each falling back to the (effective)
+    snapshot setting; the limit is ``snapshot.expire.limit``."""
+    snap = expire_config(
+        table.options,
+        retain_min=retain_min,
+        retain_max=retain_max,
+        time_retained_ms=time_retained_ms,
+        expire_limit=expire_limit,
+    )
+    opts = table.options
+    cl_max, cl_min = (
+        opts.get_int("changelog.num-retained.max"),
+        opts.get_int("changelog.num-retained.min"),
+    )
+    cl_time = opts.get_duration_ms("changelog.time-retained")
+    config = ChangelogConfig(
+        retain_max=snap.retain_max if cl_max is None else cl_max,
+        retain_min=snap.retain_min if cl_min is None else cl_min,
+        time_retained_ms=snap.time_retained_ms if cl_time is None else cl_time,
+        max_deletes=snap.expire_limit,
+        clean_empty_directories=snap.clean_empty_directories,
+    )
+    if config.retain_max < config.retain_min:
+        raise InvalidOptionError(
+            f"changelog retain-max ({config.retain_max}) must not be less than changelog "
+            f"retain-min ({config.retain_min})"
+        )
+
+    def source(value: int | None, key: str) -> str:
+        return opts.lookup(key).source if value is not None else "snapshot setting"
+
+    sources = {
+        "retain_max": source(cl_max, "changelog.num-retained.max"),
+        "retain_min": source(cl_min, "changelog.num-retained.min"),
+        "time_retained_ms": source(cl_time, "changelog.time-retained"),
+        "max_deletes": opts.lookup("snapshot.expire.limit").source
+        if expire_limit is None
+        else "flag",
+    }
+    return config, sources
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """What changelog expiry looks at: snapshot ids and the changelogs (after a snapshot
+    expiry in the same plan: its new ``changelog-N`` included)."""
+
+    earliest_snapshot: Snapshot | None
+    latest_snapshot_id: int | None
+    changelogs: Mapping[int, Snapshot]  # id -> changelog, present or about to be written
+
+    @property
+    def changelog_ids(self) -> list[int]:
+        return sorted(self.changelogs)
+
+
+class LazyChangelogs(Mapping[int, Snapshot]):
+    """Changelogs by id, read on first access: the range formula reads only the ids it
+    probes (a listing of a long changelog history costs one request, its files many)."""
+
+    def __init__(self, table: PaimonTable, ids: Iterable[int], extra: Mapping[int, Snapshot]):
+        self._table = table
+        self._ids = sorted({*ids, *extra})
+        self._read: dict[int, Snapshot | None] = dict(extra)
+
+    def __getitem__(self, cid: int) -> Snapshot:
+        if cid not in self._read:
+            self._read[cid] = self._table.changelogs.try_snapshot(cid) if cid in self._ids else None
+        snap = self._read[cid]
+        if snap is None:
+            raise KeyError(cid)
+        return snap
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangelogRange:
+    earliest: int | None
+    latest: int | None
+    end: int | None  # changelogs [earliest, end) expire
+    stop: str  # retain-min | consumer | limit | latest-changelog | time | empty | delete-all
+    detail: str
+
+    @property
+    def ids(self) -> list[int]:
+        if self.earliest is None or self.end is None:
+            return []
+        return list(range(self.earliest, self.end))
+
+
+def compute_changelog_range(
+    state: TableState, config: ChangelogConfig, min_next_snapshot: int | None, now_ms: int
+) -> ChangelogRange:
+    """ExpireChangelogImpl.expire(), exactly: a changelog's own time decides (not its
+    successor's), consumers always apply, and the newest changelog is never expired."""
+    ids = state.changelog_ids
+    latest_snap, earliest_snap = state.latest_snapshot_id, state.earliest_snapshot
+    if latest_snap is None or earliest_snap is None or not ids:
+        return ChangelogRange(None, None, None, "empty", "no long-lived changelogs")
+    earliest, latest = ids[0], ids[-1]
+    older_than = now_ms - config.time_retained_ms
+    min_id = max(latest_snap - config.retain_max + 1, earliest)
+    max_exclusive = latest_snap - config.retain_min + 1
+    stop, detail = "retain-min", f"the newest {config.retain_min} snapshot ids keep theirs"
+    if min_next_snapshot is not None and min_next_snapshot < max_exclusive:
+        max_exclusive = min_next_snapshot
+        stop, detail = "consumer", f"a consumer still needs snapshot {min_next_snapshot}"
+    if earliest + config.max_deletes < max_exclusive:
+        max_exclusive = earliest + config.max_deletes
+        stop, detail = "limit", f"at most {config.max_deletes} changelogs per run"
+    if latest < max_exclusive:
+        max_exclusive = latest
+        stop, detail = "latest-changelog", f"the newest changelog ({latest}) is kept"
+    if max_exclusive <= earliest:
+        return ChangelogRange(earliest, latest, None, stop, detail)
+    for cid in range(min_id, max_exclusive + 1):
+        cl = state.changelogs.get(cid)
+        if cl is not None and older_than <= cl.time_millis:
+            if cid == min_id and min_id > earliest:
+                stop, detail = (
+                    "retain-max",
+                    (f"changelogs of the newest {config.retain_max} snapshot ids are kept"),
+                )
+            else:
+                stop, detail = "time", f"changelog {cid} is newer than the retention"
+            return ChangelogRange(earliest, latest, cid, stop, detail)
+    return ChangelogRange(earliest, latest, max_exclusive, stop, detail)
+
+
+# -- planning the deletions --------------------------------------------------------------------
+@dataclass
+class _Actions:
+    table: PaimonTable
+    protected: Mapping[str, str]  # path -> what keeps it
+    pointers: list[FileAction] = field(default_factory=list)
+    manifests: list[FileAction] = field(default_factory=list)
+    data: list[FileAction] = field(default_factory=list)
+    kept: list[dict[str, str]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)
+
+    def add(
+        self, into: list[FileAction], path: str, kind: str, size: int | None, reason: str
+    ) -> None:
+        if path in self.seen:
+            return
+        self.seen.add(path)
+        if path in self.protected:
+            self.kept.append({"path": path, "kept_by": self.protected[path]})
+            return
+        if not self.table.paths.is_inside_table(path):
+            raise InvalidOptionError(
+                f"metadata references {path} ({kind}), outside the table root and its "
+                "declared external paths; refusing to plan any deletion"
+            )
+        into.append(FileAction("delete", path, kind, size, reason))
+
+    def add_entry(self, entry: ManifestEntry, kind: str, reason: str) -> None:
+        paths = self.table.paths
+        self.add(self.data, paths.data_file_path(entry), kind, entry.file.file_size, reason)
+        for extra in paths.extra_file_paths(entry.partition, entry.bucket, entry.file):
+            self.add(self.data, extra, "extra", None, reason)
+        self.buckets[(entry.partition, entry.bucket)] = None
+
+
+def _exists_in(table: PaimonTable, absent: AbstractSet[str]) -> Callable[[str | None], bool]:
+    """Whether a manifest list is there once the plan's earlier part ran (``absent``: lists
+    the snapshot expiry in the same plan deletes)."""
+
+    def exists(name: str | None) -> bool:
+        if not name or name in absent:
+            return False
+        return table.fileio.exists(table.paths.manifest_path(name))
+
+    return exists
+
+
+def _skipping_set(
+    table: PaimonTable, roots: Iterable[Snapshot], exists: Callable[[str | None], bool]
+) -> set[str]:
+    """ChangelogDeletion.manifestSkippingSet: lists (if present) and their manifests, index
+    manifest and files (if present), statistics."""
+    names: set[str] = set()
+    for snap in roots:
+        for name in (snap.base_manifest_list, snap.delta_manifest_list):
+            if exists(name):
+                names.add(name)
+                names.update(n for n, _ in table.manifest_list_names(name))
+        if snap.index_manifest and exists(snap.index_manifest):
+            names.add(snap.index_manifest)
+            names.update(e.file_name for e in table.index_manifest(snap.index_manifest))
+        if snap.statistics:
+            names.add(snap.statistics)
+    return names
+
+
+def _unused_list(acts: _Actions, name: str, skip: set[str], reason: str) -> None:
+    """collectUnusedManifestList: the list's manifests, then the list, unless skipped."""
+    table = acts.table
+    for manifest, size in table.manifest_list_names(name):
+        if manifest not in skip:
+            skip.add(manifest)
+            acts.add(acts.manifests, table.paths.manifest_path(manifest), "manifest", size, reason)
+    if name not in skip:
+        skip.add(name)
+        acts.add(acts.manifests, table.paths.manifest_path(name), "manifest-list", None, reason)
+
+
+def _delta_deletes(table: PaimonTable, snap: Snapshot) -> list[ManifestEntry]:
+    pending: dict[str, ManifestEntry] = {}
+    for entry in table.entries(table.manifest_list(snap.delta_manifest_list)):
+        path = table.paths.data_file_path(entry)
+        if entry.kind is FileKind.ADD:
+            pending.pop(path, None)
+        else:
+            pending[path] = entry
+    return list(pending.values())
+
+
+def _plan_one(
+    acts: _Actions,
+    cl: Snapshot,
+    skip: set[str],
+    tag_keys: Callable[[int], tuple[str, set[tuple[bytes, int, str]]] | None],
+    exists: Callable[[str | None], bool],
+) -> None:
+    """ChangelogDeletion for one changelog: its files, then its unused manifests."""
+    table = acts.table
+    reason = f"only used by expired changelog {cl.id}"
+    if cl.changelog_manifest_list:
+        if exists(cl.changelog_manifest_list):
+            for entry in table.changelog_files(cl):
+                if entry.kind is FileKind.ADD:
+                    acts.add_entry(entry, "changelog", reason)
+            _unused_list(acts, cl.changelog_manifest_list, skip, reason)
+        return
+    tag = tag_keys(cl.id)
+    if exists(cl.delta_manifest_list):
+        for entry in _delta_deletes(table, cl):
+            key = (entry.partition, entry.bucket, entry.file.file_name)
+            if tag is not None and key in tag[1]:
+                acts.kept.append({"path": table.paths.data_file_path(entry), "kept_by": tag[0]})
+                continue
+            acts.add_entry(entry, "data", reason)
+        _unused_list(acts, cl.delta_manifest_list, skip, reason)
+    if exists(cl.base_manifest_list):
+        _unused_list(acts, cl.base_manifest_list, skip, reason)
+
+
+@dataclass(frozen=True, slots=True)
+class ChangelogPart:
+    """The changelog expiry part of a plan (own command or appended to snapshot expiry)."""
+
+    pointers: tuple[FileAction, ...]
+    manifests: tuple[FileAction, ...]
+    data: tuple[FileAction, ...]
+    directories: tuple[FileAction, ...]
+    details: dict[str, Any]
+    expired_ids: tuple[int, ...]
+
+
+def plan_changelog_part(
+    table: PaimonTable,
+    state: TableState,
+    config: ChangelogConfig,
+    *,
+    min_next_snapshot: int | None,
+    now_ms: int,
+    executor: Executor,
+    delete_all: bool = False,
+    protected_extra: Mapping[str, str] | None = None,
+    absent_lists: AbstractSet[str] = frozenset(),
+) -> ChangelogPart:
+    """What expiring long-lived changelogs deletes, pointers first (pure). ``absent_lists``:
+    manifest lists an earlier part of the same plan deletes (Paimon runs this afterwards)."""
+    if delete_all:
+        rng = _delete_all_range(state)
+    else:
+        rng = compute_changelog_range(state, config, min_next_snapshot, now_ms)
+    details: dict[str, Any] = {
+        "earliest_changelog": rng.earliest,
+        "latest_changelog": rng.latest,
+        "changelogs": rng.ids,
+        "stopped_by": rng.stop,
+        "stop_detail": rng.detail,
+        "kept": [],
+        "notes": [],
+    }
+    expiring = [state.changelogs[i] for i in rng.ids if i in state.changelogs]
+    if not expiring or state.earliest_snapshot is None:
+        return ChangelogPart((), (), (), (), details, ())
+    assert rng.earliest is not None and rng.end is not None
+    tags = sorted(table.tags.tags(), key=lambda t: (t.snapshot.id, t.name))
+    if delete_all:
+        skipping = [t.snapshot for t in find_skipping_tags(tags, rng.earliest, rng.end)]
+    else:
+        end_cl = state.changelogs.get(rng.end)
+        if end_cl is None:
+            details["notes"].append(
+                f"changelog {rng.end} is missing; nothing expired (Paimon stops here too)"
+            )
+            return ChangelogPart((), (), (), (), details, ())
+        skipping = [t.snapshot for t in find_skipping_tags(tags, rng.earliest, rng.end)]
+        skipping.append(end_cl)
+    skipping.append(state.earliest_snapshot)
+    exists = _exists_in(table, absent_lists)
+    skip = _skipping_set(table, skipping, exists)
+    protected = dict(protected_extra or {})
+    protected.update(_remaining_needs(table, state, set(rng.ids)))
+    others = other_views(table)
+    if others:
+        protected.update({p: f"branch {b}" for p, b in branch_protection(others, executor).items()})
+    acts = _Actions(table, protected)
+    cache = ManifestCache(table, executor)
+    tag_cache: dict[str, set[tuple[bytes, int, str]]] = {}
+
+    def tag_keys(cid: int) -> tuple[str, set[tuple[bytes, int, str]]] | None:
+        previous = _previous_tag(tags, cid)
+        if previous is None:
+            return None
+        if previous.name not in tag_cache:
+            live = full_live_set(table, previous.snapshot, cache)
+            tag_cache[previous.name] = {
+                (e.partition, e.bucket, e.file.file_name) for e in live.values()
+            }
+        return f"tag {previous.name}", tag_cache[previous.name]
+
+    for cl in expiring:
+        _plan_one(acts, cl, skip, tag_keys, exists)
+        acts.pointers.append(
+            FileAction(
+                "delete",
+                table.changelogs.path(cl.id),
+                "changelog-json",
+                None,
+                "expired long-lived changelog",
+                identity=SnapshotIdentity.of(cl),
+            )
+        )
+    hint_dir = table.changelogs.directory
+    if delete_all:
+        for hint in ("EARLIEST", "LATEST"):
+            acts.pointers.append(
+                FileAction("delete", join(hint_dir, hint), "hint", None, "every changelog expired")
+            )
+    else:
+        acts.pointers.append(
+            FileAction(
+                "write",
+                join(hint_dir, "EARLIEST"),
+                "hint",
+                None,
+                "new earliest long-lived changelog",
+                str(rng.end),
+            )
+        )
+    dirs: list[FileAction] = []
+    if config.clean_empty_directories and acts.buckets:
+        dirs = empty_dir_actions(table, acts.buckets)
+    details["kept"] = sorted(acts.kept, key=lambda k: k["path"])
+    return ChangelogPart(
+        tuple(acts.pointers),
+        tuple(acts.manifests),
+        tuple(acts.data),
+        tuple(dirs),
+        details,
+        tuple(cl.id for cl in expiring),
+    )
+
+
+def _previous_tag(tags: list[Tag], cid: int) -> Tag | None:
+    previous = [t for t in tags if t.snapshot.id < cid]
+    return previous[-1] if previous else None
+
+
+def _delete_all_range(state: TableState) -> ChangelogRange:
+    ids = state.changelog_ids
+    if not ids or state.earliest_snapshot is None:
+        return ChangelogRange(None, None, None, "empty", "no long-lived changelogs")
+    if ids[-1] >= state.earliest_snapshot.id:
+        raise InvalidOptionError(
+            f"latest changelog {ids[-1]} is not older than the earliest snapshot "
+            f"{state.earliest_snapshot.id}; refusing --delete-all (Paimon refuses too)"
+        )
+    return ChangelogRange(ids[0], ids[-1], ids[-1] + 1, "delete-all", "every changelog expires")
+
+
+def _remaining_needs(table: PaimonTable, state: TableState, doomed: set[int]) -> dict[str, str]:
+    """path -> changelog, for what the changelogs that stay need (safer than Paimon's
+    reliance on contiguity alone, D3)."""
+    needed: dict[str, str] = {}
+    for cid, cl in state.changelogs.items():
+        if cid in doomed:
+            continue
+
+        def want(path: str, _size: Any, _role: str, cid: int = cid) -> None:
+            needed.setdefault(path, f"changelog {cid}")
+
+        collect_references(table, cl, None, want, kind="changelog")
+    return needed
+
+
+# -- the expire-changelogs command ---------------------------------------------------------------
+def current_state(table: PaimonTable) -> TableState:
+    ids = table.snapshots.ids()
+    changelogs = {c.id: c for c in table.changelogs.snapshots()}
+    earliest = None
+    for sid in ids:
+        earliest = table.snapshots.try_snapshot(sid)
+        if earliest is not None:
+            break
+    return TableState(earliest, ids[-1] if ids else None, changelogs)
+
+
+def part_phases(part: ChangelogPart) -> list[Phase]:
+    return [
+        Phase("changelog-files", part.pointers, sequential=True),
+        Phase("changelog-manifests", part.manifests),
+        Phase("changelog-data-files", part.data),
+        *(
+            [Phase("changelog-empty-directories", part.directories, sequential=True)]
+            if part.directories
+            else []
+        ),
+    ]
+
+
+def plan_expire_changelogs(
+    table: PaimonTable,
+    flags: ChangelogFlags,
+    *,
+    now_ms: int,
+    executor: Executor,
+    progress: Progress | None = None,
+) -> Plan:
+    """Paimon's ``expire_changelogs`` procedure as a plan (``maintain`` calls this too)."""
+    progress = progress or NullProgress()
+    config, sources = procedure_config(table, flags, now_ms)
+    state = current_state(table)
+    consumers = table.consumers.consumers()
+    min_next = min((c.next_snapshot for c in consumers), default=None)
+    progress.start("planning changelog expiry", None)
+    part = plan_changelog_part(
+        table,
+        state,
+        config,
+        min_next_snapshot=min_next,
+        now_ms=now_ms,
+        executor=executor,
+        delete_all=flags.delete_all,
+    )
+    progress.finish()
+    details = {
+        "config": config.to_json(sources),
+        "delete_all": flags.delete_all,
+        "now_ms": now_ms,
+        "earliest_snapshot": None
+        if state.earliest_snapshot is None
+        else state.earliest_snapshot.id,
+        "latest_snapshot": state.latest_snapshot_id,
+        "consumer_floor": _consumer_floor(table),
+        **part.details,
+    }
+    requirements = Requirements(
+        latest_snapshot=state.latest_snapshot_id,
+        expire_end=None,
+        tags={f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()},
+        branches=tuple(table.branches.branches()),
+        consumers_min_next=min_next,
+    )
+    phases = tuple(part_phases(part)) if part.expired_ids else ()
+    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+
+
+def plan_commit_changelog_expiry(
+    table: PaimonTable, *, now_ms: int, executor: Executor, progress: Progress | None = None
+) -> Plan:
+    """Changelog expiry on the table's own settings (the commit path, semantics 2.10), for a
+    caller that ran snapshot expiry itself (``maintain``); nothing when not decoupled."""
+    from core.retention.expire_range import active_consumers
+
+    snap_config = expire_config(table.options)
+    config, sources = commit_config(table)
+    state = current_state(table)
+    protecting, _ = active_consumers(table.consumers.consumers(), snap_config, now_ms)
+    min_next = min((c.next_snapshot for c in protecting), default=None)
+    (progress or NullProgress()).start("planning changelog expiry", None)
+    if snap_config.changelog_decoupled:
+        part = plan_changelog_part(
+            table, state, config, min_next_snapshot=min_next, now_ms=now_ms, executor=executor
+        )
+    else:
+        part = ChangelogPart((), (), (), (), {"changelogs": [], "notes": ["not decoupled"]}, ())
+    (progress or NullProgress()).finish()
+    details = {
+        "config": config.to_json(sources),
+        "delete_all": False,
+        "now_ms": now_ms,
+        "decoupled": snap_config.changelog_decoupled,
+        "earliest_snapshot": None
+        if state.earliest_snapshot is None
+        else state.earliest_snapshot.id,
+        "latest_snapshot": state.latest_snapshot_id,
+        "consumer_floor": _consumer_floor(table),
+        **part.details,
+    }
+    requirements = Requirements(
+        latest_snapshot=state.latest_snapshot_id,
+        expire_end=None,
+        tags={f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()},
+        branches=tuple(table.branches.branches()),
+        consumers_min_next=min_next,
+    )
+    phases = tuple(part_phases(part)) if part.expired_ids else ()
+    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+
+
+def _consumer_floor(table: PaimonTable) -> int | None:
+    return min((c.next_snapshot for c in table.consumers.consumers()), default=None)
+
+
+def recheck(table: PaimonTable, plan: Plan) -> Plan:
+    """Fresh plans: refuse when tags, branches or consumers moved in a way that matters."""
+    req = plan.requirements
+    now_tags = {f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()}
+    problems = []
+    if now_tags != dict(req.tags):
+        problems.append("the branch's tags changed")
+    if set(table.branches.branches()) - set(req.branches):
+        problems.append("a branch appeared")
+    # a consumer that appeared (or moved back) since planning and needs an expiring changelog
+    ids = plan.details.get("changelogs") or []
+    floor = plan.details.get("consumer_floor")
+    now_next = min((c.next_snapshot for c in table.consumers.consumers()), default=None)
+    if ids and now_next is not None and (floor is None or now_next < floor) and now_next <= ids[-1]:
+        problems.append(f"a consumer now needs snapshot {now_next}")
+    if problems:
+        raise StalePlanError(
+            "the table changed since planning: " + "; ".join(problems), hint="plan again"
+        )
+    return plan
+
+
+def protected_now(table: PaimonTable, *, skip_changelogs: set[str]) -> set[str]:
+    """Every path a root present now needs: snapshots, tags and changelogs of every branch,
+    except the changelog files in ``skip_changelogs`` (planned to go, still present)."""
+    protected: set[str] = set()
+
+    def want(path: str, _size: Any, _role: str) -> None:
+        protected.add(path)
+
+    def same(_cid: int) -> Want:
+        return want
+
+    for view in [table, *other_views(table)]:
+        cache = ManifestCache(view, LocalExecutor(1))
+        for snap, live in live_sets(view, view.snapshots.snapshots(), cache):
+            collect_references(view, snap, live, want)
+        for tag in view.tags.tags():
+            live = full_live_set(view, tag.snapshot, cache)
+            collect_references(view, tag.snapshot, live, want, kind="tag")
+        if view.branch != table.branch:
+            changelog_references(view, same)
+            continue
+        for cl in view.changelogs.snapshots():
+            if view.changelogs.path(cl.id) not in skip_changelogs:
+                collect_references(view, cl, None, want, kind="changelog")
+    return protected
+
+
+def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
+    """Journals: drop every delete that a root present now needs (cost: a full read)."""
+    doomed = {a.path for p in plan.phases for a in p.actions if a.kind == "changelog-json"}
+    protected = protected_now(table, skip_changelogs=doomed)
+    phases = tuple(
+        replace(
+            p,
+            actions=tuple(a for a in p.actions if not (a.op == "delete" and a.path in protected)),
+        )
+        for p in plan.phases
+    )
+    return replace(plan, phases=phases)
+
+
+__all__ = [
+    "COMMAND",
+    "ChangelogConfig",
+    "ChangelogFlags",
+    "ChangelogPart",
+    "TableState",
+    "commit_config",
+    "compute_changelog_range",
+    "current_state",
+    "filter_for_resume",
+    "part_phases",
+    "plan_changelog_part",
+    "plan_commit_changelog_expiry",
+    "plan_expire_changelogs",
+    "procedure_config",
+    "recheck",
+]

@@ -1,0 +1,322 @@
+"""plan_partition_expire() / apply_partition_expire(): Paimon's partition expiration.
+
+Which partitions expire follows ``NormalPartitionExpire`` (semantics §4): only partitions
+with live files in the latest snapshot count; ``values-time`` parses the partition values
+(``core.retention.partition_time``), ``update-time`` compares the newest ``_CREATION_TIME`` of any
+entry of the partition; expired partitions are sorted by their comma-joined values and
+capped by ``partition.expiration-max-num``. The drop is an OVERWRITE commit marking every
+live file of those partitions DELETE (``core.write.commit``), rebuilt from the new latest snapshot
+whenever another writer commits first. Files go later, with ``expire-snapshots``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import InvalidOptionError
+from core.format import binary_row
+from core.format.manifest import merge_entries
+from core.format.model import FileKind, ManifestEntry, Snapshot
+from core.format.options import parse_duration_ms, parse_int
+from core.retention.partition_time import PartitionTimeError, TimeExtractor, java_internal_text
+from core.runtime.plans import Phase, Plan, Requirements
+from core.runtime.timeparse import local_datetime, local_wall_clock_ms
+from core.table.table import PaimonTable
+from core.write.commit import Changes, CommitResult, commit
+from core.write.manifest_writer import read_raw_rows
+
+logger = logging.getLogger(__name__)
+
+COMMAND = "expire-partitions"
+STRATEGIES = ("values-time", "update-time")
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionExpireFlags:
+    """What the user asked for; None falls back to table options, then Paimon defaults."""
+
+    expiration_time: str | None = None
+    timestamp_formatter: str | None = None
+    timestamp_pattern: str | None = None
+    strategy: str | None = None
+    max_expires: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionExpireConfig:
+    expiration_ms: int
+    strategy: str
+    formatter: str | None
+    pattern: str | None
+    max_num: int
+    sources: Mapping[str, Any]
+
+
+def partition_expire_config(
+    table: PaimonTable, flags: PartitionExpireFlags
+) -> PartitionExpireConfig:
+    """Flags over table options over Paimon defaults; InvalidOptionError when unusable."""
+    opts = table.options
+    sources: dict[str, Any] = {}
+
+    def pick(flag: Any, key: str, name: str) -> Any:
+        if flag is not None:
+            sources[name] = {"value": flag, "source": "flag"}
+            return flag
+        found = opts.lookup(key)
+        sources[name] = {"value": found.value, "source": found.source}
+        return found.value
+
+    expiration = pick(flags.expiration_time, "partition.expiration-time", "expiration_time")
+    strategy = pick(flags.strategy, "partition.expiration-strategy", "strategy")
+    formatter = pick(flags.timestamp_formatter, "partition.timestamp-formatter", "formatter")
+    pattern = pick(flags.timestamp_pattern, "partition.timestamp-pattern", "pattern")
+    max_num = pick(flags.max_expires, "partition.expiration-max-num", "max_expires")
+    if not table.schema.partition_keys:
+        raise InvalidOptionError(f"{table.location} is not partitioned: nothing can expire")
+    if expiration is None:
+        raise InvalidOptionError(
+            "no expiration time: pass --expiration-time or set the table option "
+            "partition.expiration-time"
+        )
+    if strategy not in STRATEGIES:
+        raise InvalidOptionError(
+            f"unknown expire strategy {strategy!r} (use {' or '.join(STRATEGIES)})"
+        )
+    max_value = max_num if isinstance(max_num, int) else parse_int(str(max_num), "max_expires")
+    sources["max_expires"]["value"] = max_value
+    if max_value < 1:
+        raise InvalidOptionError(f"max expires must be at least 1, got {max_value}")
+    return PartitionExpireConfig(
+        expiration_ms=parse_duration_ms(str(expiration)),
+        strategy=str(strategy),
+        formatter=formatter or None,
+        pattern=pattern or None,
+        max_num=max_value,
+        sources=sources,
+    )
+
+
+@dataclass
+class _PartitionState:
+    partition: bytes
+    values: tuple[Any, ...]
+    net_files: int = 0
+    files: int = 0
+    rows: int = 0
+    bytes: int = 0
+    last_creation: dt.datetime | None = None
+
+
+def _wall_clock(value: dt.datetime | None) -> dt.datetime | None:
+    # _CREATION_TIME holds local wall-clock time encoded as if UTC (format pitfall 18).
+    return None if value is None else value.replace(tzinfo=None)
+
+
+def partition_states(
+    table: PaimonTable, snapshot: Snapshot
+) -> dict[tuple[Any, ...], _PartitionState]:
+    """Per partition: net file count, live files/rows/bytes, newest creation time of any entry."""
+    entries: list[ManifestEntry] = list(table.entries(table.data_manifests(snapshot)))
+    types = table.schema.partition_types
+    states: dict[tuple[Any, ...], _PartitionState] = {}
+    decoded: dict[bytes, tuple[Any, ...]] = {}
+
+    def state(partition: bytes) -> _PartitionState:
+        values = decoded.get(partition)
+        if values is None:
+            values = decoded[partition] = binary_row.decode(partition, types)
+        found = states.get(values)
+        if found is None:
+            found = states[values] = _PartitionState(partition, values)
+        return found
+
+    for e in entries:
+        s = state(e.partition)
+        s.net_files += 1 if e.kind is FileKind.ADD else -1
+        created = _wall_clock(e.file.creation_time)
+        if created is not None and (s.last_creation is None or created > s.last_creation):
+            s.last_creation = created
+    for e in merge_entries(entries).values():
+        if e.kind is FileKind.ADD:
+            s = state(e.partition)
+            s.files += 1
+            s.rows += e.file.row_count
+            s.bytes += e.file.file_size
+    return {k: v for k, v in states.items() if v.net_files > 0}
+
+
+def _value_texts(table: PaimonTable, values: Sequence[Any]) -> list[str | None]:
+    return [
+        java_internal_text(v, t.root)
+        for v, t in zip(values, table.schema.partition_types, strict=True)
+    ]
+
+
+def plan_partition_expire(
+    table: PaimonTable,
+    flags: PartitionExpireFlags,
+    *,
+    now_ms: int,
+    zone: dt.tzinfo,
+    warn: Callable[[str], None] | None = None,
+) -> Plan:
+    """Pure planner: which partitions expire now, with their files, rows and last update."""
+    config = partition_expire_config(table, flags)
+    keys = list(table.schema.partition_keys)
+    extractor = TimeExtractor.of(config.pattern, config.formatter, keys)
+    expire_before = local_datetime(now_ms, zone) - dt.timedelta(milliseconds=config.expiration_ms)
+    expire_before_ms = local_wall_clock_ms(expire_before, zone)
+    latest = table.snapshots.latest()
+    default_name = table.options.default_partition_name
+    details: dict[str, Any] = {
+        "config": dict(config.sources),
+        "now_ms": now_ms,
+        "expire_before_local": expire_before.isoformat(sep=" "),
+        "expire_before_ms": expire_before_ms,
+        "latest_snapshot": latest.id if latest else None,
+        "partitions": [],
+        "skipped": [],
+        "capped": 0,
+    }
+    requirements = Requirements(
+        latest_snapshot=latest.id if latest else None,
+        expire_end=None,
+        tags={},
+        branches=(),
+        consumers_min_next=None,
+    )
+    if latest is None:
+        return Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details)
+    expired: list[tuple[str, _PartitionState, dt.datetime | None]] = []
+    for values, st in partition_states(table, latest).items():
+        texts = _value_texts(table, values)
+        spec = table.paths.partition_spec(st.partition)
+        when: dt.datetime | None
+        if config.strategy == "values-time":
+            try:
+                when = extractor.extract(keys, texts)
+            except PartitionTimeError as exc:
+                msg = f"partition {_spec_text(spec)} kept: cannot read a time from it ({exc})"
+                details["skipped"].append({"partition": spec, "reason": str(exc)})
+                # Said once: to the caller's warning channel when there is one, else the log.
+                if warn:
+                    warn(msg + "; use --expire-strategy update-time or drop it by hand")
+                else:
+                    logger.warning(msg)
+                continue
+            if not expire_before > when:
+                continue
+        else:
+            when = st.last_creation
+            if when is None or not expire_before_ms > local_wall_clock_ms(when, zone):
+                continue
+        order_key = ",".join(default_name if t is None else t for t in texts)
+        expired.append((order_key, st, when))
+    expired.sort(key=lambda item: item[0])
+    details["capped"] = max(len(expired) - config.max_num, 0)
+    expired = expired[: config.max_num]
+    for _, st, when in expired:
+        details["partitions"].append(
+            {
+                "partition": table.paths.partition_spec(st.partition),
+                "partition_hex": st.partition.hex(),
+                "path": table.paths.partition_path(st.partition),
+                "time_local": when.isoformat(sep=" ") if when else None,
+                "last_update_local": st.last_creation.isoformat(sep=" ")
+                if st.last_creation
+                else None,
+                "files": st.files,
+                "rows": st.rows,
+                "bytes": st.bytes,
+            }
+        )
+    phases: tuple[Phase, ...] = ()
+    if expired:
+        files = sum(st.files for _, st, _ in expired)
+        phases = (
+            Phase.commit(
+                table.snapshots.path(latest.id + 1),
+                f"OVERWRITE commit dropping {len(expired)} partition(s) "
+                f"({files} files marked DELETE)",
+            ),
+        )
+    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+
+
+def _spec_text(spec: Mapping[str, str | None]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in spec.items())
+
+
+def live_raw_entries(table: PaimonTable, snapshot: Snapshot) -> list[dict[str, Any]]:
+    """The live files of a snapshot as full manifest rows (every field kept for copying)."""
+    from core.write.commit import entry_identifier
+
+    merged: dict[Any, dict[str, Any]] = {}
+    for list_name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
+        for meta in table.manifest_list(list_name):
+            for row in read_raw_rows(table.fileio, table.paths.manifest_path(meta.file_name)):
+                key = entry_identifier(row)
+                if row["_KIND"] == 0:
+                    merged[key] = row
+                else:
+                    merged.pop(key, None)
+    return list(merged.values())
+
+
+def drop_partitions_builder(
+    table: PaimonTable, partitions: Sequence[bytes]
+) -> Callable[[Snapshot], Changes]:
+    """DELETE every live file (and index entry) of the partitions, from any latest snapshot."""
+    types = table.schema.partition_types
+    targets = {binary_row.decode(p, types) for p in partitions}
+    postpone = table.options.bucket == -2
+    cache: dict[bytes, bool] = {}
+
+    def hit(partition: bytes) -> bool:
+        found = cache.get(partition)
+        if found is None:
+            found = cache[partition] = binary_row.decode(partition, types) in targets
+        return found
+
+    def build(latest: Snapshot) -> Changes:
+        deletes = []
+        for row in live_raw_entries(table, latest):
+            # Paimon scans bucket >= 0 only, unless the table is a postpone-bucket table.
+            if hit(bytes(row["_PARTITION"])) and (row["_BUCKET"] >= 0 or postpone):
+                deletes.append({**row, "_KIND": 1})
+        index = frozenset(
+            (e.partition, e.bucket, e.index_type, e.file_name)
+            for e in table.index_files(latest)
+            if hit(e.partition)
+        )
+        # Every DELETE comes from latest's own live files: the commit need not re-check them.
+        return Changes(tuple(deletes), index, {"based_on": latest.id}, deletes_verified=True)
+
+    return build
+
+
+def apply_partition_expire(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    allow_unsafe: bool = False,
+    sleep: Callable[[float], None] | None = None,
+) -> CommitResult | None:
+    """Commit the plan's drop; None when it drops nothing."""
+    partitions = [bytes.fromhex(p["partition_hex"]) for p in plan.details.get("partitions", ())]
+    if not partitions:
+        return None
+    kwargs: dict[str, Any] = {"allow_unsafe": allow_unsafe}
+    if sleep is not None:
+        kwargs["sleep"] = sleep
+    return commit(
+        table,
+        drop_partitions_builder(table, partitions),
+        commit_kind="OVERWRITE",
+        **kwargs,
+    )

@@ -1,0 +1,409 @@
+"""Orphan cleaning on Spark: the same decisions as ``plan_orphan_clean``, at any scale.
+
+Roots and manifests are decoded on executors into a distributed used-name set;
+directories are listed on executors; candidates are anti-joined with the used names in
+Spark (by file name, as Paimon); deletions run on executors with per-file results. The
+driver only holds the directory tree above bucket level, counts, and a bounded sample;
+a full list can be streamed to a file (``report_file``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from core.errors import SafetyRefusalError
+from core.io.fileio import FileIO, parent
+from core.ops.orphan_files import (
+    NameShapes,
+    Orphan,
+    RootsSeen,
+    _candidate_dirs,
+    _Dir,
+    _empty_dir_actions,
+    _is_candidate_in,
+    _names_in_manifest_files,
+    _root_chunk,
+    _views,
+    build_plan,
+    check_manifest_listing,
+    check_missing_manifests,
+    check_used_set,
+    collect_roots,
+    latest_manifest_lists,
+    name_shapes,
+    used_names,
+    validate_cutoff,
+)
+from core.runtime.executors.spark import SparkExecutor, spark_failures
+from core.runtime.plans import Plan
+from core.runtime.progress import NullProgress, Progress
+from core.runtime.report import ExecutionReport, PhaseReport
+from core.runtime.runs import current_run
+from core.runtime.timeparse import iso_utc
+from core.table.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+SAMPLE = 10_000  # orphans listed in the plan; the rest are counted (and streamed on request)
+_CANDIDATE_SCHEMA = "row_type string, name string, path string, size long, mtime long, kind string"
+_RESULT_SCHEMA = "path string, kind string, outcome string, bytes long, error string"
+
+
+def _expand(fileio: FileIO, roots: frozenset[str], d: _Dir) -> tuple[list[_Dir], list[_Dir]]:
+    """One partition-level directory: (directories to descend into, directories whose
+    files are candidates), following Paimon's dataDirs rules as the local engine does."""
+    entries = fileio.list_dir(d.path)
+    if d.depth > 0:
+        subdirs = [e for e in entries if e.is_dir and not e.is_symlink and "=" in e.name]
+        if subdirs or d.path in roots:
+            return [_Dir(e.path, d.kind, d.depth - 1) for e in subdirs], []
+        return [], [_Dir(d.path, d.kind + LEVEL, -1)]  # nothing below: listed itself
+    buckets = [e for e in entries if e.is_dir and not e.is_symlink and e.name.startswith("bucket-")]
+    if buckets:
+        return [], [_Dir(e.path, d.kind, -1) for e in buckets]
+    if d.path in roots and not entries:
+        return [], []
+    return [], [_Dir(d.path, d.kind + LEVEL, -1)]
+
+
+# Marks a partition level (or the data root) listed only to find it empty: Paimon writes
+# no file there, so none of its files is a candidate (local engine: ``_scan_one``).
+LEVEL = ":level"
+
+
+def _list_files(
+    fileio_bytes: bytes,
+    shapes: NameShapes,
+    older_than_ms: int,
+    roots: frozenset[str],
+    batches: Iterator[Any],
+) -> Iterator[Any]:
+    """Executor side: list each directory, emit old candidate files and old empty dirs."""
+    import pyarrow as pa
+
+    fileio: FileIO = pickle.loads(fileio_bytes)
+    schema = pa.schema(
+        [
+            ("row_type", pa.string()),
+            ("name", pa.string()),
+            ("path", pa.string()),
+            ("size", pa.int64()),
+            ("mtime", pa.int64()),
+            ("kind", pa.string()),
+        ]
+    )
+    for batch in batches:
+        for path, dir_kind in zip(
+            batch.column("path").to_pylist(), batch.column("kind").to_pylist(), strict=True
+        ):
+            kind, level = dir_kind.removesuffix(LEVEL), dir_kind.endswith(LEVEL)
+            # One Arrow batch per directory: a task never holds more than one listing.
+            rows: list[tuple[str, str, str, int, int, str]] = []
+            entries = fileio.list_dir(path)
+            if not entries and kind in ("data", "external") and path not in roots:
+                info = fileio.info(path)
+                if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
+                    rows.append(("empty", "", path, 0, info.mtime_ms, kind))
+            for e in entries:
+                if e.is_dir or e.is_symlink or e.mtime_ms is None or e.mtime_ms >= older_than_ms:
+                    continue
+                if not level and _is_candidate_in(kind, e, shapes):
+                    rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
+            del entries
+            columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
+                schema=schema,
+            )
+
+
+def _emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    views: dict[str, PaimonTable] = pickle.loads(views_bytes)
+    for batch in batches:
+        names: list[str] = []
+        flags: list[bool] = []
+        for branch, kind, key in zip(
+            batch.column("branch").to_pylist(),
+            batch.column("kind").to_pylist(),
+            batch.column("key").to_pylist(),
+            strict=True,
+        ):
+            _, part = _root_chunk(views, [(branch, kind, int(key) if kind != "tag" else key)])
+            for name in part.names:
+                names.append(name)
+                flags.append(name in part.manifests)
+        yield pa.RecordBatch.from_pydict({"name": names, "manifest": flags})
+
+
+def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    reader: PaimonTable = pickle.loads(reader_bytes)
+    for batch in batches:
+        paths = [reader.paths.manifest_path(m) for m in batch.column("name").to_pylist()]
+        _count, found, missing = _names_in_manifest_files(reader.fileio, paths)
+        names = list(set(found))
+        yield pa.RecordBatch.from_pydict(
+            {"name": names + missing, "missing": [False] * len(names) + [True] * len(missing)},
+            schema=pa.schema([("name", pa.string()), ("missing", pa.bool_())]),
+        )
+
+
+def _delete_batches(table_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
+    """Executor side: delete each orphan (path lock first), then try to remove the bucket
+    and partition directories it emptied (never a root, never a non-empty directory)."""
+    import pyarrow as pa
+
+    from core.errors import StorageError
+
+    table: PaimonTable = pickle.loads(table_bytes)
+    depth = len(table.schema.partition_keys)
+    roots = {table.location, table.paths.data_root, *table.paths.external_roots}
+    schema = pa.schema(
+        [
+            ("path", pa.string()),
+            ("kind", pa.string()),
+            ("outcome", pa.string()),
+            ("bytes", pa.int64()),
+            ("error", pa.string()),
+        ]
+    )
+    touched: dict[str, None] = {}
+    for batch in batches:
+        out: dict[str, list[Any]] = {k: [] for k in schema.names}
+        for path, kind, size in zip(
+            batch.column("path").to_pylist(),
+            batch.column("kind").to_pylist(),
+            batch.column("size").to_pylist(),
+            strict=True,
+        ):
+            error: str | None = None
+            try:
+                if not table.paths.is_inside_table(path):
+                    raise StorageError("outside the table root and declared external paths")
+                done = table.fileio.delete(path)
+                outcome, nbytes, error = ("done", size, None) if done else ("absent", 0, None)
+                touched[parent(path)] = None
+            except StorageError as exc:
+                outcome, nbytes, error = "failed", 0, exc.message
+            for key, value in zip(schema.names, (path, kind, outcome, nbytes, error), strict=True):
+                out[key].append(value)
+        yield pa.RecordBatch.from_pydict(out, schema=schema)
+    dirs = [d for d in touched if "bucket-" in d.rpartition("/")[2]]
+    rows: dict[str, list[Any]] = {k: [] for k in schema.names}
+    for start in dirs:
+        current = start
+        for _ in range(depth + 1):
+            if current in roots or not table.paths.is_inside_table(current):
+                break
+            removed = table.fileio.delete_empty_dir(current)
+            for key, value in zip(
+                schema.names,
+                (current, "directory", "done" if removed else "skipped", 0, None),
+                strict=True,
+            ):
+                rows[key].append(value)
+            if not removed:
+                break
+            current = parent(current)
+    yield pa.RecordBatch.from_pydict(rows, schema=schema)
+
+
+@dataclass
+class SparkOrphanClean:
+    """Plan on Spark, keep the distributed orphan set, apply it after a last re-check."""
+
+    table: PaimonTable
+    executor: SparkExecutor
+    older_than_ms: int
+    now_ms: int
+    allow_recent: bool = False
+    external_exclusive: bool = False
+    sample: int = SAMPLE
+    _orphans: Any = None
+    _views: list[PaimonTable] | None = None
+    _roots: RootsSeen | None = None
+
+    @spark_failures()
+    def plan(self, progress: Progress | None = None, report_file: str | None = None) -> Plan:
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
+
+        progress = progress or NullProgress()
+        validate_cutoff(self.older_than_ms, self.now_ms, allow_recent=self.allow_recent)
+        table, ex = self.table, self.executor
+        views = _views(table)
+        roots = collect_roots(views)
+        self._views, self._roots = views, roots
+        progress.start("reading roots and manifests on Spark", None)
+        root_rows = [(b, "snapshot", str(i)) for b, ids in roots.snapshots.items() for i in ids]
+        root_rows += [(b, "tag", n) for b, tags in roots.tags.items() for n in tags]
+        root_rows += [(b, "changelog", str(i)) for b, ids in roots.changelogs.items() for i in ids]
+        views_bytes = pickle.dumps({v.branch: v for v in views})
+        root_names = (
+            ex.dataframe(root_rows, "branch string, kind string, key string")
+            .mapInArrow(partial(_emit_root_names, views_bytes), "name string, manifest boolean")
+            .persist()
+        )
+        manifests = root_names.filter("manifest").select("name").distinct()
+        manifests = manifests.repartition(ex.parallelism)
+        entry_names = manifests.mapInArrow(
+            partial(_emit_manifest_names, pickle.dumps(views[0])), "name string, missing boolean"
+        ).persist()
+        check_missing_manifests(
+            views, [r["name"] for r in entry_names.filter("missing").select("name").collect()]
+        )
+        entry_names = entry_names.filter(~F.col("missing")).select("name")
+        used = root_names.select("name").union(entry_names).distinct().persist()
+        used_count = used.count()
+        progress.finish()
+        check_used_set(used_count, roots)
+
+        progress.start("listing on Spark", None)
+        fs_roots = frozenset({table.paths.data_root, *table.paths.external_roots})
+        listed: list[_Dir] = []
+        level: list[_Dir] = []
+        for d in _candidate_dirs(table, views, self.external_exclusive):
+            (level if d.depth >= 0 else listed).append(d)
+        while level:
+            expanded = ex.map(partial(_expand, table.fileio, fs_roots), level)
+            level = [sub for descend, _ in expanded for sub in descend]
+            listed += [d for _, lst in expanded for d in lst]
+        rows = [(d.path, d.kind) for d in listed]
+        listing = (
+            ex.dataframe(rows, "path string, kind string")
+            .mapInArrow(
+                partial(
+                    _list_files,
+                    pickle.dumps(table.fileio),
+                    name_shapes(table),
+                    self.older_than_ms,
+                    fs_roots,
+                ),
+                _CANDIDATE_SCHEMA,
+            )
+            .persist()
+        )
+        candidates = listing.filter(F.col("row_type") == "file")
+        wanted = list(latest_manifest_lists(table))
+        seen = (
+            {
+                r["name"]
+                for r in candidates.filter(
+                    (F.col("kind") == "manifest") & F.col("name").isin(wanted)
+                )
+                .select("name")
+                .collect()
+            }
+            if wanted
+            else set()
+        )
+        check_manifest_listing(table, seen, self.older_than_ms)
+        empty_dirs = [r["path"] for r in listing.filter(F.col("row_type") == "empty").collect()]
+        orphans = candidates.join(used, on="name", how="left_anti").persist()
+        totals = orphans.agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("b")).collect()[0]
+        count, size = int(totals["n"]), int(totals["b"] or 0)
+        sample = [
+            Orphan(r["path"], r["name"], r["size"], r["mtime"], r["kind"])
+            for r in orphans.orderBy("path").limit(self.sample).collect()
+        ]
+        progress.finish()
+        if report_file is not None:
+            self._stream(orphans, report_file)
+        self._orphans = orphans
+        return build_plan(
+            table,
+            views,
+            roots,
+            used_count=used_count,
+            orphans=sample,
+            empty_dirs=empty_dirs,
+            older_than_ms=self.older_than_ms,
+            now_ms=self.now_ms,
+            allow_recent=self.allow_recent,
+            external_exclusive=self.external_exclusive,
+            total=(count, size),
+        )
+
+    def _stream(self, orphans: Any, report_file: str) -> None:
+        """Every orphan as a JSON line, partition by partition (bounded driver memory)."""
+        with open(report_file, "w", encoding="utf-8") as fh:
+            for r in orphans.orderBy("path").toLocalIterator():
+                entry = {
+                    "path": r["path"],
+                    "size": r["size"],
+                    "dir_kind": r["kind"],
+                    "modified": {"epoch_ms": r["mtime"], "utc": iso_utc(r["mtime"])},
+                    "age_ms": self.now_ms - r["mtime"],
+                }
+                fh.write(json.dumps(entry) + "\n")
+
+    @spark_failures()
+    def apply(self, plan: Plan, report: ExecutionReport) -> ExecutionReport:
+        """Re-read the roots, protect anything new, delete on executors, sweep directories."""
+        from pyspark.sql import functions as F  # noqa: N812
+
+        assert self._orphans is not None and self._views is not None and self._roots is not None
+        run = current_run()
+        if run is not None and run.quarantine:
+            raise SafetyRefusalError(
+                "--quarantine is not available with --engine spark for orphan cleaning",
+                hint="use --engine local to quarantine, or run without --quarantine",
+            )
+        start = time.monotonic()
+        views = _views(self.table)
+        now = collect_roots(views)
+        new = used_names(views, now, self.executor, NullProgress(), only_new_since=self._roots)
+        orphans = self._orphans
+        if new:
+            protected = self.executor.spark.createDataFrame(
+                [(n,) for n in sorted(new)], "name string"
+            )
+            orphans = orphans.join(protected, on="name", how="left_anti")
+            report.notes.append(f"{len(new)} names became referenced after planning: kept")
+        parent_dir = F.expr("substring(path, 1, length(path) - length(name) - 1)")
+        results = (
+            orphans.withColumn("parent", parent_dir)
+            .repartition(self.executor.parallelism, "parent")
+            .select("path", "kind", "size")
+            .mapInArrow(partial(_delete_batches, pickle.dumps(self.table)), _RESULT_SCHEMA)
+            .persist()
+        )
+        files = PhaseReport("orphan-files")
+        dirs = PhaseReport("empty-directories")
+        for row in (
+            results.groupBy("kind", "outcome")
+            .agg(F.count(F.lit(1)).alias("n"), F.sum("bytes").alias("b"))
+            .collect()
+        ):
+            target = dirs if row["kind"] == "directory" else files
+            n = int(row["n"])
+            if row["outcome"] == "done":
+                target.done += n
+                target.bytes += int(row["b"] or 0)
+            elif row["outcome"] == "absent":
+                target.already_absent += n
+            elif row["outcome"] == "skipped":
+                target.skipped += n
+        for row in results.filter(F.col("outcome") == "failed").limit(1000).collect():
+            files.failures.append((row["path"], row["error"]))
+        results.unpersist()
+        for action in _empty_dir_actions(self.table, (), plan.details["empty_directories"]):
+            if self.table.fileio.delete_empty_dir(action.path):
+                dirs.done += 1
+        files.seconds = time.monotonic() - start
+        report.phases += [files, dirs]
+        report.seconds += time.monotonic() - start
+        self._orphans.unpersist()
+        return report
+
+
+__all__ = ["SAMPLE", "SparkOrphanClean"]

@@ -1,0 +1,151 @@
+"""remove-unexisting-files: Paimon's ``remove_unexisting_files`` procedure (1.1+).
+
+The repair after a failed ``inspect --check``: the data files the latest snapshot references
+that do not exist (``ListUnexistingFiles``: one existence check per file of the scan, every
+level) are marked DELETE in one new snapshot, so readers work again. As Paimon commits it:
+an APPEND commit whose data increment deletes exactly those files, identifier
+``Long.MAX_VALUE``. The plan names every file with the rows it held (manifest row count).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from core.compaction.compact import _check_partition_filters, _matches
+from core.format.model import ManifestEntry, Snapshot
+from core.io.fileio import FileIO
+from core.ops.expire_partitions import live_raw_entries
+from core.runtime.executors.base import Executor
+from core.runtime.plans import Phase, Plan, Requirements
+from core.runtime.progress import NullProgress, Progress
+from core.table.table import PaimonTable
+from core.write.commit import (
+    BATCH_COMMIT_IDENTIFIER,
+    Changes,
+    CommitResult,
+    commit,
+)
+
+COMMAND = "remove-unexisting-files"
+
+
+def _missing(fileio: FileIO, paths: Sequence[str]) -> list[bool]:
+    return [not fileio.exists(p) for p in paths]
+
+
+def plan_remove_unexisting(
+    table: PaimonTable,
+    *,
+    partitions: Sequence[Mapping[str, str]] = (),
+    executor: Executor,
+    progress: Progress | None = None,
+    now_ms: int | None = None,
+) -> Plan:
+    """Every data file of the latest snapshot (in the partitions) that does not exist."""
+    progress = progress or NullProgress()
+    _check_partition_filters(table, partitions)
+    latest = table.snapshots.latest()
+    details: dict[str, Any] = {"snapshot_id": latest.id if latest else None, "files": []}
+    phases: tuple[Phase, ...] = ()
+    if latest is not None:
+        postpone = table.options.bucket == -2
+        specs: dict[bytes, dict[str, str | None]] = {}
+        entries: list[ManifestEntry] = []
+        for e in table.live_files(latest):
+            if e.bucket < 0 and not postpone:
+                continue
+            spec = specs.get(e.partition)
+            if spec is None:
+                spec = specs[e.partition] = table.paths.partition_spec(e.partition)
+            if _matches(spec, partitions):
+                entries.append(e)
+        paths = [table.paths.data_file_path(e) for e in entries]
+        chunks = [paths[i : i + 256] for i in range(0, len(paths), 256)]
+        progress.start("existence checks", len(paths))
+        flags = [
+            flag
+            for chunk in executor.map(
+                partial(_missing, table.fileio),
+                chunks,
+                on_result=lambda r: progress.advance(len(r)),
+            )
+            for flag in chunk
+        ]
+        progress.finish()
+        missing = [(e, p) for e, p, gone in zip(entries, paths, flags, strict=True) if gone]
+        details["files"] = [
+            {
+                "path": p,
+                "partition": specs[e.partition],
+                "bucket": e.bucket,
+                "level": e.file.level,
+                "rows": e.file.row_count,
+                "size": e.file.file_size,
+            }
+            for e, p in missing
+        ]
+        details["identifiers"] = [
+            [e.partition.hex(), e.bucket, e.file.level, e.file.file_name] for e, _ in missing
+        ]
+        if missing:
+            rows = sum(e.file.row_count for e, _ in missing)
+            phases = (
+                Phase.commit(
+                    table.snapshots.path(latest.id + 1),
+                    f"APPEND commit marking {len(missing)} missing data files ({rows} rows) DELETE",
+                ),
+            )
+    details["rows"] = sum(f["rows"] for f in details["files"])
+    requirements = Requirements(
+        latest_snapshot=latest.id if latest else None,
+        expire_end=None,
+        tags={},
+        branches=(),
+        consumers_min_next=None,
+    )
+    return Plan(
+        COMMAND,
+        table.location,
+        table.branch,
+        now_ms if now_ms is not None else int(time.time() * 1000),
+        phases,
+        requirements,
+        details,
+    )
+
+
+def _builder(table: PaimonTable, plan: Plan) -> Callable[[Snapshot], Changes]:
+    wanted = {
+        (bytes.fromhex(p), int(b), int(level), str(name))
+        for p, b, level, name in plan.details.get("identifiers") or ()
+    }
+
+    def build(latest: Snapshot) -> Changes:
+        deletes = []
+        for row in live_raw_entries(table, latest):
+            f = row["_FILE"]
+            key = (bytes(row["_PARTITION"]), row["_BUCKET"], f["_LEVEL"], f["_FILE_NAME"])
+            if key in wanted:
+                deletes.append({**row, "_KIND": 1})
+        # Every DELETE is one of latest's own live rows: nothing to re-check.
+        return Changes(tuple(deletes), frozenset(), {"based_on": latest.id}, deletes_verified=True)
+
+    return build
+
+
+def apply_remove_unexisting(
+    table: PaimonTable, plan: Plan, *, allow_unsafe: bool = False
+) -> CommitResult | None:
+    """Commit the plan's DELETEs; None when nothing is missing."""
+    if not plan.details.get("identifiers"):
+        return None
+    return commit(
+        table,
+        _builder(table, plan),
+        commit_kind="APPEND",
+        identifier=BATCH_COMMIT_IDENTIFIER,
+        allow_unsafe=allow_unsafe,
+    )

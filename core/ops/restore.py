@@ -1,0 +1,314 @@
+"""Restore a quarantined run: every file back where it was, in the reverse of the safe order.
+
+The run's phases ran pointers first (snapshot/tag files, then manifests, then data); the
+restore goes the other way (data, then manifests, then snapshot, tag and changelog files),
+and overwritten files (hints) come back last. At every instant a snapshot or tag present
+references only files that exist. Nothing is overwritten: a file that exists again at its
+old place with other content, a snapshot id taken again, or a gap between the restored
+snapshots and the table's current ones refuses the whole restore before the first move.
+
+A rerun after an interruption converges: files already back count as restored, a file
+present in both places after a half-done move (same size) keeps the restored copy.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.errors import PaimonError, StorageError
+from core.io.fileio import FileIO, basename, join, parent
+from core.runtime.journal import unfinished_journals
+from core.runtime.plans import Plan
+from core.runtime.quarantine import (
+    Quarantine,
+    quarantine_dir,
+    record_quarantine,
+    records,
+    remove_empty_tree,
+)
+from core.runtime.runs import current_run
+from core.table.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+_SNAPSHOT = re.compile(r"snapshot-(\d+)$")
+_SAME_CONTENT_LIMIT = 1 << 20  # compare bytes of small files (metadata), sizes of big ones
+
+
+class RestoreError(PaimonError):
+    kind = "restore_refused"
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreItem:
+    path: str  # where the file goes back to
+    source: str  # where it is in the quarantine
+    kind: str
+    size: int | None
+    state: str  # move | duplicate (both present, same file) | in-place | missing
+    op: str = "move"  # move | put-back (an overwritten file's old content) | remove (we made it)
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    run_id: str
+    command: str
+    created_ms: int
+    record_path: str
+    items: tuple[RestoreItem, ...]
+    conflicts: tuple[str, ...]
+    snapshots: tuple[int, ...]  # snapshot ids brought back
+    tags: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "command": self.command,
+            "created_ms": self.created_ms,
+            "snapshots": list(self.snapshots),
+            "tags": list(self.tags),
+            "conflicts": list(self.conflicts),
+            "notes": list(self.notes),
+            "files": [
+                {
+                    "path": i.path,
+                    "quarantined_at": i.source,
+                    "kind": i.kind,
+                    "size": i.size,
+                    "state": i.state,
+                    "op": i.op,
+                }
+                for i in self.items
+            ],
+        }
+
+
+@dataclass
+class RestoreReport:
+    restored: int = 0
+    already_in_place: int = 0
+    missing: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "restored": self.restored,
+            "already_in_place": self.already_in_place,
+            "missing": self.missing,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+            "notes": self.notes,
+        }
+
+
+def pick_record(fileio: FileIO, table_root: str, run_id: str | None) -> dict[str, Any]:
+    """The quarantine record of ``run_id``, or the newest not yet restored (``--last``)."""
+    found = records(fileio, table_root)
+    if run_id is None:
+        open_ = [r for r in found if r.get("status") == "quarantined"]
+        if not open_:
+            raise RestoreError(f"{table_root} has no quarantined run to restore")
+        return open_[-1]
+    for record in found:
+        if record.get("run_id") == run_id:
+            if record.get("status") != "quarantined":
+                raise RestoreError(f"run {run_id} was already {record.get('status')}")
+            return record
+    raise RestoreError(
+        f"no quarantined run {run_id!r} in {table_root}",
+        hint="list runs with: paimon inspect TABLE runs",
+    )
+
+
+def _same_file(fileio: FileIO, a: str, b: str, size_a: int, size_b: int) -> bool:
+    if size_a != size_b:
+        return False
+    if size_a > _SAME_CONTENT_LIMIT:
+        return True
+    try:
+        return fileio.read_bytes(a) == fileio.read_bytes(b)
+    except FileNotFoundError:
+        return False
+
+
+def _describe(path: str) -> str:
+    name = basename(path)
+    m = _SNAPSHOT.match(name)
+    if m and basename(parent(path)) == "snapshot":
+        return f"snapshot {m.group(1)} ({path})"
+    if name.startswith("tag-") and basename(parent(path)) == "tag":
+        return f"tag {name[4:]!r} ({path})"
+    return path
+
+
+def _ordered(plans: Sequence[Plan]) -> list[tuple[str, str, int | None]]:
+    """(path, kind, size) of every delete, in the reverse of the order the run used."""
+    out = []
+    seen: set[str] = set()
+    for plan in reversed(plans):
+        for phase in reversed(plan.phases):
+            for action in reversed(phase.actions):
+                if action.op == "delete" and action.path not in seen:
+                    seen.add(action.path)
+                    out.append((action.path, action.kind, action.size))
+    return out
+
+
+def _snapshot_dirs(items: Sequence[RestoreItem]) -> dict[str, list[int]]:
+    """Restored snapshot ids by snapshot directory (one per branch)."""
+    out: dict[str, list[int]] = {}
+    for item in items:
+        m = _SNAPSHOT.match(basename(item.path))
+        if m and basename(parent(item.path)) == "snapshot" and item.op == "move":
+            out.setdefault(parent(item.path), []).append(int(m.group(1)))
+    return out
+
+
+def _present_ids(fileio: FileIO, directory: str) -> set[int]:
+    ids = set()
+    for info in fileio.list_dir(directory):
+        m = _SNAPSHOT.match(info.name)
+        if m and not info.is_dir:
+            ids.add(int(m.group(1)))
+    return ids
+
+
+def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
+    """What a restore would move, and every reason it must not."""
+    fileio = table.fileio
+    record = pick_record(fileio, table.paths.root, run_id)
+    rid = str(record["run_id"])
+    quarantine = record_quarantine(record)
+    plans = [Plan.from_json(p, source=str(record["_path"])) for p in record.get("plans") or []]
+    conflicts: list[str] = []
+    notes: list[str] = []
+    for journal in unfinished_journals(fileio, table.location):
+        if journal.quarantine_run == rid:
+            conflicts.append(
+                f"run {rid} did not finish (journal {journal.path}); any command finishes it "
+                "first, restore after that"
+            )
+    items: list[RestoreItem] = []
+    for path, kind, size in _ordered(plans):
+        source = quarantine.target(path)
+        here, there = fileio.info(path), fileio.info(source)
+        if there is None:
+            state = "in-place" if here is not None else "missing"
+        elif here is None:
+            state = "move"
+        elif _same_file(fileio, path, source, here.size, there.size):
+            state = "duplicate"
+        else:
+            state = "conflict"
+            conflicts.append(f"{_describe(path)} exists again with other content")
+        items.append(RestoreItem(path, source, kind, size if size else None, state))
+    for write in record.get("writes") or []:
+        path = str(write["path"])
+        source = quarantine.target(path)
+        if write.get("existed"):
+            there = fileio.info(source)
+            state = "move" if there is not None else "in-place"
+            items.append(RestoreItem(path, source, "hint", None, state, "put-back"))
+        else:
+            state = "move" if fileio.exists(path) else "in-place"
+            items.append(RestoreItem(path, source, "written", None, state, "remove"))
+    snapshots: list[int] = []
+    for directory, ids in sorted(_snapshot_dirs(items).items()):
+        present = _present_ids(fileio, directory)
+        union = sorted(present | set(ids))
+        gaps = [i for i in range(union[0], union[-1] + 1) if i not in union] if union else []
+        if gaps:
+            conflicts.append(
+                f"snapshot {gaps[0]} is gone from {directory} since this run: restoring "
+                f"snapshots {min(ids)}..{max(ids)} would leave a gap (restore later "
+                "quarantined runs first, newest first)"
+            )
+        snapshots += ids
+    missing = sum(1 for i in items if i.state == "missing")
+    if missing:
+        notes.append(
+            f"{missing} files are in neither place (absent already when the run moved "
+            "them, or purged)"
+        )
+    tags = sorted(
+        basename(i.path)[4:]
+        for i in items
+        if i.op == "move" and basename(i.path).startswith("tag-") and i.kind == "tag"
+    )
+    return RestorePlan(
+        rid,
+        str(record.get("command")),
+        int(record.get("created_ms") or 0),
+        str(record["_path"]),
+        tuple(items),
+        tuple(conflicts),
+        tuple(sorted(snapshots)),
+        tuple(tags),
+        tuple(notes),
+    )
+
+
+def apply_restore(table: PaimonTable, plan: RestorePlan) -> RestoreReport:
+    """Move everything back (refused if the plan has conflicts), then close the record."""
+    if plan.conflicts:
+        raise RestoreError(
+            f"refusing to restore run {plan.run_id}: " + "; ".join(plan.conflicts[:5]),
+            hint="nothing was moved",
+        )
+    fileio = table.fileio
+    report = RestoreReport(notes=list(plan.notes))
+    start = time.monotonic()
+    run = current_run()
+    if run is not None:
+        run.begin_changes()
+    for item in plan.items:
+        if item.state in ("in-place", "missing"):
+            report.already_in_place += item.state == "in-place"
+            report.missing += item.state == "missing"
+            continue
+        if item.op == "remove":
+            fileio.delete(item.path)
+        elif item.state == "duplicate":
+            fileio.delete(item.source)  # a half-done move: the file is back already
+        else:
+            fileio.move(item.source, item.path, replace=item.op == "put-back")
+        report.restored += 1
+        report.bytes += item.size or 0
+        if run is not None:
+            run.add_done(item.kind, item.size or 0)
+    _close_record(fileio, table, plan)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _close_record(fileio: FileIO, table: PaimonTable, plan: RestorePlan) -> None:
+    import json
+
+    from core.runtime.quarantine import read_record
+
+    record = read_record(fileio, plan.record_path) or {}
+    quarantine = record_quarantine(record) if record else Quarantine(plan.run_id, ())
+    for root in quarantine.roots:
+        remove_empty_tree(fileio, join(quarantine_dir(root), plan.run_id))
+    record["status"] = "restored"
+    record["restored_ms"] = int(time.time() * 1000)
+    try:
+        fileio.write_bytes(plan.record_path, json.dumps(record).encode("utf-8"))
+    except StorageError as exc:
+        logger.warning("could not mark %s restored: %s", plan.record_path, exc.message)
+
+
+def restore_summary(plan: RestorePlan) -> Mapping[str, int]:
+    counts: dict[str, int] = {}
+    for item in plan.items:
+        counts[item.state] = counts.get(item.state, 0) + 1
+    return counts

@@ -1,0 +1,354 @@
+"""Rollback to a snapshot or tag: Paimon's ``rollbackTo`` (``RollbackHelper``, Paimon 1.2+).
+
+What goes: every ``snapshot-N`` after the target, every long-lived ``changelog-N`` after it,
+and every tag (of the branch) on a snapshot after it; ``LATEST`` moves back to the target
+and the changelog ``LATEST`` hint to the newest remaining changelog (``-1`` when none
+remain, as Paimon writes). Rolling back to a tag whose snapshot has expired writes
+``snapshot-<id>`` from the tag and moves ``EARLIEST`` to it. Data files, manifests and
+index files are not deleted (Paimon stopped deleting them in 1.2, PR #5712): files only the
+removed snapshots used become orphans for ``delete-orphan-files``.
+
+Safer than Paimon (D3): refused, unless forced, while a consumer has read a snapshot that
+would go (its ``nextSnapshot`` is after target + 1: new commits would reuse those ids) or a
+branch was created from a tag that would go. Order (D2): the new pointers first (the
+snapshot file from the tag, then ``LATEST``), then snapshot files newest first (the ids stay
+contiguous), then changelog files and their hint, then tag files, then ``EARLIEST``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from core.errors import PaimonError, SafetyRefusalError, StalePlanError
+from core.format.model import Snapshot, Tag
+from core.io.fileio import join
+from core.ops.tags import branches_from_tag
+from core.runtime.apply import apply, commit_problem
+from core.runtime.executors.base import Executor
+from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.progress import Progress
+from core.runtime.report import ExecutionReport
+from core.table.snapshot_manager import SnapshotManager
+from core.table.table import PaimonTable
+from core.write.commit import snapshot_json
+
+
+class RollbackError(PaimonError):
+    kind = "rollback_error"
+
+
+def _target(
+    table: PaimonTable, snapshot_id: int | None, tag_name: str | None
+) -> tuple[Snapshot, Tag | None]:
+    """The snapshot to keep as latest, and the tag it comes from (if rolling back to one)."""
+    tags = table.tags.tags()
+    if tag_name is not None:
+        for tag in tags:
+            if tag.name == tag_name:
+                return tag.snapshot, tag
+        raise RollbackError(f"tag {tag_name!r} does not exist")
+    assert snapshot_id is not None
+    snap = table.snapshots.try_snapshot(snapshot_id)
+    if snap is not None:
+        return snap, None
+    # As Paimon: an expired snapshot id that a tag holds rolls back to that tag.
+    for tag in sorted(tags, key=lambda t: t.name):
+        if tag.snapshot.id == snapshot_id:
+            return tag.snapshot, tag
+    raise RollbackError(f"snapshot {snapshot_id} does not exist (and no tag holds it)")
+
+
+def _requirements(table: PaimonTable, latest: int | None) -> Requirements:
+    return Requirements(
+        latest_snapshot=latest,
+        expire_end=None,
+        tags={f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()},
+        branches=tuple(table.branches.branches()),
+        consumers_min_next=None,
+    )
+
+
+def plan_rollback(
+    table: PaimonTable,
+    *,
+    snapshot_id: int | None = None,
+    tag: str | None = None,
+    force: bool = False,
+    now_ms: int | None = None,
+) -> Plan:
+    """Everything a rollback removes and rewrites, pointers first (refusals before any change)."""
+    if (snapshot_id is None) == (tag is None):
+        raise RollbackError("give a snapshot id or a tag, not both")
+    target, from_tag = _target(table, snapshot_id, tag)
+    tid = target.id
+    snapshots = table.snapshots
+    listing = snapshots.listing()
+    ids = sorted(listing)
+    latest = ids[-1] if ids else None
+    if latest is None and from_tag is None:
+        raise RollbackError(f"{table.location} has no snapshots")
+    snapshot_missing = snapshots.try_snapshot(tid) is None
+    doomed_snapshots = sorted((i for i in ids if i > tid), reverse=True)
+    doomed_tags = sorted(
+        (t for t in table.tags.tags() if t.snapshot.id > tid), key=lambda t: t.name
+    )
+    changelog_ids = table.changelogs.ids()
+    doomed_changelogs = sorted((i for i in changelog_ids if i > tid), reverse=True)
+
+    consumers = [c for c in table.consumers.consumers() if c.next_snapshot > tid + 1]
+    branches = {t.name: branches_from_tag(table, t) for t in doomed_tags}
+    branches = {k: v for k, v in branches.items() if v}
+    if (consumers or branches) and not force:
+        why = [
+            f"consumer {c.id!r} has read up to snapshot {c.next_snapshot - 1}" for c in consumers
+        ] + [f"branch {', '.join(v)} was created from tag {k!r}" for k, v in branches.items()]
+        raise SafetyRefusalError(
+            f"refusing to roll back {table.location} to snapshot {tid}: " + "; ".join(why),
+            hint="pass --force to roll back anyway (consumers then re-read reused snapshot ids)",
+        )
+
+    pointers: list[FileAction] = []
+    if from_tag is not None and snapshot_missing:
+        pointers.append(
+            FileAction(
+                "write",
+                snapshots.path(tid),
+                "snapshot",
+                None,
+                f"restored from tag {from_tag.name} (its snapshot had expired)",
+                snapshot_json(from_tag.snapshot.raw),
+            )
+        )
+    if doomed_snapshots or pointers:
+        pointers.append(
+            FileAction(
+                "write", join(snapshots.directory, "LATEST"), "hint", None, "rolled back", str(tid)
+            )
+        )
+    # Each delete names the commit it removes: a resume never removes one committed since.
+    snapshot_actions = [
+        FileAction(
+            "delete",
+            snapshots.path(s.id),
+            "snapshot",
+            listing[s.id].size,
+            f"after {tid}",
+            identity=SnapshotIdentity.of(s),
+        )
+        for s in _present(snapshots, doomed_snapshots)
+    ]
+    changelog_actions = [
+        FileAction(
+            "delete",
+            table.changelogs.path(c.id),
+            "changelog-json",
+            None,
+            f"after {tid}",
+            identity=SnapshotIdentity.of(c),
+        )
+        for c in _present(table.changelogs, doomed_changelogs)
+    ]
+    if doomed_changelogs:
+        remaining = [i for i in changelog_ids if i <= tid]
+        changelog_actions.append(
+            FileAction(
+                "write",
+                join(table.changelogs.directory, "LATEST"),
+                "hint",
+                None,
+                "long-lived changelog hint",
+                str(remaining[-1] if remaining else -1),
+            )
+        )
+    tag_actions = [
+        FileAction(
+            "delete",
+            table.tags.path(t.name),
+            "tag",
+            None,
+            f"on snapshot {t.snapshot.id}",
+            identity=SnapshotIdentity.of(t.snapshot),
+        )
+        for t in doomed_tags
+    ]
+    earliest: list[FileAction] = []
+    if from_tag is not None and snapshot_missing:
+        earliest.append(
+            FileAction(
+                "write",
+                join(snapshots.directory, "EARLIEST"),
+                "hint",
+                None,
+                "the tag's snapshot is the only one left",
+                str(tid),
+            )
+        )
+    details: dict[str, Any] = {
+        "target_snapshot": tid,
+        "target_tag": from_tag.name if from_tag else None,
+        "snapshot_restored_from_tag": bool(from_tag and snapshot_missing),
+        "latest_snapshot": latest,
+        "snapshots": sorted(doomed_snapshots),
+        "changelogs": sorted(doomed_changelogs),
+        "tags": [{"name": t.name, "snapshot_id": t.snapshot.id} for t in doomed_tags],
+        "consumers_ahead": [{"id": c.id, "next_snapshot": c.next_snapshot} for c in consumers],
+        "branches_from_removed_tags": branches,
+        "forced": force and bool(consumers or branches),
+        # The snapshot kept as latest, when it exists: a resume finds the same commit there.
+        "journal_guard": {
+            "target": None if snapshot_missing else SnapshotIdentity.of(target).to_json()
+        },
+        "notes": [
+            "data files, manifests and index files are kept, as Paimon (1.2+) does: those "
+            "only the removed snapshots used are left for delete-orphan-files"
+        ],
+    }
+    phases = (
+        Phase("snapshot-pointers", tuple(pointers), sequential=True),
+        Phase("snapshot-files", tuple(snapshot_actions), sequential=True),
+        Phase("changelog-files", tuple(changelog_actions), sequential=True),
+        Phase("tag-files", tuple(tag_actions), sequential=True),
+        Phase("earliest-hint", tuple(earliest), sequential=True),
+    )
+    return Plan(
+        "rollback",
+        table.location,
+        table.branch,
+        now_ms if now_ms is not None else int(time.time() * 1000),
+        phases,
+        _requirements(table, latest),
+        details,
+    )
+
+
+def _present(snapshots: SnapshotManager, ids: list[int]) -> list[Snapshot]:
+    """The snapshots (or changelogs) of ``ids`` still present, in that order."""
+    return [s for s in (snapshots.try_snapshot(i) for i in ids) if s is not None]
+
+
+def recheck(table: PaimonTable, plan: Plan) -> Plan:
+    """Before acting: the table must not have moved (a commit or a tag change) since planning."""
+    now = _requirements(table, table.snapshots.ids()[-1] if table.snapshots.ids() else None)
+    if now.latest_snapshot != plan.requirements.latest_snapshot:
+        raise StalePlanError(
+            f"snapshot {now.latest_snapshot} is the latest now, not "
+            f"{plan.requirements.latest_snapshot}: plan the rollback again"
+        )
+    if dict(now.tags) != dict(plan.requirements.tags):
+        raise StalePlanError("tags changed since planning: plan the rollback again")
+    return plan
+
+
+def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
+    """Why an interrupted rollback must not be finished, or None: a writer committed after
+    it planned (an id above its latest), or the snapshot it keeps is another commit now. A
+    commit that reused a removed id is caught by the identities on its deletes
+    (``core.runtime.apply.replaced_commit``)."""
+    latest_then = plan.requirements.latest_snapshot
+    newer = [i for i in table.snapshots.ids() if latest_then is None or i > latest_then]
+    if newer:
+        return (
+            f"snapshot {newer[0]} was committed after the rollback was planned (the latest "
+            f"was {latest_then})"
+        )
+    guard = plan.details.get("journal_guard")
+    if not isinstance(guard, Mapping) or "target" not in guard:
+        return "it was written by an older paimon-cli and cannot be re-validated"
+    target = guard["target"]
+    if target is None:
+        return None
+    try:
+        identity = SnapshotIdentity.from_json(target)
+    except (KeyError, TypeError, ValueError):
+        return "it was written by an older paimon-cli and cannot be re-validated"
+    return commit_problem(
+        table.fileio,
+        table.snapshots.path(identity.id),
+        identity,
+        must_exist=True,
+        role="the rollback's target",
+    )
+
+
+def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
+    """Nothing to drop: ``resume_problem`` refuses every journal the table moved away from."""
+    return plan
+
+
+def landed_commits(table: PaimonTable, plan: Plan) -> list[int]:
+    """Snapshot ids above the rollback's target present now: commits a writer made while
+    the rollback ran (each on the snapshot before it, as Paimon commits)."""
+    target = int(plan.details["target_snapshot"])
+    return [i for i in table.snapshots.ids() if i > target]
+
+
+class RollbackRaced(RollbackError):
+    kind = "rollback_raced"
+
+
+def raced_error(table: PaimonTable, plan: Plan, landed: list[int]) -> RollbackRaced:
+    """The failure of a rollback a writer committed into, naming each commit and its base."""
+    target = plan.details["target_snapshot"]
+    planned = plan.details.get("snapshots") or []
+    commits = []
+    for sid in landed:
+        snap = table.snapshots.try_snapshot(sid)
+        who = f" by {snap.commit_user!r} ({snap.commit_kind})" if snap is not None else ""
+        commits.append(f"snapshot {sid}{who} on snapshot {sid - 1}")
+    span = f"{min(planned)}..{max(planned)}" if planned else "none"
+    return RollbackRaced(
+        f"rollback of {table.location} to snapshot {target} failed: a writer committed "
+        f"{', '.join(commits)} while it ran; the rollback's snapshots {span} are removed, "
+        f"and snapshot {landed[-1]} is the latest now (it reads what its base held plus its "
+        "own commit)",
+        hint="stop the writers, check the table (paimon inspect TABLE --check) and roll back "
+        "again; a --quarantine run is undone with paimon restore",
+    )
+
+
+class RaceWatch:
+    """Before each phase after the snapshot files went: a snapshot id above the target means
+    a writer committed while the rollback ran; stop there (tags, changelogs and EARLIEST
+    stay) and fail (issue 22 defect 7)."""
+
+    def __init__(self, table: PaimonTable, plan: Plan) -> None:
+        self.table = table
+        self.plan = plan
+        self.snapshots_gone = False
+
+    def before_phase(self, phase: Phase) -> Phase:
+        if self.snapshots_gone:
+            self.check()
+        if phase.name == "snapshot-files":
+            self.snapshots_gone = True
+        return phase
+
+    def check(self) -> None:
+        landed = landed_commits(self.table, self.plan)
+        if landed:
+            raise raced_error(self.table, self.plan, landed)
+
+
+def apply_rollback(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    executor: Executor,
+    progress: Progress | None = None,
+    report: ExecutionReport,
+) -> None:
+    """apply() with the fresh-plan re-check, then the snapshot listing read again: a commit
+    that landed while the rollback ran fails the run (exit 1), naming it and its base."""
+    watch = RaceWatch(table, plan)
+    apply(
+        table,
+        plan,
+        recheck=recheck,
+        executor=executor,
+        progress=progress,
+        report=report,
+        before_phase=watch.before_phase,
+    )
+    watch.check()

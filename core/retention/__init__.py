@@ -1,0 +1,1 @@
+"""Retention rules: which snapshots expire, what each root references, periods."""

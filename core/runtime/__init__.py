@@ -1,0 +1,1 @@
+"""Running plans: plans, the lifecycle, journals, run records, quarantine, executors."""

@@ -1,0 +1,457 @@
+"""apply(plan): re-check, lock paths, journal, run phases in order, report (STYLE §3, D2)."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
+
+from core.errors import SafetyRefusalError, StorageError
+from core.format.model import Snapshot, load_json
+from core.io.fileio import FileIO, basename, parent
+from core.runtime.executors.base import Executor
+from core.runtime.journal import (
+    Journal,
+    remove_journal,
+    remove_stale_temps,
+    unfinished_journals,
+    write_journal,
+)
+from core.runtime.plans import COMMIT_FILE_KINDS, FileAction, Phase, Plan, SnapshotIdentity
+from core.runtime.progress import NullProgress, Progress
+from core.runtime.quarantine import Quarantine
+from core.runtime.quarantine import write_record as write_quarantine_record
+from core.runtime.report import ExecutionReport, PhaseReport
+from core.runtime.runs import current_run
+from core.runtime.timeparse import iso_utc
+from core.table.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+# For each command: (module, function) that re-checks a journal's plan against the table
+# now and returns the plan with every newly protected action removed.
+_RESUMERS: dict[str, tuple[str, str]] = {
+    "expire-snapshots": ("core.ops.expire_snapshots", "filter_for_resume"),
+    "delete-tag": ("core.ops.tags", "filter_for_resume"),
+    "expire-tags": ("core.ops.tags", "filter_for_resume"),
+    "rollback": ("core.ops.rollback", "filter_for_resume"),
+    "expire-changelogs": ("core.ops.expire_changelogs", "filter_for_resume"),
+}
+
+Recheck = Callable[[PaimonTable, Plan], Plan]
+
+
+def lock_paths(table: PaimonTable, plan: Plan) -> None:
+    """Second lock: every action must stay inside the table root or declared external roots."""
+    for phase in plan.phases:
+        for action in phase.actions:
+            if not table.paths.is_inside_table(action.path):
+                raise SafetyRefusalError(
+                    f"refusing to touch {action.path}: outside the table root and its "
+                    "declared external paths"
+                )
+
+
+def _run_action(
+    table: PaimonTable, action: FileAction, quarantine: Quarantine | None = None
+) -> tuple[str, int]:
+    """Returns (outcome, bytes); outcome is done | absent | skipped. With a quarantine a
+    delete is a move into it (the same order, the same outcomes)."""
+    fileio = table.fileio
+    if action.op == "delete":
+        if quarantine is not None:
+            moved = quarantine.move_in(fileio, action.path)
+            return ("done", action.size or 0) if moved else ("absent", 0)
+        return ("done", action.size or 0) if fileio.delete(action.path) else ("absent", 0)
+    if action.op == "write":
+        fileio.write_bytes(action.path, (action.content or "").encode("utf-8"))
+        return "done", 0
+    if not fileio.exists(action.path):
+        return "absent", 0
+    return ("done", 0) if fileio.delete_empty_dir(action.path) else ("skipped", 0)
+
+
+def _run_one(
+    table: PaimonTable, action: FileAction, quarantine: Quarantine | None = None
+) -> tuple[FileAction, str, int, str | None]:
+    try:
+        outcome, size = _run_action(table, action, quarantine)
+        return action, outcome, size, None
+    except StorageError as exc:
+        return action, "failed", 0, exc.message
+
+
+DELETE_BATCH = 1000  # keys per S3 DeleteObjects request
+
+
+def _batchable(table: PaimonTable, phase: Phase, quarantine: Quarantine | None) -> bool:
+    """Plain deletes on an object store with batch delete: one request per 1,000 keys."""
+    return (
+        quarantine is None
+        and bool(phase.actions)
+        and all(
+            a.op == "delete" and table.fileio.supports_batch_delete(a.path) for a in phase.actions
+        )
+    )
+
+
+def _delete_chunk(
+    table: PaimonTable, actions: tuple[FileAction, ...]
+) -> list[tuple[FileAction, str, int, str | None]]:
+    try:
+        table.fileio.delete_many([a.path for a in actions])
+    except StorageError as exc:
+        return [(a, "failed", 0, exc.message) for a in actions]
+    return [(a, "done", a.size or 0, None) for a in actions]
+
+
+def _run_many(
+    table: PaimonTable, quarantine: Quarantine | None, actions: tuple[FileAction, ...]
+) -> list[tuple[FileAction, str, int, str | None]]:
+    return [_run_one(table, a, quarantine) for a in actions]
+
+
+def _run_phase(
+    table: PaimonTable,
+    phase: Phase,
+    executor: Executor,
+    progress: Progress,
+    quarantine: Quarantine | None = None,
+) -> PhaseReport:
+    report = PhaseReport(phase.name)
+    start = time.monotonic()
+    progress.start(phase.name, len(phase.actions))
+    one = partial(_run_one, table, quarantine=quarantine)
+    if phase.sequential:
+        results = []
+        for action in phase.actions:
+            results.append(one(action))
+            progress.advance()
+            if results[-1][3] is not None:
+                break  # strict order: never skip ahead of a failed step
+    else:
+        run: Callable[[tuple[FileAction, ...]], list[tuple[FileAction, str, int, str | None]]]
+        if _batchable(table, phase, quarantine):
+            run, step, mapper = partial(_delete_chunk, table), DELETE_BATCH, executor.map
+        else:
+            # Chunks, not one task per file: a million futures cost more than the deletes.
+            run = partial(_run_many, table, quarantine)
+            step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
+            local = all(table.fileio.is_local(a.path) for a in phase.actions)
+            mapper = executor.map_local if local else executor.map
+        chunks = [phase.actions[i : i + step] for i in range(0, len(phase.actions), step)]
+        results = [
+            row
+            for rows in mapper(run, chunks, on_result=lambda rows: progress.advance(len(rows)))
+            for row in rows
+        ]
+    record = current_run()
+    for action, outcome, size, error in results:
+        if error is not None:
+            report.failures.append((action.path, error))
+        elif outcome == "done":
+            report.done += 1
+            report.bytes += size
+            if record is not None and action.op == "delete":
+                record.add_done(action.kind, size)
+        elif outcome == "absent":
+            report.already_absent += 1
+        else:
+            report.skipped += 1
+    progress.finish()
+    report.seconds = time.monotonic() - start
+    logger.info(
+        "%s: %d done, %d already absent, %d failed in %.2fs",
+        phase.name,
+        report.done,
+        report.already_absent,
+        len(report.failures),
+        report.seconds,
+    )
+    return report
+
+
+BeforePhase = Callable[[Phase], Phase]
+
+
+def run_plan(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    executor: Executor,
+    progress: Progress,
+    journal_path: str | None,
+    report: ExecutionReport,
+    before_phase: BeforePhase | None = None,
+    quarantine: Quarantine | None = None,
+) -> None:
+    """Run the phases; the journal stays if anything failed (the next run finishes it).
+
+    ``before_phase`` may drop actions right before a phase runs (last-moment re-checks);
+    with ``quarantine`` every delete is a move into it."""
+    run = current_run()
+    if run is not None:
+        run.add_plan(plan)
+    try:
+        _run_phases(table, plan, executor, progress, journal_path, report, before_phase, quarantine)
+    finally:
+        if run is not None:
+            run.add_report(report)
+
+
+def _run_phases(
+    table: PaimonTable,
+    plan: Plan,
+    executor: Executor,
+    progress: Progress,
+    journal_path: str | None,
+    report: ExecutionReport,
+    before_phase: BeforePhase | None,
+    quarantine: Quarantine | None,
+) -> None:
+    for planned in plan.phases:
+        phase = planned
+        if before_phase is not None and planned.actions:
+            phase = before_phase(planned)
+            planned_ids = {id(a) for a in planned.actions}
+            if not all(id(a) in planned_ids for a in phase.actions):
+                lock_paths(table, replace(plan, phases=(phase,)))  # new actions: lock them too
+            dropped = len(planned.actions) - len(phase.actions)
+            if dropped:
+                report.notes.append(
+                    f"{phase.name}: {dropped} files kept: they became referenced after planning"
+                )
+        if not phase.actions:
+            continue
+        phase_report = _run_phase(table, phase, executor, progress, quarantine)
+        report.phases.append(phase_report)
+        if phase_report.failures:
+            return  # a phase is a barrier: never start the next one after a failure
+    if journal_path is not None:
+        _remove_journal_file(table, journal_path, report)
+
+
+def finish_journals(
+    table: PaimonTable,
+    *,
+    executor: Executor,
+    progress: Progress | None = None,
+    report: ExecutionReport,
+) -> None:
+    """Complete journals left by interrupted runs, after re-checking each against the table."""
+    progress = progress or NullProgress()
+    for temp in remove_stale_temps(table.fileio, table.location, int(time.time() * 1000)):
+        report.notes.append(f"removed {temp}, left by a run killed while writing its journal")
+    for journal in unfinished_journals(table.fileio, table.location):
+        finish_journal(table, journal, executor=executor, progress=progress, report=report)
+
+
+def finish_journal(
+    table: PaimonTable,
+    journal: Journal,
+    *,
+    executor: Executor,
+    progress: Progress,
+    report: ExecutionReport,
+) -> None:
+    """Finish one journal, or discard it (and say why) when the table moved in a way its
+    plan did not foresee: resuming re-validates at least as strictly as planning (issue 12)."""
+    plan = journal.plan
+    resumer = _RESUMERS.get(plan.command)
+    if resumer is None:
+        raise SafetyRefusalError(
+            f"unfinished journal {journal.path} is from an unknown command "
+            f"{plan.command!r}; refusing to guess"
+        )
+    lock_paths(table, plan)  # a path outside the table is corrupt or forged: an error
+    problem = _journal_problem(table, plan)
+    if problem is not None:
+        discard_journal(table, journal, problem, report)
+        return
+    view = table if plan.branch == table.branch else table.for_branch(plan.branch)
+    module = importlib.import_module(resumer[0])
+    validate: Callable[[PaimonTable, Plan], str | None] | None = getattr(
+        module, "resume_problem", None
+    )
+    problem = validate(view, plan) if validate is not None else None
+    if problem is not None:
+        discard_journal(table, journal, problem, report)
+        return
+    problem = replaced_commit(view, plan)
+    if problem is not None:
+        discard_journal(table, journal, problem, report)
+        return
+    recheck: Recheck = getattr(module, resumer[1])
+    checked = recheck(view, plan)
+    lock_paths(view, checked)
+    dropped = _count(plan) - _count(checked)
+    logger.warning("finishing unfinished %s run from journal %s", plan.command, journal.path)
+    report.resumed_journals.append(journal.path)
+    if dropped:
+        report.notes.append(
+            f"journal {journal.path}: {dropped} of its deletions skipped: a tag, branch, "
+            "changelog or consumer created since uses those files"
+        )
+    quarantine = None
+    if journal.quarantine_run is not None:
+        # An interrupted quarantining run keeps moving into its own quarantine.
+        quarantine = Quarantine.of(view, journal.quarantine_run)
+        report.notes.append(f"journal {journal.path}: quarantine run {journal.quarantine_run}")
+    run_plan(
+        view,
+        checked,
+        executor=executor,
+        progress=progress,
+        journal_path=journal.path,
+        report=report,
+        quarantine=quarantine,
+    )
+
+
+def commit_at(fileio: FileIO, path: str) -> SnapshotIdentity | None:
+    """The commit a snapshot, changelog or tag file holds now; None when it is absent."""
+    try:
+        text = fileio.read_text(path)
+    except FileNotFoundError:
+        return None
+    return SnapshotIdentity.of(Snapshot.from_json(load_json(text, path), path))
+
+
+def describe_commit_file(path: str) -> str:
+    """``snapshot 10``, ``changelog 4``, ``tag 't1'`` (branches by their directory)."""
+    name = basename(path)
+    for prefix, what in (("snapshot-", "snapshot"), ("changelog-", "changelog")):
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            return f"{what} {name[len(prefix) :]}"
+    if name.startswith("tag-"):
+        return f"tag {name[4:]!r}"
+    return path
+
+
+def commit_problem(
+    fileio: FileIO, path: str, expected: SnapshotIdentity, *, must_exist: bool, role: str = ""
+) -> str | None:
+    """Why ``path`` no longer holds the commit a plan saw there, or None: the one comparison
+    every resume makes, so a commit that reused an id is never taken for the planned one."""
+    what = describe_commit_file(path) + (f", {role}," if role else "")
+    now = commit_at(fileio, path)
+    if now is None:
+        return f"{what} is gone" if must_exist else None
+    changed = expected.differences(now)
+    if not changed:
+        return None
+    return f"{what} was replaced by another commit ({'; '.join(changed)})"
+
+
+def replaced_commit(table: PaimonTable, plan: Plan) -> str | None:
+    """Why a journal must not be finished because a snapshot, changelog or tag file it would
+    still delete holds another commit than it planned to delete (a writer committed after a
+    rollback and reused the id), or None. A journal whose deletes carry no identity comes
+    from an older paimon-cli and cannot be re-validated."""
+    for phase in plan.phases:
+        for action in phase.actions:
+            if action.op != "delete" or action.kind not in COMMIT_FILE_KINDS:
+                continue
+            if action.identity is None:
+                return "it was written by an older paimon-cli and cannot be re-validated"
+            problem = commit_problem(table.fileio, action.path, action.identity, must_exist=False)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _journal_problem(table: PaimonTable, plan: Plan) -> str | None:
+    if plan.table.rstrip("/") != table.location.rstrip("/"):
+        return f"it was written for table {plan.table}"
+    if plan.branch != "main" and plan.branch not in table.branches.branches():
+        return f"branch {plan.branch} no longer exists"
+    return None
+
+
+def discard_journal(
+    table: PaimonTable, journal: Journal, reason: str, report: ExecutionReport
+) -> None:
+    """Drop a journal's remaining deletions: what it already did left at worst orphans
+    (pointers first, D2), which a fresh plan or orphan cleaning finds again."""
+    when = iso_utc(journal.plan.created_ms)
+    logger.warning("discarding journal %s: %s", journal.path, reason)
+    report.discarded_journals.append(
+        {"path": journal.path, "created_ms": journal.plan.created_ms, "reason": reason}
+    )
+    report.notes.append(
+        f"unfinished {journal.plan.command} run from {when} discarded, nothing of it is "
+        f"finished: {reason}; planning afresh"
+    )
+    _remove_journal_file(table, journal.path, report)
+
+
+def _remove_journal_file(table: PaimonTable, path: str, report: ExecutionReport) -> None:
+    try:
+        remove_journal(table.fileio, path)
+        directory = parent(path)
+        table.fileio.delete_empty_dir(directory)
+        table.fileio.delete_empty_dir(parent(directory))
+    except StorageError as exc:
+        # All work is done; a leftover journal is only re-finished (a no-op) next time.
+        report.notes.append(f"could not remove journal {path}: {exc.message}")
+
+
+def _count(plan: Plan) -> int:
+    return sum(len(p.actions) for p in plan.phases)
+
+
+def quarantine_of(table: PaimonTable) -> Quarantine | None:
+    """The quarantine of the current run, when it asked for one (--quarantine)."""
+    run = current_run()
+    if run is None or not run.quarantine:
+        return None
+    run.quarantined = True
+    return Quarantine.of(table, run.id)
+
+
+def apply(
+    table: PaimonTable,
+    plan: Plan,
+    *,
+    recheck: Recheck,
+    executor: Executor,
+    progress: Progress | None = None,
+    report: ExecutionReport | None = None,
+    journal: bool = True,
+    before_phase: BeforePhase | None = None,
+) -> ExecutionReport:
+    """Apply a fresh plan: re-check (StalePlanError if stale), lock paths, journal, run.
+
+    Without a journal an interruption leaves only what a rerun plans again (orphans)."""
+    progress = progress or NullProgress()
+    report = report or ExecutionReport()
+    start = time.monotonic()
+    plan = recheck(table, plan)
+    lock_paths(table, plan)
+    if not plan.empty:
+        quarantine = quarantine_of(table)
+        if quarantine is not None:
+            write_quarantine_record(table.fileio, table, quarantine, plan)
+        journal_path = None
+        if journal:
+            journal_path = write_journal(
+                table.fileio,
+                table.location,
+                plan,
+                quarantine_run=quarantine.run_id if quarantine else None,
+            )
+        run_plan(
+            table,
+            plan,
+            executor=executor,
+            progress=progress,
+            journal_path=journal_path,
+            report=report,
+            before_phase=before_phase,
+            quarantine=quarantine,
+        )
+    report.seconds += time.monotonic() - start
+    return report

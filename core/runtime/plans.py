@@ -1,0 +1,317 @@
+"""Plan value types shared by every destructive command; lossless to/from JSON.
+
+A plan is what will change and why, in phases applied in order (a phase is a barrier),
+plus requirements re-checked right before acting (STYLE §3, DECISIONS D2).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from core.errors import CorruptMetadataError
+from core.runtime.timeparse import iso_utc
+
+if TYPE_CHECKING:
+    from core.format.model import Snapshot
+
+PLAN_FORMAT = 1
+
+Op = Literal["delete", "write", "rmdir"]
+
+
+class LazyRows(Sequence[Any]):
+    """``fn`` applied to ``items`` on access: the JSON form of a big plan part (a million
+    delete actions) without a million dicts held at once (``to_json(lazy=True)``)."""
+
+    __slots__ = ("items", "fn")
+
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], Any]) -> None:
+        self.items = items
+        self.fn = fn
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return LazyRows(self.items[index], self.fn)
+        return self.fn(self.items[index])
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.fn, self.items)
+
+
+def _json_ready(value: Any, *, lazy: bool) -> Any:
+    """Details may hold sequences of rows built on access (read-only Mappings, e.g. a
+    million orphans): plain lists of objects, unless the caller streams (``lazy``)."""
+    if lazy or not isinstance(value, Sequence) or isinstance(value, (str, list, tuple)):
+        return value
+    return [dict(v) if isinstance(v, Mapping) else v for v in value]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotIdentity:
+    """Which commit a snapshot, long-lived changelog or tag file holds.
+
+    After a rollback a writer's next commit reuses the ids that went, in files of the same
+    size; what differs between two commits is what Paimon writes anew for each: the commit
+    time, the manifest lists, the commit user and identifier (and ``uuid`` where a writer
+    records one), plus a tag's own creation time. Plans record it for every such file they
+    delete or rely on, and a resume finds each one again or is discarded (issue 22)."""
+
+    id: int
+    time_ms: int
+    commit_user: str
+    commit_identifier: int
+    manifest_lists: tuple[str, ...]
+    uuid: str | None = None
+    tag_create_time: str | None = None  # the tag file's tagCreateTime, as JSON text
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> SnapshotIdentity:
+        raw = snapshot.raw
+        uuid = raw.get("uuid")
+        created = raw.get("tagCreateTime")
+        return cls(
+            snapshot.id,
+            snapshot.time_millis,
+            snapshot.commit_user,
+            snapshot.commit_identifier,
+            snapshot.manifest_lists,
+            None if uuid is None else str(uuid),
+            None if created is None else json.dumps(created),
+        )
+
+    def differences(self, other: SnapshotIdentity) -> list[str]:
+        """What ``other`` has that this commit had not, in words (empty: the same commit)."""
+        out = []
+        if other.time_ms != self.time_ms:
+            out.append(f"committed at {iso_utc(other.time_ms)}, not {iso_utc(self.time_ms)}")
+        if (other.commit_user, other.commit_identifier) != (
+            self.commit_user,
+            self.commit_identifier,
+        ):
+            out.append(
+                f"by {other.commit_user!r} (identifier {other.commit_identifier}), not "
+                f"{self.commit_user!r} ({self.commit_identifier})"
+            )
+        if other.manifest_lists != self.manifest_lists:
+            out.append("other manifest lists")
+        if other.uuid != self.uuid:
+            out.append("another uuid")
+        if other.tag_create_time != self.tag_create_time:
+            out.append("created again")
+        if other.id != self.id:
+            out.append(f"id {other.id}, not {self.id}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "time_ms": self.time_ms,
+            "commit_user": self.commit_user,
+            "commit_identifier": self.commit_identifier,
+            "manifest_lists": list(self.manifest_lists),
+        }
+        if self.uuid is not None:
+            out["uuid"] = self.uuid
+        if self.tag_create_time is not None:
+            out["tag_create_time"] = self.tag_create_time
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SnapshotIdentity:
+        """KeyError, TypeError or ValueError when ``data`` is not one (an older journal)."""
+        uuid, created = data.get("uuid"), data.get("tag_create_time")
+        return cls(
+            int(data["id"]),
+            int(data["time_ms"]),
+            str(data["commit_user"]),
+            int(data["commit_identifier"]),
+            tuple(str(n) for n in data["manifest_lists"]),
+            None if uuid is None else str(uuid),
+            None if created is None else str(created),
+        )
+
+
+# Files that hold one commit: a plan that deletes one records which (FileAction.identity).
+COMMIT_FILE_KINDS = frozenset({"snapshot", "changelog-json", "tag"})
+
+
+@dataclass(frozen=True, slots=True)
+class FileAction:
+    op: Op
+    path: str
+    kind: str  # snapshot, manifest-list, manifest, index-manifest, data, extra, changelog, ...
+    size: int | None = None
+    reason: str = ""
+    content: str | None = None  # for op == "write"
+    # For a delete of a snapshot, changelog or tag file: the commit it held when planned.
+    identity: SnapshotIdentity | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "op": self.op,
+            "path": self.path,
+            "kind": self.kind,
+            "size": self.size,
+            "reason": self.reason,
+        }
+        if self.content is not None:
+            out["content"] = self.content
+        if self.identity is not None:
+            out["identity"] = self.identity.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FileAction:
+        op = data["op"]
+        if op not in ("delete", "write", "rmdir"):
+            raise ValueError(f"unknown op {op!r}")
+        identity = data.get("identity")
+        return cls(
+            op,
+            str(data["path"]),
+            str(data["kind"]),
+            data.get("size"),
+            str(data.get("reason", "")),
+            data.get("content"),
+            None if identity is None else SnapshotIdentity.from_json(identity),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    name: str
+    actions: tuple[FileAction, ...]
+    sequential: bool = False  # snapshot files go strictly in ascending order
+
+    @classmethod
+    def commit(cls, snapshot_path: str, reason: str) -> Phase:
+        """The phase of a planner that commits one new snapshot (compact, partition expiry,
+        remove-unexisting-files): writing ``snapshot_path``, for ``reason``."""
+        action = FileAction("write", snapshot_path, "snapshot", None, reason)
+        return cls("commit", (action,), sequential=True)
+
+    @property
+    def bytes(self) -> int:
+        return sum(a.size or 0 for a in self.actions if a.op == "delete")
+
+    def to_json(self, *, lazy: bool = False) -> dict[str, Any]:
+        actions = self.actions
+        return {
+            "name": self.name,
+            "sequential": self.sequential,
+            "files": len(actions),
+            "bytes": self.bytes,
+            "actions": LazyRows(actions, FileAction.to_json)
+            if lazy
+            else [a.to_json() for a in actions],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Phase:
+        return cls(
+            str(data["name"]),
+            tuple(FileAction.from_json(a) for a in data["actions"]),
+            bool(data.get("sequential", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Requirements:
+    """Facts the plan was built on; apply() re-reads the table and compares."""
+
+    latest_snapshot: int | None
+    expire_end: int | None  # snapshots below this id are expired by the plan
+    tags: Mapping[str, int]  # "<branch>/<tag>" -> snapshot id, every branch
+    branches: tuple[str, ...]
+    consumers_min_next: int | None  # None when consumers do not bound the plan
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "latest_snapshot": self.latest_snapshot,
+            "expire_end": self.expire_end,
+            "tags": dict(sorted(self.tags.items())),
+            "branches": list(self.branches),
+            "consumers_min_next": self.consumers_min_next,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Requirements:
+        return cls(
+            data.get("latest_snapshot"),
+            data.get("expire_end"),
+            {str(k): int(v) for k, v in (data.get("tags") or {}).items()},
+            tuple(data.get("branches") or ()),
+            data.get("consumers_min_next"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    command: str
+    table: str
+    branch: str
+    created_ms: int
+    phases: tuple[Phase, ...]
+    requirements: Requirements
+    details: Mapping[str, Any] = field(default_factory=dict)  # command-specific, JSON-ready
+
+    @property
+    def empty(self) -> bool:
+        return not any(p.actions for p in self.phases)
+
+    def totals(self) -> dict[str, Any]:
+        by_kind: dict[str, dict[str, int]] = {}
+        for phase in self.phases:
+            for a in phase.actions:
+                if a.op != "delete":
+                    continue
+                slot = by_kind.setdefault(a.kind, {"files": 0, "bytes": 0})
+                slot["files"] += 1
+                slot["bytes"] += a.size or 0
+        return {
+            "files": sum(v["files"] for v in by_kind.values()),
+            "bytes": sum(v["bytes"] for v in by_kind.values()),
+            "by_kind": dict(sorted(by_kind.items())),
+        }
+
+    def to_json(self, *, lazy: bool = False) -> dict[str, Any]:
+        """The plan as JSON data. ``lazy``: big parts stay sequences made on access, for a
+        streaming encoder that turns Mappings into objects and Sequences into arrays."""
+        return {
+            "format": PLAN_FORMAT,
+            "command": self.command,
+            "table": self.table,
+            "branch": self.branch,
+            "created_ms": self.created_ms,
+            "details": {k: _json_ready(v, lazy=lazy) for k, v in self.details.items()},
+            "requirements": self.requirements.to_json(),
+            "totals": self.totals(),
+            "phases": [p.to_json(lazy=lazy) for p in self.phases],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, source: str = "plan") -> Plan:
+        try:
+            if data.get("format") != PLAN_FORMAT:
+                raise ValueError(f"unsupported plan format {data.get('format')!r}")
+            return cls(
+                str(data["command"]),
+                str(data["table"]),
+                str(data["branch"]),
+                int(data["created_ms"]),
+                tuple(Phase.from_json(p) for p in data["phases"]),
+                Requirements.from_json(data["requirements"]),
+                dict(data.get("details") or {}),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptMetadataError(source, f"not a paimon-cli plan ({exc})") from exc

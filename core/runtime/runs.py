@@ -1,0 +1,232 @@
+"""Run history: one small JSON record per run of a changing command.
+
+``<table>/.paimon-cli/runs/<time>-<run-id>.json`` (one file per run: object stores cannot
+append). The shell opens a run around each table's work (:func:`run_scope`); the places
+where changes happen (``core.runtime.apply`` runs planned actions, ``core.write.commit`` publishes
+snapshots) add what they did to the current run, so every command that goes through them is
+recorded without knowing about it. Paimon's own tools never list ``.paimon-cli``.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.errors import StorageError
+from core.io.fileio import FileIO, join
+from core.runtime.timeparse import iso_utc
+
+if TYPE_CHECKING:
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+
+logger = logging.getLogger(__name__)
+
+RUNS_DIR = (".paimon-cli", "runs")
+RECORD_FORMAT = 1
+
+# Option values never written to a record: storage and Spark settings may hold credentials.
+_SECRET_OPTIONS = frozenset({"fs_option", "spark_conf", "spark_remote"})
+
+
+def runs_dir(table_root: str) -> str:
+    return join(table_root, *RUNS_DIR)
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _utc_stamp(ms: int) -> str:
+    """``20261125T161900123Z``: file names sort by start time."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime(ms / 1000)) + f"{ms % 1000:03d}Z"
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+
+
+def _plain_option(name: str, value: Any) -> Any:
+    if name in _SECRET_OPTIONS and value:
+        if isinstance(value, (list, tuple)):
+            return [str(v).split("=", 1)[0] + "=***" for v in value]
+        return "***"
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain_option(name, v) for v in value]
+    return str(getattr(value, "value", value))
+
+
+@dataclass
+class Run:
+    """One run of a command on one table; filled in while it works."""
+
+    id: str
+    command: str
+    options: dict[str, Any]
+    started_ms: int
+    quarantine: bool = False
+    user: str = field(default_factory=_user)
+    host: str = field(default_factory=socket.gethostname)
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    commits: list[int] = field(default_factory=list)
+    resumed_journals: list[str] = field(default_factory=list)
+    _digest: Any = field(default_factory=hashlib.sha256)
+    _plans: int = 0
+    _acting: bool = False
+    quarantined: bool = False  # something was actually moved into the quarantine
+
+    def add_plan(self, plan: Plan) -> None:
+        """Fold a plan into the run's digest (one run may apply several: journals first)."""
+        h = self._digest
+        h.update(f"{plan.command}\0{plan.branch}\0".encode())
+        for phase in plan.phases:
+            h.update(f"[{phase.name}]".encode())
+            for a in phase.actions:
+                # surrogateescape: file names need not be UTF-8 (they pass through as is)
+                line = f"{a.op}\0{a.path}\0{a.kind}\0{a.size}\n"
+                h.update(line.encode("utf-8", "surrogateescape"))
+        self._plans += 1
+
+    def add_done(self, kind: str, size: int) -> None:
+        slot = self.by_kind.setdefault(kind, {"files": 0, "bytes": 0})
+        slot["files"] += 1
+        slot["bytes"] += size
+
+    def add_report(self, report: ExecutionReport) -> None:
+        self.phases = [p.to_json() for p in report.phases]
+        self.resumed_journals = list(report.resumed_journals)
+
+    @property
+    def acted(self) -> bool:
+        """Began changing the table (a failure before that leaves no record)."""
+        return bool(self._plans or self.commits or self._acting)
+
+    def begin_changes(self) -> None:
+        """Mark the run as changing the table from now on (a failure is recorded)."""
+        self._acting = True
+
+    @property
+    def plan_digest(self) -> str | None:
+        return f"sha256:{self._digest.hexdigest()}" if self._plans else None
+
+    def record(
+        self, *, table: str, branch: str, status: str, ended_ms: int, error: str | None
+    ) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "run_id": self.id,
+            "command": self.command,
+            "options": self.options,
+            "table": table,
+            "branch": branch,
+            "user": self.user,
+            "host": self.host,
+            "started": {"epoch_ms": self.started_ms, "utc": iso_utc(self.started_ms)},
+            "ended": {"epoch_ms": ended_ms, "utc": iso_utc(ended_ms)},
+            "status": status,
+            "error": error,
+            "quarantine": self.quarantine,
+            "plan_digest": self.plan_digest,
+            "totals": {
+                "files": sum(v["files"] for v in self.by_kind.values()),
+                "bytes": sum(v["bytes"] for v in self.by_kind.values()),
+                "by_kind": dict(sorted(self.by_kind.items())),
+            },
+            "commits": list(self.commits),
+            "resumed_journals": len(self.resumed_journals),
+            "phases": self.phases,
+        }
+
+
+_CURRENT: ContextVar[Run | None] = ContextVar("paimon_cli_run", default=None)
+
+
+def current_run() -> Run | None:
+    """The run the calling command is in, if the shell opened one."""
+    return _CURRENT.get()
+
+
+def start_run(command: str, options: Mapping[str, Any], *, quarantine: bool = False) -> Run:
+    return Run(
+        new_run_id(),
+        command,
+        {k: _plain_option(k, v) for k, v in sorted(options.items())},
+        int(time.time() * 1000),
+        quarantine=quarantine,
+    )
+
+
+@contextmanager
+def run_scope(run: Run) -> Iterator[Run]:
+    """Make ``run`` the current run while the command works on one table."""
+    token = _CURRENT.set(run)
+    try:
+        yield run
+    finally:
+        _CURRENT.reset(token)
+
+
+def write_record(
+    fileio: FileIO,
+    table_root: str,
+    run: Run,
+    *,
+    branch: str,
+    status: str,
+    error: str | None = None,
+) -> str | None:
+    """Write the run's record; a storage failure is a warning (the work itself is done)."""
+    ended = int(time.time() * 1000)
+    doc = run.record(table=table_root, branch=branch, status=status, ended_ms=ended, error=error)
+    path = join(runs_dir(table_root), f"{_utc_stamp(run.started_ms)}-{run.id}.json")
+    try:
+        fileio.write_bytes(path, json.dumps(doc, indent=1).encode("utf-8"))
+    except StorageError as exc:
+        logger.warning("could not write the run record %s: %s", path, exc.message)
+        return None
+    return path
+
+
+def read_records(fileio: FileIO, table_root: str) -> list[dict[str, Any]]:
+    """Every run record of the table, oldest first; unreadable ones are reported as such."""
+    out = []
+    infos = [
+        i
+        for i in fileio.list_dir(runs_dir(table_root))
+        if not i.is_dir and i.name.endswith(".json") and not i.name.startswith(".")
+    ]
+    for info in sorted(infos, key=lambda i: i.name):
+        try:
+            data = json.loads(fileio.read_text(info.path))
+        except FileNotFoundError:
+            continue
+        except (json.JSONDecodeError, StorageError) as exc:
+            logger.warning("skipping unreadable run record %s: %s", info.path, exc)
+            continue
+        if isinstance(data, dict):
+            out.append(data)
+    return out
+
+
+def find_record(fileio: FileIO, table_root: str, run_id: str) -> dict[str, Any] | None:
+    for record in read_records(fileio, table_root):
+        if record.get("run_id") == run_id:
+            return record
+    return None

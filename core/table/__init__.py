@@ -1,0 +1,1 @@
+"""A Paimon table and its managers: snapshots, tags, consumers, schemas, branches, paths."""

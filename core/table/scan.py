@@ -1,0 +1,96 @@
+"""Live file sets of snapshots, computed incrementally and reading each manifest once."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from functools import partial
+from typing import Any
+
+from core.format.manifest import merge_entries
+from core.format.model import FileKind, ManifestEntry, ManifestFileMeta, Snapshot
+from core.runtime.executors.base import Executor
+from core.table.table import PaimonTable
+
+LiveSet = dict[Any, ManifestEntry]
+
+
+def _read_manifest(table: PaimonTable, name: str) -> list[ManifestEntry]:
+    return list(table.manifest(name))
+
+
+class ManifestCache:
+    """Decoded manifests by name, bounded (manifests are shared by many snapshots)."""
+
+    def __init__(self, table: PaimonTable, executor: Executor, max_manifests: int = 512) -> None:
+        self.table = table
+        self.executor = executor
+        self.max_manifests = max_manifests
+        self._cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        missing = [n for n in dict.fromkeys(names) if n not in self._cache]
+        for name, entries in zip(
+            missing,
+            self.executor.map(partial(_read_manifest, self.table), missing),
+            strict=True,
+        ):
+            self._put(name, entries)
+
+    def _put(self, name: str, entries: list[ManifestEntry]) -> None:
+        self._cache[name] = entries
+        self._cache.move_to_end(name)
+        while len(self._cache) > self.max_manifests:
+            self._cache.popitem(last=False)
+
+    def entries(self, name: str) -> list[ManifestEntry]:
+        cached = self._cache.get(name)
+        if cached is None:
+            cached = list(self.table.manifest(name))
+            self._put(name, cached)
+        else:
+            self._cache.move_to_end(name)
+        return cached
+
+    def entries_of(self, manifests: list[ManifestFileMeta]) -> Iterator[ManifestEntry]:
+        self.prefetch(m.file_name for m in manifests)
+        for meta in manifests:
+            yield from self.entries(meta.file_name)
+
+
+def full_live_set(table: PaimonTable, snapshot: Snapshot, cache: ManifestCache) -> LiveSet:
+    merged = merge_entries(cache.entries_of(table.data_manifests(snapshot)))
+    return {k: e for k, e in merged.items() if e.kind is FileKind.ADD}
+
+
+def apply_delta(live: LiveSet, delta: Iterable[ManifestEntry]) -> LiveSet:
+    """live(S) = live(S-1) merged with delta(S): base(S) is exactly base+delta of S-1."""
+    out = dict(live)
+    for entry in delta:
+        key = entry.identifier
+        if entry.kind is FileKind.ADD:
+            out[key] = entry
+        else:
+            out.pop(key, None)
+    return out
+
+
+def next_live_set(
+    table: PaimonTable, snap: Snapshot, previous: tuple[int, LiveSet] | None, cache: ManifestCache
+) -> LiveSet:
+    """Live set of ``snap``, from the previous snapshot's set when ids are consecutive."""
+    if previous is not None and previous[0] == snap.id - 1:
+        delta = cache.entries_of(table.manifest_list(snap.delta_manifest_list))
+        return apply_delta(previous[1], delta)
+    return full_live_set(table, snap, cache)
+
+
+def live_sets(
+    table: PaimonTable, snapshots: list[Snapshot], cache: ManifestCache
+) -> Iterator[tuple[Snapshot, LiveSet]]:
+    """(snapshot, live files) for ascending snapshots; consecutive ids reuse the previous set."""
+    previous: tuple[int, LiveSet] | None = None
+    for snap in snapshots:
+        live = next_live_set(table, snap, previous, cache)
+        previous = (snap.id, live)
+        yield snap, live

@@ -1,0 +1,169 @@
+"""PaimonTable: a location + FileIO + options + managers for one branch; open_table()."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from core.errors import MissingFileError, TableNotFoundError
+from core.format.manifest import (
+    decode_index_manifest,
+    decode_manifest,
+    decode_manifest_list,
+    decode_manifest_list_names,
+    live_entries,
+)
+from core.format.model import (
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+    Snapshot,
+    TableSchema,
+)
+from core.format.options import TableOptions
+from core.io.fileio import FileIO, normalize_path
+from core.table.branch_manager import BranchManager
+from core.table.consumer_manager import ConsumerManager
+from core.table.paths import PathFactory, branch_root_of
+from core.table.schema_manager import SchemaManager
+from core.table.snapshot_manager import SnapshotManager
+from core.table.tag_manager import TagManager
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PaimonTable:
+    location: str
+    fileio: FileIO
+    branch: str
+    schema: TableSchema
+    options: TableOptions
+    paths: PathFactory
+    branch_root: str
+    snapshots: SnapshotManager = field(repr=False)
+    changelogs: SnapshotManager = field(repr=False)
+    tags: TagManager = field(repr=False)
+    consumers: ConsumerManager = field(repr=False)
+    schemas: SchemaManager = field(repr=False)
+    branches: BranchManager = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        parts = self.location.rstrip("/").split("/")
+        db = parts[-2][:-3] if len(parts) > 1 and parts[-2].endswith(".db") else None
+        return f"{db}.{parts[-1]}" if db else parts[-1]
+
+    @property
+    def is_primary_key(self) -> bool:
+        return bool(self.schema.primary_keys)
+
+    def for_branch(self, branch: str) -> PaimonTable:
+        """The same table seen from another branch (shares FileIO and dynamic options)."""
+        return open_table(
+            self.location, fileio=self.fileio, branch=branch, dynamic_options=self.options.dynamic
+        )
+
+    # -- metadata reading -------------------------------------------------------------------
+    def _read(self, name: str, what: str) -> tuple[str, bytes]:
+        path = self.paths.manifest_path(name)
+        try:
+            return path, self.fileio.read_bytes(path)
+        except FileNotFoundError:
+            raise MissingFileError(path, what) from None
+
+    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        path, data = self._read(name, "manifest list")
+        return decode_manifest_list(data, path)
+
+    def manifest_list_names(self, name: str) -> list[tuple[str, int]]:
+        """(manifest name, size) pairs of a manifest list, without building objects."""
+        path, data = self._read(name, "manifest list")
+        return decode_manifest_list_names(data, path)
+
+    def manifest(self, name: str) -> Iterator[ManifestEntry]:
+        path, data = self._read(name, "manifest")
+        return decode_manifest(data, path)
+
+    def index_manifest(self, name: str) -> list[IndexManifestEntry]:
+        path, data = self._read(name, "index manifest")
+        return decode_index_manifest(data, path)
+
+    def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        """Manifests of the snapshot's data view: base list, then delta list."""
+        return self.manifest_list(snapshot.base_manifest_list) + self.manifest_list(
+            snapshot.delta_manifest_list
+        )
+
+    def entries(self, manifests: list[ManifestFileMeta]) -> Iterator[ManifestEntry]:
+        for meta in manifests:
+            yield from self.manifest(meta.file_name)
+
+    def live_files(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """Files of a snapshot (base + delta replayed, ADD/DELETE merged)."""
+        return live_entries(self.entries(self.data_manifests(snapshot)))
+
+    def changelog_files(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        if not snapshot.changelog_manifest_list:
+            return []
+        return list(self.entries(self.manifest_list(snapshot.changelog_manifest_list)))
+
+    def index_files(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
+        if not snapshot.index_manifest:
+            return []
+        return self.index_manifest(snapshot.index_manifest)
+
+
+def open_table(
+    location: str,
+    *,
+    fileio: FileIO | None = None,
+    branch: str = "main",
+    dynamic_options: Mapping[str, str] | None = None,
+) -> PaimonTable:
+    """Open a table at ``location``; TableNotFoundError if it holds no Paimon schema."""
+    fileio = fileio or FileIO()
+    root = normalize_path(location)
+    info = fileio.info(root)
+    if info is None:
+        raise TableNotFoundError(f"table not found: {root} does not exist")
+    if not info.is_dir and fileio.is_local(root):
+        raise TableNotFoundError(f"table not found: {root} is not a directory")
+    branches = BranchManager(fileio, root)
+    branch_root = branch_root_of(root, branch)
+    if branch != "main" and branch not in branches.branches():
+        raise TableNotFoundError(
+            f"branch {branch!r} not found in {root}",
+            hint=f"existing branches: {', '.join(branches.branches()) or 'none'}",
+        )
+    schemas = SchemaManager(fileio, branch_root)
+    schema = schemas.latest()
+    if schema is None and branch != "main":
+        raise TableNotFoundError(
+            f"branch {branch!r} of {root} has no schema/schema-N file",
+            hint=f"the branch directory {branch_root} is incomplete",
+        )
+    if schema is None:
+        raise TableNotFoundError(
+            f"not a Paimon table: {root} has no schema/schema-N file",
+            hint="point at the table directory (<warehouse>/<db>.db/<table>) "
+            "or use DB.TABLE with --warehouse",
+        )
+    options = TableOptions(schema.options, dynamic_options)
+    paths = PathFactory(root, schema, options)
+    return PaimonTable(
+        location=root,
+        fileio=fileio,
+        branch=branch,
+        schema=schema,
+        options=options,
+        paths=paths,
+        branch_root=branch_root,
+        snapshots=SnapshotManager(fileio, branch_root),
+        changelogs=SnapshotManager(fileio, branch_root, kind="changelog"),
+        tags=TagManager(fileio, branch_root),
+        consumers=ConsumerManager(fileio, branch_root),
+        schemas=schemas,
+        branches=branches,
+    )

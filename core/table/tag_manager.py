@@ -1,0 +1,40 @@
+"""TagManager: ``tag/tag-<name>`` files of one branch (format §6)."""
+
+from __future__ import annotations
+
+from core.errors import MissingFileError
+from core.format.metadata_io import list_named, read_json
+from core.format.model import Tag
+from core.io.fileio import FileInfo, FileIO, join
+
+
+class TagManager:
+    def __init__(self, fileio: FileIO, branch_root: str) -> None:
+        self.fileio = fileio
+        self.directory = join(branch_root, "tag")
+
+    def path(self, name: str) -> str:
+        return join(self.directory, f"tag-{name}")
+
+    def listing(self) -> dict[str, FileInfo]:
+        return list_named(self.fileio, self.directory, "tag-")
+
+    def names(self) -> list[str]:
+        return sorted(self.listing())
+
+    def tag(self, name: str) -> Tag:
+        path = self.path(name)
+        try:
+            return Tag.from_json(name, read_json(self.fileio, path), path)
+        except FileNotFoundError:
+            raise MissingFileError(path, f"tag {name!r}") from None
+
+    def tags(self) -> list[Tag]:
+        """All tags sorted by snapshot id then name; tags deleted meanwhile are skipped."""
+        out = []
+        for name in self.names():
+            try:
+                out.append(self.tag(name))
+            except MissingFileError:
+                continue
+        return sorted(out, key=lambda t: (t.snapshot.id, t.name))

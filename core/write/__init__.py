@@ -1,0 +1,1 @@
+"""Writing Paimon metadata: Avro manifests and lists, and atomic snapshot/tag commits."""
