@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import importlib.util
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +15,8 @@ import pypaimon_writer as pw
 import pytest
 from fixtures import Run
 from hypothesis import HealthCheck, settings
+
+from core.runtime.executors.spark import SparkExecutor
 
 
 @pytest.fixture
@@ -99,3 +104,34 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=list(HealthCheck),
 )
+
+
+# -- Spark ---------------------------------------------------------------------------------------
+def _why_no_spark() -> str | None:
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (pip install 'paimon-cli[spark]')"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "no Java on this machine: Spark tests skipped (CI installs openjdk-17)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark_executor() -> Iterator[SparkExecutor]:
+    """One local[2] Spark session for all Spark tests (start-up costs seconds)."""
+    reason = _why_no_spark()
+    if reason:
+        pytest.skip(reason)
+    executor = SparkExecutor.start(master="local[2]", parallelism=4)
+    executor.owned = False  # shared: tests must not stop it
+    yield executor
+    executor.spark.stop()
+
+
+@pytest.fixture
+def spark_cli(spark_executor: SparkExecutor, monkeypatch: pytest.MonkeyPatch) -> SparkExecutor:
+    """In-process CLI runs with ``--engine spark`` join the shared session instead of
+    starting a JVM of their own (and leave it running)."""
+    shared = copy.copy(spark_executor)
+    shared._tempdir = ""  # the shared session's shipped package stays
+    monkeypatch.setattr(SparkExecutor, "start", classmethod(lambda cls, **_kw: shared))
+    return shared

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from s3.fault_proxy import FaultProxy
 
 
 def _free_port() -> int:
@@ -100,6 +101,30 @@ def s3_server() -> Iterator[S3]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def fault_proxy(s3_server: S3) -> Iterator[FaultProxy]:
+    """One fault-injecting proxy in front of the session's moto server."""
+    proxy = FaultProxy(s3_server.endpoint).start()
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
+
+
+@pytest.fixture
+def faults(fault_proxy: FaultProxy) -> Iterator[FaultProxy]:
+    """The proxy with no rules and an empty log, cleared again after the test."""
+    fault_proxy.clear()
+    yield fault_proxy
+    fault_proxy.clear()
+
+
+@pytest.fixture
+def faulty_s3(s3_server: S3, faults: FaultProxy) -> S3:
+    """The session's bucket, reached through the fault proxy."""
+    return S3(faults.endpoint, s3_server.bucket)
 
 
 @pytest.fixture

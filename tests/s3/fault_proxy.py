@@ -1,0 +1,269 @@
+"""A fault-injecting HTTP proxy in front of the moto S3 server (loopback only).
+
+Every request is forwarded to moto unless a rule says otherwise. A rule matches a method
+and a regular expression searched in the path with its query (``/lake/wh/t/snapshot/snapshot-7``,
+``/lake?delete``, ``/lake?list-type=2&continuation-token=...``) and fires ``times`` times:
+
+- ``error``: answer ``status``/``code`` without forwarding (503 SlowDown, 403 AccessDenied);
+- ``error-after``: forward (the store applies it), then answer ``status``/``code`` (500);
+- ``drop-after``: forward, then close the connection without an answer;
+- ``refuse-keys``: for DeleteObjects, keys matching ``keys`` are not forwarded and come
+  back as per-key ``<Error>`` elements with ``code`` inside a 200 answer (what S3 does
+  under a bucket policy denying ``s3:DeleteObject``; moto has no bucket policies);
+- ``garbage``: answer 200 with a body no S3 client can parse;
+- ``call``: run ``callback`` (e.g. kill a process), then forward.
+
+``log`` keeps ``(method, path, status)`` of every request (status 0: dropped).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.client
+import re
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+from xml.sax.saxutils import escape
+
+ACTIONS = ("error", "error-after", "drop-after", "refuse-keys", "garbage", "call")
+_HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length"})
+
+
+@dataclass
+class Rule:
+    method: str  # PUT, GET, HEAD, POST, DELETE or * for any
+    path: str  # regex searched in the request path with its query
+    action: str
+    status: int = 500
+    code: str = "InternalError"
+    times: int = 1
+    keys: str = ""  # refuse-keys: regex searched in each key
+    callback: Callable[[], None] | None = None
+    hits: int = 0
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"unknown action {self.action!r}")
+
+    def matches(self, method: str, path: str) -> bool:
+        return (
+            self.hits < self.times
+            and self.method in ("*", method)
+            and re.search(self.path, path) is not None
+        )
+
+
+@dataclass
+class Response:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    length: int | None = None  # the upstream Content-Length (HEAD)
+
+
+@dataclass
+class FaultProxy:
+    upstream: str  # http://127.0.0.1:<moto port>
+    rules: list[Rule] = field(default_factory=list)
+    log: list[tuple[str, str, int]] = field(default_factory=list)
+    endpoint: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: ThreadingHTTPServer | None = None
+
+    def add(self, rule: Rule) -> Rule:
+        with self._lock:
+            self.rules.append(rule)
+        return rule
+
+    def clear(self) -> None:
+        with self._lock:
+            self.rules.clear()
+            self.log.clear()
+
+    def take(self, method: str, path: str) -> Rule | None:
+        """The first rule matching the request, counted as fired."""
+        with self._lock:
+            for rule in self.rules:
+                if rule.matches(method, path):
+                    rule.hits += 1
+                    return rule
+        return None
+
+    def record(self, method: str, path: str, status: int) -> None:
+        with self._lock:
+            self.log.append((method, path, status))
+
+    def start(self) -> FaultProxy:
+        proxy = self
+
+        class Handler(_Handler):
+            owner = proxy
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def forward(
+        self, method: str, path: str, headers: list[tuple[str, str]], body: bytes
+    ) -> Response:
+        url = urlsplit(self.upstream)
+        conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=60)
+        try:
+            conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+            for name, value in headers:
+                if name.lower() not in _HOP_HEADERS:
+                    conn.putheader(name, value)
+            conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body)
+            answer = conn.getresponse()
+            data = answer.read()
+            kept = [(k, v) for k, v in answer.getheaders() if k.lower() not in _HOP_HEADERS]
+            length = answer.getheader("Content-Length")
+            return Response(answer.status, kept, data, int(length) if length else None)
+        finally:
+            conn.close()
+
+
+def s3_error(status: int, code: str, resource: str) -> Response:
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<Error><Code>{code}</Code><Message>injected {code}</Message>"
+        f"<Resource>{escape(resource)}</Resource><RequestId>fault-proxy</RequestId></Error>"
+    ).encode()
+    headers = [("Content-Type", "application/xml"), ("Date", formatdate(usegmt=True))]
+    return Response(status, headers, body)
+
+
+_KEY = re.compile(rb"<Object>\s*<Key>(.*?)</Key>.*?</Object>", re.S)
+
+
+def split_delete(body: bytes, refused: str) -> tuple[bytes, list[str]]:
+    """A DeleteObjects request without the keys matching ``refused``; those keys."""
+    denied: list[str] = []
+
+    def keep(match: re.Match[bytes]) -> bytes:
+        key = match.group(1).decode()
+        if re.search(refused, key):
+            denied.append(key)
+            return b""
+        return match.group(0)
+
+    return _KEY.sub(keep, body), denied
+
+
+def with_key_errors(result: bytes, keys: list[str], code: str) -> bytes:
+    """A DeleteResult with one ``<Error>`` per key added."""
+    errors = "".join(
+        f"<Error><Key>{escape(k)}</Key><Code>{code}</Code><Message>injected {code}</Message>"
+        "</Error>"
+        for k in keys
+    ).encode()
+    if b"</DeleteResult>" in result:
+        return result.replace(b"</DeleteResult>", errors + b"</DeleteResult>")
+    return (
+        b'<?xml version="1.0" encoding="UTF-8"?>\n'
+        b'<DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+        + errors
+        + b"</DeleteResult>"
+    )
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: FaultProxy
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+        pass  # quiet: the proxy keeps its own log
+
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return out
+                out += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _handle(self) -> None:
+        method, path = self.command, self.path
+        body = self._body()
+        headers = list(self.headers.items())
+        rule = self.owner.take(method, path)
+        action = rule.action if rule is not None else None
+        if rule is not None and action == "call" and rule.callback is not None:
+            rule.callback()
+        if rule is not None and action == "error":
+            return self._answer(method, path, s3_error(rule.status, rule.code, path))
+        if rule is not None and action == "garbage":
+            junk = [("Content-Type", "application/xml")]
+            return self._answer(method, path, Response(200, junk, b"<<<not xml"))
+        if rule is not None and action == "refuse-keys":
+            return self._answer(method, path, self._refuse_keys(rule, path, headers, body))
+        response = self.owner.forward(method, path, headers, body)
+        if rule is not None and action == "drop-after":
+            self.owner.record(method, path, 0)
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return None
+        if rule is not None and action == "error-after":
+            response = s3_error(rule.status, rule.code, path)
+        return self._answer(method, path, response)
+
+    def _refuse_keys(
+        self, rule: Rule, path: str, headers: list[tuple[str, str]], body: bytes
+    ) -> Response:
+        kept, denied = split_delete(body, rule.keys)
+        if not denied:
+            return self.owner.forward(self.command, path, headers, body)
+        if _KEY.search(kept):
+            md5 = base64.b64encode(hashlib.md5(kept).digest()).decode()
+            plain = [
+                (k, v)
+                for k, v in headers
+                if k.lower() != "content-md5"
+                and not k.lower().startswith("x-amz-checksum-")
+                and k.lower() != "x-amz-sdk-checksum-algorithm"
+            ]
+            answer = self.owner.forward(self.command, path, [*plain, ("Content-MD5", md5)], kept)
+            if answer.status != 200:
+                return answer
+            result = answer.body
+        else:
+            result = b""
+        xml = [("Content-Type", "application/xml"), ("Date", formatdate(usegmt=True))]
+        return Response(200, xml, with_key_errors(result, denied, rule.code))
+
+    def _answer(self, method: str, path: str, response: Response) -> None:
+        self.owner.record(method, path, response.status)
+        self.send_response_only(response.status)
+        names = {k.lower() for k, _ in response.headers}
+        if "date" not in names:
+            self.send_header("Date", self.date_time_string())
+        for name, value in response.headers:
+            self.send_header(name, value)
+        # A HEAD answer carries the object's length, not its (empty) body's.
+        length = response.length if method == "HEAD" else None
+        self.send_header("Content-Length", str(len(response.body) if length is None else length))
+        self.end_headers()
+        if method != "HEAD":
+            self.wfile.write(response.body)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle  # noqa: N815 - stdlib names
