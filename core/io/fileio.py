@@ -31,6 +31,7 @@ T = TypeVar("T")
 
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 _BATCH_DELETE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "az", "oss"})
+_DIRECTORY_PROTOCOLS = frozenset({"hdfs", "viewfs"})
 
 
 def normalize_path(path: str) -> str:
@@ -217,13 +218,15 @@ class FileIO:
             raise StorageError(f"{path} is not UTF-8 text") from exc
 
     def exists(self, path: str) -> bool:
-        if self.is_local(path):
-            return os.path.lexists(path)
-        fs, p = self._fs(path)
-        try:
-            return bool(self._remote(lambda: fs.exists(p), path))
-        except OSError as exc:
-            raise StorageError(f"cannot check {path}: {exc}") from exc
+        """Whether ``path`` exists. Only a definite "not found" answers False: permission
+        denied, a stale NFS handle or an I/O error raises StorageError, because a directory
+        briefly unreadable is not a missing one (issue 22)."""
+        return self.info(path) is not None
+
+    def has_directories(self, path: str) -> bool:
+        """Whether directories exist on their own here (local and HDFS-like file systems),
+        rather than being implied by the keys below them (object stores)."""
+        return self.is_local(path) or protocol_of(path) in _DIRECTORY_PROTOCOLS
 
     def info(self, path: str) -> FileInfo | None:
         """Size and mtime of one file, or None when absent."""
@@ -529,10 +532,12 @@ class FileIO:
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
                     raise
-                if os.path.lexists(dst):  # no hard links here: rename, never over a file
-                    raise StorageError(f"cannot move {src}: {dst} exists") from None
-                os.rename(src, dst)
-                return True
+                try:
+                    os.lstat(dst)
+                except FileNotFoundError:
+                    os.rename(src, dst)  # no hard links here: rename, never over a file
+                    return True
+                raise StorageError(f"cannot move {src}: {dst} exists") from None
             os.unlink(src)
             return True
         except FileNotFoundError:

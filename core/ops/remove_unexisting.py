@@ -5,6 +5,12 @@ that do not exist (``ListUnexistingFiles``: one existence check per file of the 
 level) are marked DELETE in one new snapshot, so readers work again. As Paimon commits it:
 an APPEND commit whose data increment deletes exactly those files, identifier
 ``Long.MAX_VALUE``. The plan names every file with the rows it held (manifest row count).
+
+Safer than Paimon (issue 22): only a definite "not found" is missing (permission denied,
+a stale handle or an I/O error stops the run); a file whose whole bucket or partition
+directory is missing while the directory above it exists (an unmounted, renamed or briefly
+unreadable directory looks like that) refuses the run; and right before committing, every
+file is checked again.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ from functools import partial
 from typing import Any
 
 from core.compaction.compact import _check_partition_filters, _matches
+from core.errors import SafetyRefusalError, StalePlanError
 from core.format.model import ManifestEntry, Snapshot
-from core.io.fileio import FileIO
+from core.io.fileio import FileIO, parent
 from core.ops.expire_partitions import live_raw_entries
 from core.runtime.executors.base import Executor
 from core.runtime.plans import Phase, Plan, Requirements
@@ -34,6 +41,53 @@ COMMAND = "remove-unexisting-files"
 
 def _missing(fileio: FileIO, paths: Sequence[str]) -> list[bool]:
     return [not fileio.exists(p) for p in paths]
+
+
+def _missing_directories(fileio: FileIO, paths: Sequence[str]) -> dict[str, list[str]]:
+    """For each missing file whose own directory is gone too: the topmost missing directory
+    above it, with the file directories below it. Only where directories exist on their own
+    (on object stores a directory is nothing but its keys)."""
+    out: dict[str, list[str]] = {}
+    for directory in sorted({parent(p) for p in paths if fileio.has_directories(p)}):
+        top = next((d for d in out if directory.startswith(d + "/") or directory == d), None)
+        if top is None:
+            if fileio.exists(directory):
+                continue
+            top = directory
+            while parent(top) != top and not fileio.exists(parent(top)):
+                top = parent(top)
+        out.setdefault(top, []).append(directory)
+    return out
+
+
+def _refuse_missing_directories(fileio: FileIO, paths: Sequence[str]) -> None:
+    gone = _missing_directories(fileio, paths)
+    if not gone:
+        return
+    top, below = next(iter(gone.items()))
+    more = sum(len(v) for v in gone.values()) - 1
+    raise SafetyRefusalError(
+        f"refusing to mark the files of {top} DELETE: that whole directory is missing "
+        f"while {parent(top)} exists (an unmounted, renamed or briefly unreadable directory "
+        "looks like this)"
+        + (f"; {len(gone) - 1} more such directories" if len(gone) > 1 else "")
+        + "; nothing was committed",
+        hint="check the storage; if the files were really lost, create their directories "
+        f"empty (mkdir -p {below[0]}" + (f" and {more} more" if more else "") + ") and run again",
+    )
+
+
+def _check_still_missing(fileio: FileIO, paths: Sequence[str]) -> None:
+    """Right before committing: every file the plan marks DELETE is still missing, and in a
+    directory that is there."""
+    back = [p for p in paths if fileio.exists(p)]
+    if back:
+        raise StalePlanError(
+            f"{len(back)} of the {len(paths)} files planned as missing exist now (first: "
+            f"{back[0]}); nothing was committed",
+            hint="plan again: paimon remove-unexisting-files TABLE --dry-run",
+        )
+    _refuse_missing_directories(fileio, paths)
 
 
 def plan_remove_unexisting(
@@ -76,6 +130,7 @@ def plan_remove_unexisting(
         ]
         progress.finish()
         missing = [(e, p) for e, p, gone in zip(entries, paths, flags, strict=True) if gone]
+        _refuse_missing_directories(table.fileio, [p for _, p in missing])
         details["files"] = [
             {
                 "path": p,
@@ -122,8 +177,10 @@ def _builder(table: PaimonTable, plan: Plan) -> Callable[[Snapshot], Changes]:
         (bytes.fromhex(p), int(b), int(level), str(name))
         for p, b, level, name in plan.details.get("identifiers") or ()
     }
+    paths = [str(f["path"]) for f in plan.details.get("files") or ()]
 
     def build(latest: Snapshot) -> Changes:
+        _check_still_missing(table.fileio, paths)
         deletes = []
         for row in live_raw_entries(table, latest):
             f = row["_FILE"]

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from core.errors import StorageAccessError
+from core.errors import StorageAccessError, StorageError
 from core.io.fileio import FileIO
 
 
@@ -36,3 +42,47 @@ def test_missing_s3_credentials_name_the_variables(monkeypatch: pytest.MonkeyPat
         fileio.read_bytes("s3://bucket/wh/db.db/t/snapshot/LATEST")
     assert "no usable credentials" in info.value.message
     assert info.value.hint and "AWS_ACCESS_KEY_ID" in info.value.hint
+
+
+@pytest.mark.parametrize(
+    "code", [errno.EACCES, errno.ESTALE, errno.EIO], ids=["EACCES", "ESTALE", "EIO"]
+)
+def test_exists_answers_false_only_for_a_definite_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    """Issue 22 defect 4: a directory briefly unreadable is not a missing one."""
+    unreadable = tmp_path / "dt=1" / "bucket-0"
+    unreadable.mkdir(parents=True)
+    (unreadable / "data-1.parquet").write_bytes(b"x")
+    real_lstat = os.lstat
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if str(path).startswith(str(unreadable)):
+            raise OSError(code, os.strerror(code), str(path))
+        return real_lstat(path, *args, **kwargs)
+
+    fileio = FileIO()
+    monkeypatch.setattr(os, "lstat", lstat)
+    with pytest.raises(StorageError) as info:
+        fileio.exists(str(unreadable / "data-1.parquet"))
+    assert os.strerror(code) in info.value.message
+    assert fileio.exists(str(tmp_path / "dt=1")) is True
+    assert fileio.exists(str(tmp_path / "dt=2" / "bucket-0" / "data-1.parquet")) is False
+
+
+def test_exists_on_an_object_store_raises_on_a_refused_permission(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fileio = FileIO()
+    bucket = f"memory://exists-{uuid.uuid4().hex}/t/dt=1/bucket-0"
+    fs, key = fileio._fs(f"{bucket}/data-1.parquet")
+    fs.pipe_file(key, b"x")
+    assert fileio.exists(f"{bucket}/data-1.parquet") is True
+    assert fileio.exists(f"{bucket}/data-2.parquet") is False
+
+    def denied(_path: str, **_kw: Any) -> dict[str, Any]:
+        raise PermissionError("Access Denied")
+
+    monkeypatch.setattr(fs, "info", denied)
+    with pytest.raises(StorageAccessError):
+        fileio.exists(f"{bucket}/data-1.parquet")

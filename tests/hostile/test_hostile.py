@@ -157,7 +157,6 @@ class Sandbox:
                 "scan_dir",
                 "read_bytes",
                 "info",
-                "exists",
                 "_fs",
             )
         }
@@ -202,11 +201,6 @@ class Sandbox:
                 raise StorageError(f"cannot stat {path}: Permission denied")
             return orig["info"](self, path)
 
-        def exists(self: FileIO, path: str) -> bool:
-            if sandbox.denied(path, self_too=False):
-                return False  # os.path.lexists swallows EACCES
-            return bool(orig["exists"](self, path))
-
         def _fs(self: FileIO, path: str) -> Any:
             if not self.is_local(path):
                 sandbox.remote.append(path)
@@ -222,7 +216,6 @@ class Sandbox:
             ("scan_dir", scan_dir),
             ("read_bytes", read_bytes),
             ("info", info),
-            ("exists", exists),
             ("_fs", _fs),
         ):
             monkeypatch.setattr(FileIO, name, fn)
