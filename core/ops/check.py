@@ -1,5 +1,6 @@
 """``inspect --check``: every file each snapshot, tag and long-lived changelog (of every
-branch) needs exists with its recorded size (what a root needs: ``core.retention.references``)."""
+branch) needs exists with its recorded size (what a root needs: ``core.retention.references``),
+and every schema they and their data files name exists and parses (a reader opens it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from functools import partial
 
 from core.errors import CorruptMetadataError, MissingFileError
 from core.format.model import IndexManifestEntry, ManifestEntry, ManifestFileMeta, Snapshot
-from core.io.fileio import FileIO
+from core.io.fileio import FileIO, join
 from core.retention.references import RootKind, collect_references
 from core.runtime.executors.base import Executor
 from core.runtime.progress import NullProgress, Progress
@@ -51,6 +52,14 @@ class _Collector:
     def __init__(self) -> None:
         self.expected: dict[str, _Expectation] = {}
         self.problems: dict[str, Problem] = {}
+        self.schemas: dict[int, str] = {}  # schema id -> the first root naming it (one branch)
+
+    def schema_of(self, snap: Snapshot, live: LiveSet | None, ref: str) -> None:
+        """The schemas a reader of this root opens: the root's own and its data files'."""
+        self.schemas.setdefault(snap.schema_id, ref)
+        if live is not None:
+            for schema_id in {e.file.schema_id for e in live.values()}:
+                self.schemas.setdefault(schema_id, f"{ref} (its data files)")
 
     def want(self, path: str, size: int | None, role: str, ref: str) -> None:
         if path not in self.expected:
@@ -158,6 +167,7 @@ def check_table(
                 col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
                 previous = None
             _collect_root(view, snap, live, ref, col)
+            col.schema_of(snap, live, ref)
             roots += 1
             progress.advance()
         progress.finish()
@@ -170,11 +180,14 @@ def check_table(
                 col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
                 live = None
             _collect_root(view, tag.snapshot, live, ref, col, kind="tag")
+            col.schema_of(tag.snapshot, live, ref)
             roots += 1
         for cl in view.changelogs.snapshots():
             view.ref[0] = f"{prefix}changelog {cl.id}"
             _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, kind="changelog")
+            col.schema_of(cl, None, f"{prefix}changelog {cl.id}")
             roots += 1
+        _check_schemas(plain_view, col)
     items = sorted(col.expected.items())
     progress.start("checking files", len(items))
     probe = partial(_probe, table.fileio)
@@ -189,6 +202,23 @@ def check_table(
     found = [p for p in found if p.path not in reported]
     problems = sorted([*reported.values(), *found], key=lambda p: (p.path, p.kind))
     return CheckReport(roots=roots, files_checked=len(items), problems=tuple(problems))
+
+
+def _check_schemas(view: PaimonTable, col: _Collector) -> None:
+    """Each schema the branch's roots name must exist and parse: without it no reader opens
+    the snapshot (issue 22 defect 8). The ids are few: checked right here, once each."""
+    for schema_id, ref in sorted(col.schemas.items()):
+        path = join(view.schemas.directory, f"schema-{schema_id}")
+        if view.fileio.info(path) is None:
+            col.problems.setdefault(
+                path, Problem(path, "missing", "schema", ref, "file does not exist")
+            )
+            continue
+        try:
+            view.schemas.schema(schema_id)
+        except CorruptMetadataError as exc:
+            col.unreadable(path, "schema", ref, exc.message)
+    col.schemas.clear()
 
 
 def _probe(fileio: FileIO, item: tuple[str, _Expectation]) -> Problem | None:

@@ -6,8 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
+from pypaimon.schema.data_types import AtomicType
+from pypaimon.schema.schema_change import SchemaChange
 
 VIEWS = [
     "summary",
@@ -103,6 +106,47 @@ def test_check_names_a_deleted_data_file(run, scenarios, copy_table) -> None:
     doc = json.loads(run("inspect", root, "--check", "--json").stdout)
     assert doc["check"]["ok"] is False
     assert victim.name in {Path(p["path"]).name for p in doc["check"]["problems"]}
+
+
+def _evolved(tmp_path: Path) -> Path:
+    """One commit, ALTER TABLE ADD COLUMN, one commit (pypaimon): snapshot 1 and its data
+    file name schema 0, snapshot 2 schema 1."""
+    wh = tmp_path / "wh"
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    table = pw.create_table(wh, "db.evolved", schema)
+    pw.append(table, [{"id": 1, "v": "a"}])
+    pw.catalog(wh).alter_table("db.evolved", [SchemaChange.add_column("w", AtomicType("STRING"))])
+    pw.append(pw.open_table(wh, "db.evolved"), [{"id": 2, "v": "b", "w": "x"}])
+    return pw.table_root(wh, "db.evolved")
+
+
+def test_check_names_a_lost_schema_every_reader_needs(run, tmp_path: Path) -> None:
+    """Issue 22 defect 8: without schema-0 no reader opens snapshot 1 (its data file was
+    written with it); --check says so and exits 1."""
+    root = _evolved(tmp_path)
+    assert run("inspect", root, "--check").exit_code == 0
+    (root / "schema" / "schema-0").unlink()
+    with pytest.raises(AttributeError):  # pypaimon 2.1 trips over the schema it cannot find
+        pw.read_rows(tmp_path / "wh", "db.evolved", snapshot_id=1)
+    result = run("inspect", root, "--check", "--json")
+    assert result.exit_code == 1
+    (problem,) = json.loads(result.stdout)["check"]["problems"]
+    assert problem["path"] == str(root / "schema" / "schema-0")
+    assert (problem["kind"], problem["role"]) == ("missing", "schema")
+    assert problem["referenced_by"] == "snapshot 1"
+    human = run("inspect", root, "--check")
+    assert human.exit_code == 1 and "schema-0" in human.stdout
+
+
+def test_check_names_a_corrupt_schema(run, tmp_path: Path) -> None:
+    root = _evolved(tmp_path)
+    (root / "schema" / "schema-0").write_text("{")
+    result = run("inspect", root, "--check", "--json")
+    assert result.exit_code == 1, result.stderr
+    problems = json.loads(result.stdout)["check"]["problems"]
+    assert [(p["path"], p["kind"]) for p in problems] == [
+        (str(root / "schema" / "schema-0"), "unreadable")
+    ]
 
 
 # -- bad input: one clear line on stderr, exit 1 (2 for usage), no traceback ---------------------
