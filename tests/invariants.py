@@ -193,3 +193,20 @@ def set_snapshot_times(
         if watermarks and sid in watermarks:
             data["watermark"] = watermarks[sid]
         path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def assert_rust_reads_intact(wh: Any, table: Any) -> None:
+    """Every snapshot still present and every tag still present reads back in pypaimon-rust
+    (time travel: ``VERSION AS OF``) as right after it was written; nothing is dangling.
+
+    ``wh`` is a ``rust_writer.RustWarehouse`` holding a copy of the ``rust_writer.RustTable``
+    ``table``."""
+    root = wh.table_root(table.name)
+    present = open_table(str(root))
+    for sid in present.snapshots.ids():
+        if sid in table.snapshots:
+            assert wh.read(table.name, version=sid) == table.snapshots[sid], f"snapshot {sid}"
+    for tag in present.tags.names():
+        if tag in table.tags:
+            assert wh.read(table.name, version=tag) == table.tags[tag][1], f"tag {tag}"
+    assert_no_dangling_references(root)
