@@ -307,7 +307,12 @@ def append_deletion_vectors(wh: RustWarehouse) -> RustTable:
     _insert(wh, name, [(i, f"w{i}") for i in range(6, 9)])
     wh.sql(f"DELETE FROM {wh.qualified(name)} WHERE id IN (1, 2, 7)")
     wh.call("create_tag", name, tag="before_delete", snapshot_id=2)
-    return record(wh, name, "append with deletion-vectors.enabled; pypaimon-rust 0.4 DELETE rewrites the files (OVERWRITE), no vectors")
+    return record(
+        wh,
+        name,
+        "append with deletion-vectors.enabled; pypaimon-rust 0.4 DELETE rewrites the files "
+        "(OVERWRITE), no vectors",
+    )
 
 
 def pk_deduplicate(wh: RustWarehouse) -> RustTable:

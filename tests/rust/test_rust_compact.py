@@ -15,6 +15,7 @@ from invariants import assert_rust_reads_intact, tree_state
 
 from core.table import open_table
 
+
 def _table_files(root: Path) -> dict[str, tuple[int, int]]:
     """Size and time of every table file (the run history under .paimon-cli/ aside)."""
     return {p: st for p, st in tree_state(root).items() if "/.paimon-cli/" not in p}
