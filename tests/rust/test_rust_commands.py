@@ -19,7 +19,7 @@ import rust_writer as rw
 from fixtures import Run
 from invariants import age_tree, assert_rust_reads_intact, plant
 
-from core.table import open_table
+from core.table.table import open_table
 
 Copy = Callable[[str], tuple[rw.RustWarehouse, rw.RustTable, Path]]
 

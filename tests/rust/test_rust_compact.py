@@ -13,7 +13,7 @@ import rust_writer as rw
 from fixtures import Run
 from invariants import assert_rust_reads_intact, tree_state
 
-from core.table import open_table
+from core.table.table import open_table
 
 
 def _table_files(root: Path) -> dict[str, tuple[int, int]]:
