@@ -19,7 +19,7 @@ from core.format.options import ExpireConfig
 from core.io.fileio import join
 from core.retention.expire_range import ExpireRange, active_consumers, compute_range, expire_config
 from core.retention.references import RootKind, Want, changelog_references, collect_references
-from core.runtime.apply import commit_problem
+from core.runtime.apply import commit_problem, replaced_commit
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
@@ -787,8 +787,12 @@ def _violations(table: PaimonTable, plan: Plan) -> list[str]:
 
 
 def recheck(table: PaimonTable, plan: Plan) -> Plan:
-    """Fresh plans: refuse (StalePlanError) when the table moved in a way that matters."""
+    """Fresh and saved plans (``--plan``): refuse (StalePlanError) when the table moved in a
+    way that matters, a snapshot it deletes among it (a commit that reused the id)."""
     problems = _violations(table, plan)
+    replaced = replaced_commit(table, plan)
+    if replaced is not None:
+        problems.append(replaced)
     if problems:
         raise StalePlanError(
             "the table changed since planning: " + "; ".join(problems),

@@ -118,6 +118,23 @@ def test_saved_plan_refused_when_a_tag_appeared(run, table: Path, tmp_path: Path
     assert tree_state(table) == before
 
 
+def test_saved_plan_refused_when_a_snapshot_it_deletes_is_another_commit(
+    run, table: Path, tmp_path: Path
+) -> None:
+    """Issue 22: the same id, another commit (as after a rollback and new writes)."""
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(_dry_run_document(run, table))
+    path = table / "snapshot" / "snapshot-3"
+    data = json.loads(path.read_text())
+    data.update(timeMillis=data["timeMillis"] + 1, commitUser="another-writer")
+    path.write_text(json.dumps(data))
+    before = tree_state(table)
+    result = run("expire-snapshots", table, "--plan", plan_file)
+    assert result.exit_code == 1
+    assert "snapshot 3 was replaced by another commit" in " ".join(result.stderr.split())
+    assert tree_state(table) == before
+
+
 def test_unfinished_journal_is_finished_and_reported(run, table: Path) -> None:
     dry = json.loads(_dry_run_document(run, table))
     journal = table / ".paimon-cli" / "journal"
