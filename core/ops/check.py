@@ -5,7 +5,7 @@ and every schema they and their data files name exists and parses (a reader open
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
 
@@ -149,48 +149,113 @@ def check_table(
     damage: dict[str, Problem] = {}
     roots = 0
     views = [table] + [table.for_branch(b) for b in table.branches.branches()]
-    for plain_view in views:
-        view = _TolerantTable.of(plain_view, damage)
-        prefix = "" if view.branch == "main" else f"branch {view.branch} "
-        cache = ManifestCache(view, executor)
-        snaps = view.snapshots.snapshots()
-        progress.start(f"reading {prefix}snapshots", len(snaps))
-        previous: tuple[int, LiveSet] | None = None
-        for snap in snaps:
-            ref = f"{prefix}snapshot {snap.id}"
-            view.ref[0] = ref
-            live: LiveSet | None = None
-            try:
-                live = next_live_set(view, snap, previous, cache)
-                previous = (snap.id, live)
-            except (MissingFileError, CorruptMetadataError) as exc:
-                col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
-                previous = None
-            _collect_root(view, snap, live, ref, col)
-            col.schema_of(snap, live, ref)
-            roots += 1
-            progress.advance()
-        progress.finish()
-        for tag in view.tags.tags():
-            ref = f"{prefix}tag {tag.name}"
-            view.ref[0] = ref
-            try:
-                live = full_live_set(view, tag.snapshot, cache)
-            except (MissingFileError, CorruptMetadataError) as exc:
-                col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
-                live = None
-            _collect_root(view, tag.snapshot, live, ref, col, kind="tag")
-            col.schema_of(tag.snapshot, live, ref)
-            roots += 1
-        for cl in view.changelogs.snapshots():
-            view.ref[0] = f"{prefix}changelog {cl.id}"
-            _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, kind="changelog")
-            col.schema_of(cl, None, f"{prefix}changelog {cl.id}")
-            roots += 1
-        _check_schemas(plain_view, col)
+    for view in views:
+        roots += _walk_roots(
+            view,
+            view.snapshots.snapshots(),
+            [(t.name, t.snapshot) for t in view.tags.tags()],
+            view.changelogs.snapshots(),
+            col=col,
+            damage=damage,
+            executor=executor,
+            progress=progress,
+        )
+    return _probe_all(table.fileio, col, damage, roots, executor, progress)
+
+
+def check_roots(
+    view: PaimonTable,
+    *,
+    snapshots: Sequence[Snapshot] = (),
+    tags: Sequence[tuple[str, Snapshot]] = (),
+    changelogs: Sequence[Snapshot] = (),
+    executor: Executor,
+    progress: Progress | None = None,
+) -> CheckReport:
+    """Check the given roots of one branch only, reading and probing through ``view``'s
+    FileIO (``restore`` checks the roots it brings back against the table and its
+    quarantine before the first move)."""
+    progress = progress or NullProgress()
+    col = _Collector()
+    damage: dict[str, Problem] = {}
+    snaps = sorted(snapshots, key=lambda s: s.id)
+    roots = _walk_roots(
+        view,
+        snaps,
+        tags,
+        changelogs,
+        col=col,
+        damage=damage,
+        executor=executor,
+        progress=progress,
+    )
+    return _probe_all(view.fileio, col, damage, roots, executor, progress)
+
+
+def _walk_roots(
+    plain_view: PaimonTable,
+    snaps: Sequence[Snapshot],
+    tags: Sequence[tuple[str, Snapshot]],
+    changelogs: Sequence[Snapshot],
+    *,
+    col: _Collector,
+    damage: dict[str, Problem],
+    executor: Executor,
+    progress: Progress,
+) -> int:
+    """Collect what the roots of one branch need (snapshots ascending); returns how many."""
+    view = _TolerantTable.of(plain_view, damage)
+    prefix = "" if view.branch == "main" else f"branch {view.branch} "
+    cache = ManifestCache(view, executor)
+    roots = 0
+    progress.start(f"reading {prefix}snapshots", len(snaps))
+    previous: tuple[int, LiveSet] | None = None
+    for snap in snaps:
+        ref = f"{prefix}snapshot {snap.id}"
+        view.ref[0] = ref
+        live: LiveSet | None = None
+        try:
+            live = next_live_set(view, snap, previous, cache)
+            previous = (snap.id, live)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
+            previous = None
+        _collect_root(view, snap, live, ref, col)
+        col.schema_of(snap, live, ref)
+        roots += 1
+        progress.advance()
+    progress.finish()
+    for name, tag_snapshot in tags:
+        ref = f"{prefix}tag {name}"
+        view.ref[0] = ref
+        try:
+            live = full_live_set(view, tag_snapshot, cache)
+        except (MissingFileError, CorruptMetadataError) as exc:
+            col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
+            live = None
+        _collect_root(view, tag_snapshot, live, ref, col, kind="tag")
+        col.schema_of(tag_snapshot, live, ref)
+        roots += 1
+    for cl in changelogs:
+        view.ref[0] = f"{prefix}changelog {cl.id}"
+        _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, kind="changelog")
+        col.schema_of(cl, None, f"{prefix}changelog {cl.id}")
+        roots += 1
+    _check_schemas(plain_view, col)
+    return roots
+
+
+def _probe_all(
+    fileio: FileIO,
+    col: _Collector,
+    damage: dict[str, Problem],
+    roots: int,
+    executor: Executor,
+    progress: Progress,
+) -> CheckReport:
     items = sorted(col.expected.items())
     progress.start("checking files", len(items))
-    probe = partial(_probe, table.fileio)
+    probe = partial(_probe, fileio)
     found = [
         p
         for p in executor.map(probe, items, on_result=lambda _r: progress.advance())

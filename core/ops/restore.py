@@ -5,7 +5,11 @@ restore goes the other way (data, then manifests, then snapshot, tag and changel
 and overwritten files (hints) come back last. At every instant a snapshot or tag present
 references only files that exist. Nothing is overwritten: a file that exists again at its
 old place with other content, a snapshot id taken again, or a gap between the restored
-snapshots and the table's current ones refuses the whole restore before the first move.
+snapshots and the table's current ones refuses the whole restore before the first move; so
+does a file a restored snapshot, tag or changelog needs that is neither in the table nor in
+the run's quarantine (orphan cleaning or a later run removed it since: issue 22). The record
+is read against the table at hand (``bind_record``): a copied or renamed table restores its
+own files, and no path outside the table is ever followed.
 
 A rerun after an interruption converges: files already back count as restored, a file
 present in both places after a half-done move (same size) keeps the restored copy.
@@ -17,17 +21,22 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core.errors import PaimonError, StorageError
-from core.io.fileio import FileIO, basename, join, parent
+from core.errors import PaimonError, SafetyRefusalError, StorageError, TableNotFoundError
+from core.format.metadata_io import read_json
+from core.format.model import Snapshot
+from core.io.fileio import FileInfo, FileIO, basename, join, parent
+from core.ops.check import Problem, check_roots
+from core.runtime.executors.local import LocalExecutor
 from core.runtime.journal import unfinished_journals
 from core.runtime.plans import Plan
 from core.runtime.quarantine import (
     Quarantine,
+    bind_record,
     quarantine_dir,
-    record_quarantine,
+    read_record,
     records,
     remove_empty_tree,
 )
@@ -52,6 +61,7 @@ class RestoreItem:
     size: int | None
     state: str  # move | duplicate (both present, same file) | in-place | missing
     op: str = "move"  # move | put-back (an overwritten file's old content) | remove (we made it)
+    branch: str = "main"  # the branch of the plan that removed it
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,7 @@ class RestorePlan:
     snapshots: tuple[int, ...]  # snapshot ids brought back
     tags: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    incomplete: tuple[Problem, ...] = ()  # what restored roots need and nothing holds
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +85,16 @@ class RestorePlan:
             "snapshots": list(self.snapshots),
             "tags": list(self.tags),
             "conflicts": list(self.conflicts),
+            "incomplete": [
+                {
+                    "path": p.path,
+                    "kind": p.kind,
+                    "role": p.role,
+                    "referenced_by": p.referenced_by,
+                    "detail": p.detail,
+                }
+                for p in self.incomplete
+            ],
             "notes": list(self.notes),
             "files": [
                 {
@@ -150,8 +171,8 @@ def _describe(path: str) -> str:
     return path
 
 
-def _ordered(plans: Sequence[Plan]) -> list[tuple[str, str, int | None]]:
-    """(path, kind, size) of every delete, in the reverse of the order the run used."""
+def _ordered(plans: Sequence[Plan]) -> list[tuple[str, str, int | None, str]]:
+    """(path, kind, size, branch) of every delete, in the reverse of the run's order."""
     out = []
     seen: set[str] = set()
     for plan in reversed(plans):
@@ -159,7 +180,7 @@ def _ordered(plans: Sequence[Plan]) -> list[tuple[str, str, int | None]]:
             for action in reversed(phase.actions):
                 if action.op == "delete" and action.path not in seen:
                     seen.add(action.path)
-                    out.append((action.path, action.kind, action.size))
+                    out.append((action.path, action.kind, action.size, plan.branch))
     return out
 
 
@@ -168,7 +189,8 @@ def _snapshot_dirs(items: Sequence[RestoreItem]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for item in items:
         m = _SNAPSHOT.match(basename(item.path))
-        if m and basename(parent(item.path)) == "snapshot" and item.op == "move":
+        back = item.op == "move" and item.state != "missing"  # a lost one never comes back
+        if m and basename(parent(item.path)) == "snapshot" and back:
             out.setdefault(parent(item.path), []).append(int(m.group(1)))
     return out
 
@@ -186,9 +208,9 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
     """What a restore would move, and every reason it must not."""
     fileio = table.fileio
     record = pick_record(fileio, table.paths.root, run_id)
-    rid = str(record["run_id"])
-    quarantine = record_quarantine(record)
-    plans = [Plan.from_json(p, source=str(record["_path"])) for p in record.get("plans") or []]
+    run = bind_record(table, record)  # this table's paths, locked; refused otherwise
+    rid = run.run_id
+    quarantine = run.quarantine
     conflicts: list[str] = []
     notes: list[str] = []
     for journal in unfinished_journals(fileio, table.location):
@@ -198,8 +220,8 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
                 "first, restore after that"
             )
     items: list[RestoreItem] = []
-    for path, kind, size in _ordered(plans):
-        source = quarantine.target(path)
+    for path, kind, size, branch in _ordered(run.plans):
+        source = _locked(table, quarantine.target(path))
         here, there = fileio.info(path), fileio.info(source)
         if there is None:
             state = "in-place" if here is not None else "missing"
@@ -210,11 +232,10 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
         else:
             state = "conflict"
             conflicts.append(f"{_describe(path)} exists again with other content")
-        items.append(RestoreItem(path, source, kind, size if size else None, state))
-    for write in record.get("writes") or []:
-        path = str(write["path"])
-        source = quarantine.target(path)
-        if write.get("existed"):
+        items.append(RestoreItem(path, source, kind, size if size else None, state, branch=branch))
+    for path, existed in run.writes:
+        source = _locked(table, quarantine.target(path))
+        if existed:
             there = fileio.info(source)
             state = "move" if there is not None else "in-place"
             items.append(RestoreItem(path, source, "hint", None, state, "put-back"))
@@ -239,6 +260,16 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
             f"{missing} files are in neither place (absent already when the run moved "
             "them, or purged)"
         )
+    incomplete = _incomplete(table, quarantine, items)
+    if incomplete:
+        names = ", ".join(f"{p.path} ({p.referenced_by})" for p in incomplete[:5])
+        more = f" and {len(incomplete) - 5} more" if len(incomplete) > 5 else ""
+        conflicts.append(
+            f"{len(incomplete)} files the restored snapshots, tags or changelogs need are in "
+            f"neither the table nor the run's quarantine: {names}{more} (removed since the "
+            "run, e.g. by delete-orphan-files or a later run; restore a later quarantined "
+            "run that holds them first)"
+        )
     tags = sorted(
         basename(i.path)[4:]
         for i in items
@@ -248,13 +279,100 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
         rid,
         str(record.get("command")),
         int(record.get("created_ms") or 0),
-        str(record["_path"]),
+        run.record_path,
         tuple(items),
         tuple(conflicts),
         tuple(sorted(snapshots)),
         tuple(tags),
         tuple(notes),
+        tuple(incomplete),
     )
+
+
+def _locked(table: PaimonTable, path: str) -> str:
+    if not table.paths.is_inside_table(path):
+        raise SafetyRefusalError(
+            f"refusing to restore through {path}: outside the table root and its declared "
+            "external paths"
+        )
+    return path
+
+
+class _AfterRestore(FileIO):
+    """Storage as it will be once the restore has moved everything back: a file at its
+    place, else at its place in the run's quarantine."""
+
+    def __init__(self, inner: FileIO, quarantine: Quarantine) -> None:
+        super().__init__(
+            inner.storage_options,
+            max_requests_per_second=inner.max_requests_per_second,
+            retries=inner.retries,
+        )
+        self.quarantine = quarantine
+
+    def _held(self, path: str) -> str | None:
+        try:
+            return self.quarantine.target(path)
+        except SafetyRefusalError:
+            return None  # outside every root: nothing the quarantine can hold
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            return super().read_bytes(path)
+        except FileNotFoundError:
+            held = self._held(path)
+            if held is None:
+                raise
+            return super().read_bytes(held)
+
+    def info(self, path: str) -> FileInfo | None:
+        found = super().info(path)
+        held = self._held(path) if found is None else None
+        return found if held is None else super().info(held)
+
+
+_ROOT_KINDS = {"snapshot": "snapshot", "tag": "tag", "changelog-json": "changelog"}
+
+
+def _incomplete(
+    table: PaimonTable, quarantine: Quarantine, items: Sequence[RestoreItem]
+) -> list[Problem]:
+    """Every file the restored snapshots, tags and long-lived changelogs need that is in
+    neither the table nor the quarantine (or unreadable there): the same walk as
+    ``inspect --check``, over the storage as it will be after the restore."""
+    by_branch: dict[str, tuple[list[Snapshot], list[tuple[str, Snapshot]], list[Snapshot]]] = {}
+    for item in items:
+        kind = _ROOT_KINDS.get(item.kind)
+        if kind is None or item.op != "move" or item.state in ("missing", "conflict"):
+            continue
+        where = item.source if item.state == "move" else item.path
+        root = Snapshot.from_json(read_json(table.fileio, where), where)
+        snaps, tags, changelogs = by_branch.setdefault(item.branch, ([], [], []))
+        if kind == "snapshot":
+            snaps.append(root)
+        elif kind == "tag":
+            tags.append((basename(item.path).removeprefix("tag-"), root))
+        else:
+            changelogs.append(root)
+    problems: list[Problem] = []
+    after = _AfterRestore(table.fileio, quarantine)
+    for branch, (snaps, tags, changelogs) in sorted(by_branch.items()):
+        try:
+            view = table if branch == table.branch else table.for_branch(branch)
+        except TableNotFoundError:
+            raise RestoreError(
+                f"branch {branch} of the run's snapshots no longer exists; refusing to restore"
+            ) from None
+        with LocalExecutor() as executor:
+            report = check_roots(
+                replace(view, fileio=after),
+                snapshots=snaps,
+                tags=tags,
+                changelogs=changelogs,
+                executor=executor,
+            )
+        problems += report.problems
+    return problems
 
 
 def apply_restore(table: PaimonTable, plan: RestorePlan) -> RestoreReport:
@@ -293,12 +411,9 @@ def apply_restore(table: PaimonTable, plan: RestorePlan) -> RestoreReport:
 def _close_record(fileio: FileIO, table: PaimonTable, plan: RestorePlan) -> None:
     import json
 
-    from core.runtime.quarantine import read_record
-
     record = read_record(fileio, plan.record_path) or {}
-    quarantine = record_quarantine(record) if record else Quarantine(plan.run_id, ())
-    for root in quarantine.roots:
-        remove_empty_tree(fileio, join(quarantine_dir(root), plan.run_id))
+    for root in Quarantine.of(table, plan.run_id).roots:
+        remove_empty_tree(table, join(quarantine_dir(root), plan.run_id))
     record["status"] = "restored"
     record["restored_ms"] = int(time.time() * 1000)
     try:

@@ -6,19 +6,27 @@ external root (a move never leaves its own file system or bucket). The run's pla
 old content of every file it overwrites (hints), are kept in the record
 ``<table>/.paimon-cli/quarantine/R.json``, written before the first move. Paimon never lists
 ``.paimon-cli``; orphan cleaning never looks into it.
+
+A record is bound to the table it lies in, never to where it was written (issue 22): its
+paths are stored relative to the table root (those under a declared external root stay
+whole), and reading it resolves them against the table at hand, so a copied table's restore
+acts on the copy and a renamed table's on its new place. Its run id must be one paimon-cli
+makes, the quarantine's roots are the table's own, and every path passes the path lock
+(``PathFactory.is_inside_table``) before anything follows it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core.errors import CorruptMetadataError, SafetyRefusalError, StorageError
-from core.io.fileio import FileIO, join
+from core.io.fileio import FileIO, basename, join, normalize_path, protocol_of
 from core.runtime.plans import Plan
 
 if TYPE_CHECKING:
@@ -27,7 +35,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 QUARANTINE_DIR = (".paimon-cli", "quarantine")
-RECORD_FORMAT = 1
+# 2: paths relative to the table root; 1 (read still): absolute paths of where it was written
+RECORD_FORMAT = 2
+_READABLE_FORMATS = (1, 2)
+_RUN_ID = re.compile(r"[0-9a-f]{12}")  # core.runtime.runs.new_run_id
 
 
 def quarantine_dir(root: str) -> str:
@@ -66,25 +77,27 @@ def write_record(fileio: FileIO, table: PaimonTable, quarantine: Quarantine, pla
     """Before the first move: the plan, and a copy of every file it will overwrite.
 
     A second plan of the same run (rare: a re-plan) is appended to the same record."""
-    path = record_path(table.paths.root, quarantine.run_id)
+    path = record_path(table.paths.root, check_run_id(quarantine.run_id, where="this run"))
     record = read_record(fileio, path)
     if record is None:
         record = {
             "format": RECORD_FORMAT,
             "run_id": quarantine.run_id,
             "command": plan.command,
-            "table": table.location,
+            "table": table.location,  # where it was written: informative, never followed
             "branch": plan.branch,
             "created_ms": int(time.time() * 1000),
-            "roots": list(quarantine.roots),
             "status": "quarantined",
             "plans": [],
             "writes": [],
         }
-    known = {w["path"] for w in record["writes"]}
+    stored = {w["path"] for w in record["writes"]}
     for phase in plan.phases:
         for action in phase.actions:
-            if action.op != "write" or action.path in known:
+            if action.op != "write":
+                continue
+            rel = relative_to_table(table, action.path)
+            if rel in stored:
                 continue
             try:
                 old: bytes | None = fileio.read_bytes(action.path)
@@ -92,10 +105,66 @@ def write_record(fileio: FileIO, table: PaimonTable, quarantine: Quarantine, pla
                 old = None
             if old is not None:
                 fileio.write_bytes(quarantine.target(action.path), old)
-            record["writes"].append({"path": action.path, "existed": old is not None})
-            known.add(action.path)
-    record["plans"].append(plan.to_json())
+            record["writes"].append({"path": rel, "existed": old is not None})
+            stored.add(rel)
+    record["plans"].append(_relative_plan(table, plan))
     fileio.write_bytes(path, json.dumps(record).encode("utf-8"))
+
+
+def relative_to_table(table: PaimonTable, path: str) -> str:
+    """``path`` as a record stores it: relative to the table root, or whole when it lies
+    under a declared external root (those are declared by absolute location)."""
+    if not table.paths.is_inside_table(path):
+        raise SafetyRefusalError(f"refusing to quarantine {path}: outside the table's roots")
+    prefix = table.paths.root.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def _relative_plan(table: PaimonTable, plan: Plan) -> dict[str, Any]:
+    data = plan.to_json()
+    for phase in data["phases"]:
+        for action in phase["actions"]:
+            action["path"] = relative_to_table(table, action["path"])
+    return data
+
+
+def check_run_id(run_id: object, *, where: str) -> str:
+    """A run id as paimon-cli makes them (12 hex digits): it names directories, so anything
+    else (``../..``, a path) is refused before a path is built from it."""
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+        raise SafetyRefusalError(
+            f"{where}: run id {run_id!r} is not a paimon-cli run id; refusing to follow it",
+            hint="a quarantine record is made by paimon-cli only; move a forged or damaged "
+            "one out of .paimon-cli/quarantine by hand",
+        )
+    return run_id
+
+
+def _is_relative(path: str) -> bool:
+    return not path.startswith("/") and not protocol_of(path) and "://" not in path
+
+
+def resolve_path(table: PaimonTable, stored: str, record: Mapping[str, Any], where: str) -> str:
+    """Where a stored record path lies in ``table``: a relative one below its root; an
+    absolute one of a format-1 record, written at another location of this table (a copy,
+    a rename), is moved below this root. Refused unless the path lock lets it through."""
+    if _is_relative(stored):
+        parts = stored.split("/")
+        path = None if any(p in ("", ".", "..") for p in parts) else join(table.paths.root, stored)
+    else:
+        path = normalize_path(stored)
+        written_at = record.get("table")
+        if record.get("format") == 1 and isinstance(written_at, str) and written_at:
+            old = normalize_path(written_at).rstrip("/") + "/"
+            if path.startswith(old):
+                path = join(table.paths.root, path[len(old) :])
+    if path is None or not table.paths.is_inside_table(path):
+        raise SafetyRefusalError(
+            f"{where} names {stored}, which is not inside {table.location} or its declared "
+            "external paths; refusing to follow it (a record of another table?)",
+            hint="nothing was moved or deleted; inspect the record",
+        )
+    return path
 
 
 def read_record(fileio: FileIO, path: str) -> dict[str, Any] | None:
@@ -105,7 +174,7 @@ def read_record(fileio: FileIO, path: str) -> dict[str, Any] | None:
         return None
     except json.JSONDecodeError as exc:
         raise CorruptMetadataError(path, f"unreadable quarantine record ({exc.msg})") from exc
-    if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in _READABLE_FORMATS:
         raise CorruptMetadataError(path, "not a paimon-cli quarantine record")
     return data
 
@@ -123,24 +192,83 @@ def records(fileio: FileIO, table_root: str) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: (int(r.get("created_ms", 0)), str(r.get("run_id"))))
 
 
-def record_quarantine(record: Mapping[str, Any]) -> Quarantine:
-    return Quarantine(str(record["run_id"]), tuple(str(r) for r in record["roots"]))
+@dataclass(frozen=True)
+class QuarantinedRun:
+    """A record read against the table it lies in: every path resolved there and locked."""
+
+    run_id: str
+    record_path: str
+    quarantine: Quarantine  # the table's own roots, never the record's
+    plans: tuple[Plan, ...]
+    writes: tuple[tuple[str, bool], ...]  # (path, existed before the run)
+    record: Mapping[str, Any]
 
 
-def walk_files(fileio: FileIO, directory: str) -> Iterator[tuple[str, int]]:
-    """Every file below ``directory`` with its size (depth first)."""
-    for info in fileio.list_dir(directory):
+def bind_record(table: PaimonTable, record: Mapping[str, Any]) -> QuarantinedRun:
+    """The record as this table's: run id checked, paths resolved against the table and
+    passed through the path lock (SafetyRefusalError otherwise, before anything moves)."""
+    where = f"quarantine record {record['_path']}"
+    run_id = check_run_id(record.get("run_id"), where=where)
+    if basename(str(record["_path"])) != f"{run_id}.json":
+        raise SafetyRefusalError(
+            f"{where} is for run {run_id}, not the one its name says; refusing to follow it"
+        )
+
+    def resolve(stored: Any) -> str:
+        return resolve_path(table, str(stored), record, where)
+
+    try:
+        plans = tuple(
+            _resolved_plan(Plan.from_json(p, source=where), resolve)
+            for p in record.get("plans") or []
+        )
+        writes = tuple((resolve(w["path"]), bool(w.get("existed"))) for w in record["writes"])
+    except (KeyError, TypeError) as exc:
+        raise CorruptMetadataError(
+            str(record["_path"]), f"not a quarantine record ({exc})"
+        ) from exc
+    return QuarantinedRun(
+        run_id, str(record["_path"]), Quarantine.of(table, run_id), plans, writes, record
+    )
+
+
+def _resolved_plan(plan: Plan, resolve: Any) -> Plan:
+    return replace(
+        plan,
+        phases=tuple(
+            replace(ph, actions=tuple(replace(a, path=resolve(a.path)) for a in ph.actions))
+            for ph in plan.phases
+        ),
+    )
+
+
+def _locked_dir(table: PaimonTable, directory: str) -> str:
+    """``directory`` when the path lock lets files in it through (resolved on local disk:
+    a symlink cannot lead a purge or restore outside the table)."""
+    if not table.paths.is_inside_table(join(directory, "file")):
+        raise SafetyRefusalError(
+            f"refusing to follow {directory}: outside the table root and its declared "
+            "external paths"
+        )
+    return directory
+
+
+def walk_files(table: PaimonTable, directory: str) -> Iterator[tuple[str, int]]:
+    """Every file below ``directory`` with its size (depth first), each directory passed
+    through the path lock before it is listed."""
+    for info in table.fileio.list_dir(_locked_dir(table, directory)):
         if info.is_dir:
-            yield from walk_files(fileio, info.path)
+            yield from walk_files(table, info.path)
         else:
             yield info.path, info.size
 
 
-def remove_empty_tree(fileio: FileIO, directory: str) -> None:
+def remove_empty_tree(table: PaimonTable, directory: str) -> None:
     """Remove ``directory`` and its subdirectories when they hold no file (never a file)."""
-    for info in fileio.list_dir(directory):
+    fileio = table.fileio
+    for info in fileio.list_dir(_locked_dir(table, directory)):
         if info.is_dir:
-            remove_empty_tree(fileio, info.path)
+            remove_empty_tree(table, info.path)
     try:
         fileio.delete_empty_dir(directory)
     except StorageError as exc:
@@ -161,20 +289,23 @@ class PurgeRun:
         return sum(size for _, size in self.files)
 
 
-def plan_purge(fileio: FileIO, table_root: str, *, older_than_ms: int) -> list[PurgeRun]:
+def plan_purge(table: PaimonTable, *, older_than_ms: int) -> list[PurgeRun]:
     """Quarantined runs recorded before ``older_than_ms``, with every file they hold (a run
-    whose journal is unfinished is still moving files: it is left alone)."""
+    whose journal is unfinished is still moving files: it is left alone). Each record is
+    bound to this table first: its quarantine is looked for under this table's roots only."""
     from core.runtime.journal import unfinished_journals
 
-    busy = {j.quarantine_run for j in unfinished_journals(fileio, table_root)}
+    fileio = table.fileio
+    busy = {j.quarantine_run for j in unfinished_journals(fileio, table.location)}
     out = []
-    for record in records(fileio, table_root):
+    for record in records(fileio, table.paths.root):
         created = int(record.get("created_ms") or 0)
         if created >= older_than_ms or record.get("run_id") in busy:
             continue
-        q = record_quarantine(record)
+        run = bind_record(table, record)
+        q = run.quarantine
         files = tuple(
-            f for root in q.roots for f in walk_files(fileio, join(quarantine_dir(root), q.run_id))
+            f for root in q.roots for f in walk_files(table, join(quarantine_dir(root), q.run_id))
         )
         out.append(
             PurgeRun(
@@ -182,23 +313,24 @@ def plan_purge(fileio: FileIO, table_root: str, *, older_than_ms: int) -> list[P
                 str(record.get("command")),
                 created,
                 str(record.get("status")),
-                str(record["_path"]),
+                run.record_path,
                 files,
             )
         )
     return out
 
 
-def apply_purge(fileio: FileIO, runs: list[PurgeRun]) -> int:
+def apply_purge(table: PaimonTable, runs: list[PurgeRun]) -> int:
     """Delete each run's files, then its directories, then its record (a rerun after an
     interruption finds the record and finishes). Returns the files deleted."""
+    fileio = table.fileio
     done = 0
     for run in runs:
         for path, _size in run.files:
+            if not table.paths.is_inside_table(path):  # listed through the lock; twice, as apply
+                raise SafetyRefusalError(f"refusing to delete {path}: outside the table")
             done += fileio.delete(path)
-        record = read_record(fileio, run.record_path)
-        if record is not None:
-            for root in record_quarantine(record).roots:
-                remove_empty_tree(fileio, join(quarantine_dir(root), run.run_id))
+        for root in Quarantine.of(table, run.run_id).roots:
+            remove_empty_tree(table, join(quarantine_dir(root), run.run_id))
         fileio.delete(run.record_path)
     return done

@@ -194,8 +194,8 @@ def purge_quarantine(
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
 
     def run(t: PaimonTable) -> Purged:
-        runs = plan_purge(t.fileio, t.paths.root, older_than_ms=cutoff)
-        return Purged(runs, None if dry_run else apply_purge(t.fileio, runs))
+        runs = plan_purge(t, older_than_ms=cutoff)
+        return Purged(runs, None if dry_run else apply_purge(t, runs))
 
     sel = Selection(
         table, warehouse, "main", parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
