@@ -1,35 +1,22 @@
-"""Every command that changes a table first finishes (or discards) the journals of
-interrupted runs (README "Pointers first, with a journal"): one helper for all of them."""
+"""How commands whose own report is a commit show the journals of interrupted runs that
+the lifecycle finished (or discarded) before planning (README "Pointers first")."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.runtime.executors.base import Executor
     from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
     from paimon_cli.output import Output
 
 
-def finish_unfinished(
-    table: PaimonTable, executor: Executor | None = None
-) -> ExecutionReport | None:
-    """Finish or discard what interrupted runs left; None when there was nothing."""
-    from core.runtime.apply import finish_journals
-    from core.runtime.executors.local import LocalExecutor
-    from core.runtime.journal import journal_dir
-    from core.runtime.report import ExecutionReport
-
-    if not table.fileio.list_dir(journal_dir(table.location)):
+def journals_of(report: ExecutionReport | None) -> ExecutionReport | None:
+    """The run's report when it finished or discarded journals (or their temp files)."""
+    if report is None:
         return None
-    report = ExecutionReport()
-    if executor is not None:
-        finish_journals(table, executor=executor, report=report)
-    else:
-        with LocalExecutor(1) as local:
-            finish_journals(table, executor=local, report=report)
-    return report
+    if report.resumed_journals or report.discarded_journals or report.journal_plans:
+        return report
+    return None
 
 
 def journals_json(report: ExecutionReport | None) -> dict[str, Any] | None:

@@ -10,14 +10,19 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import typer
 
 if TYPE_CHECKING:
-    from core.runtime.runs import Run
+    from core.ops.lifecycle import RunRequest
+    from core.runtime.executors.base import Executor
+    from core.runtime.operation import Operation, Outcome
     from core.table.table import PaimonTable
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
 from paimon_cli.output import SCHEMA_VERSION, Output
+from paimon_cli.progress import progress_for
 
 logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
+P = TypeVar("P")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -27,8 +32,8 @@ class TableJob(Generic[R]):
     to_json: Callable[[R], dict[str, Any]]
     render: Callable[[R, Output], None]
     failed: Callable[[R], bool] = lambda _result: False
-    # A real (not --dry-run) run changes the table: it leaves a run record (core.runtime.runs).
-    changes: bool = True
+    # Keys added to the table's JSON document (the run record's id).
+    extra: Callable[[R], dict[str, Any]] = lambda _result: {}
 
 
 @dataclass(frozen=True)
@@ -55,43 +60,54 @@ def command_params() -> dict[str, Any]:
     return dict(ctx.params) if ctx is not None else {}
 
 
-def _start_run(job: TableJob[Any]) -> Run | None:
-    """A run record for a real run of a changing command; its options come from the command
-    line (``--quarantine``, also through PAIMON_CLI_QUARANTINE, turns quarantine on)."""
-    from core.runtime.runs import start_run
+def run_request(*, dry_run: bool, saved_plan: Any = None) -> RunRequest:
+    """The lifecycle switches of the running command: dry run, a saved plan, quarantine
+    (``--quarantine``, also through PAIMON_CLI_QUARANTINE), and the options its run
+    record keeps."""
+    from core.ops.lifecycle import RunRequest
 
     params = command_params()
-    if not job.changes or params.get("dry_run"):
-        return None
-    return start_run(job.command, params, quarantine=bool(params.get("quarantine")))
+    return RunRequest(
+        dry_run=dry_run,
+        saved_plan=saved_plan,
+        quarantine=bool(params.get("quarantine")),
+        options=params,
+    )
+
+
+def operation_job(
+    command: str,
+    operation: Callable[[Executor], Operation[P, T]],
+    executor: Callable[[], Executor],
+    request: RunRequest,
+    out: Output,
+    *,
+    to_json: Callable[[Outcome[P, T]], dict[str, Any]],
+    render: Callable[[Outcome[P, T], Output], None],
+    failed: Callable[[Outcome[P, T]], bool] = lambda o: o.failed,
+) -> TableJob[Outcome[P, T]]:
+    """A changing command on each selected table, through the one lifecycle
+    (``core.ops.lifecycle.run``); ``operation`` is built per table for the executor used."""
+    from core.ops.lifecycle import run
+
+    def run_one(table: PaimonTable) -> Outcome[P, T]:
+        ex = executor()
+        return run(operation(ex), table, executor=ex, progress=progress_for(out), request=request)
+
+    return TableJob(
+        command,
+        run_one,
+        to_json,
+        render,
+        failed=failed,
+        extra=lambda o: {"run_id": o.run_id} if o.run_id else {},
+    )
 
 
 def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]:
-    """Run the job on one table inside its run record; returns the result and its extra
-    JSON keys (``run_id``)."""
-    from core.errors import PaimonError
-    from core.runtime.runs import run_scope, write_record
-
-    run = _start_run(job)
-    if run is None:
-        return job.run(table), {}
-    with run_scope(run):
-        try:
-            result = job.run(table)
-        except PaimonError as exc:
-            if run.acted:  # refused before any change: nothing to record
-                write_record(
-                    table.fileio,
-                    table.location,
-                    run,
-                    branch=table.branch,
-                    status="failed",
-                    error=exc.message,
-                )
-            raise
-    status = "partial" if job.failed(result) else "ok"
-    write_record(table.fileio, table.location, run, branch=table.branch, status=status)
-    return result, {"run_id": run.id}
+    """Run the job on one table; returns the result and its extra JSON keys."""
+    result = job.run(table)
+    return result, job.extra(result)
 
 
 def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from support.lifecycle import apply
+
 from core.compaction.compact import CompactFlags, apply_compact, plan_compact
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.runtime.apply import apply
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table

@@ -87,8 +87,9 @@ def _tag_only(root: Path) -> None:
 
 def _long_lived_changelogs(root: Path) -> None:
     """Decoupled expiry writes changelog-N files for the expired snapshots."""
+    from support.lifecycle import apply
+
     from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-    from core.runtime.apply import apply
     from core.runtime.executors.local import LocalExecutor
 
     table = open_table(str(root), dynamic_options={"changelog.num-retained.min": "25"})

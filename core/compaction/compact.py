@@ -73,6 +73,7 @@ from core.io.fileio import join
 from core.ops.expire_partitions import live_raw_entries
 from core.runtime.executors.base import Executor
 from core.runtime.plans import Phase, Plan, Requirements
+from core.runtime.runs import Run
 from core.table.table import PaimonTable
 from core.write.commit import (
     Changes,
@@ -1220,6 +1221,7 @@ def apply_compact(
     allow_unsafe: bool = False,
     on_task: Callable[[TaskOutput], None] | None = None,
     before_commit: Callable[[], None] | None = None,
+    run: Run | None = None,
 ) -> CompactResult:
     """Rewrite every task on the executor, then commit once (COMPACT) on the driver."""
     tasks = cplan.tasks
@@ -1250,6 +1252,7 @@ def apply_compact(
             commit_kind="COMPACT",
             allow_unsafe=allow_unsafe,
             publication=publication,
+            run=run,
         )
     except BaseException:
         left = publication.discard_outputs()

@@ -17,12 +17,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from core.errors import InvalidOptionError
 from core.format.model import Snapshot, Tag
-from core.ops.tags import TagError, tag_content
+from core.ops.tags import TagError, filter_for_resume, plan_delete_tags, tag_content
 from core.retention.tag_period import TagPeriodHandler, period_handler
+from core.runtime.apply import apply_phases
+from core.runtime.operation import Env, Operation
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import local_datetime, resolve_zone
 from core.table.table import PaimonTable
@@ -226,3 +228,39 @@ def apply_auto_tags(table: PaimonTable, plan: Plan) -> list[str]:
         else:
             logger.info("tag %s was created by someone else meanwhile; kept", name)
     return written
+
+
+@dataclass(frozen=True)
+class AutoTags(Operation[AutoTagPlan, list[str]]):
+    """Automatic tag creation as commit-time maintenance would have done it; in batch mode
+    a tag that must move is deleted first (Paimon's TagDeletion, journaled)."""
+
+    command: ClassVar[str] = COMMAND
+
+    zone: dt.tzinfo  # the JVM's zone: tagCreateTime is its local wall clock
+
+    def plan(self, table: PaimonTable, env: Env) -> AutoTagPlan:
+        return plan_auto_tags(table, now_ms=env.now_ms, zone=self.zone)
+
+    def apply(self, table: PaimonTable, plan: AutoTagPlan, env: Env) -> list[str]:
+        if plan.delete_first:
+            doomed = plan_delete_tags(
+                table,
+                list(plan.delete_first),
+                executor=env.executor,
+                now_ms=env.now_ms,
+                force=True,
+            )
+            apply_phases(
+                table,
+                filter_for_resume(table, doomed),
+                executor=env.executor,
+                progress=env.progress,
+                report=env.report,
+                run=env.run,
+                quarantine=env.quarantine,
+                journal=True,
+            )
+            if env.report.failed:
+                return []
+        return apply_auto_tags(table, plan.plan)

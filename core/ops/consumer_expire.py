@@ -8,10 +8,11 @@ heartbeat: the executor re-reads the modification time and keeps a file touched 
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from core.io.fileio import join
+from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import iso_utc
 from core.table.table import PaimonTable
@@ -88,3 +89,17 @@ def recheck(table: PaimonTable, plan: Plan) -> Plan:
         for p in plan.phases
     )
     return replace(plan, phases=phases)
+
+
+@dataclass(frozen=True)
+class ExpireConsumers(Deletion):
+    """Consumers idle past ``consumer.expiration-time``. No journal: an interrupted run
+    leaves consumer files a rerun plans again."""
+
+    command: ClassVar[str] = COMMAND
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        return plan_consumer_expire(table, now_ms=env.now_ms)
+
+    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+        return recheck(table, plan)

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from core.errors import InvalidOptionError, StalePlanError
 from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
@@ -30,6 +30,7 @@ from core.retention.expire_range import expire_config
 from core.retention.references import Want, changelog_references, collect_references
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor
+from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.progress import NullProgress, Progress
 from core.table.scan import ManifestCache, full_live_set, live_sets
@@ -706,8 +707,32 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
     return replace(plan, phases=phases)
 
 
+@dataclass(frozen=True)
+class ExpireChangelogs(Deletion):
+    """Paimon's expire_changelogs procedure as an operation: journaled, quarantinable."""
+
+    command: ClassVar[str] = COMMAND
+    journaled: ClassVar[bool] = True
+    quarantinable: ClassVar[bool] = True
+
+    flags: ChangelogFlags = ChangelogFlags()
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        return plan_expire_changelogs(
+            table, self.flags, now_ms=env.now_ms, executor=env.executor, progress=env.progress
+        )
+
+    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+        return recheck(table, plan)
+
+    @classmethod
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+        return filter_for_resume(table, plan)
+
+
 __all__ = [
     "COMMAND",
+    "ExpireChangelogs",
     "ChangelogConfig",
     "ChangelogFlags",
     "ChangelogPart",

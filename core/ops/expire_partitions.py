@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from core.errors import InvalidOptionError
 from core.format import binary_row
@@ -23,7 +23,9 @@ from core.format.manifest import merge_entries
 from core.format.model import FileKind, ManifestEntry, Snapshot
 from core.format.options import parse_duration_ms, parse_int
 from core.retention.partition_time import PartitionTimeError, TimeExtractor, java_internal_text
+from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
+from core.runtime.runs import Run
 from core.runtime.timeparse import local_datetime, local_wall_clock_ms
 from core.table.table import PaimonTable
 from core.write.commit import Changes, CommitResult, commit
@@ -306,12 +308,13 @@ def apply_partition_expire(
     *,
     allow_unsafe: bool = False,
     sleep: Callable[[float], None] | None = None,
+    run: Run | None = None,
 ) -> CommitResult | None:
     """Commit the plan's drop; None when it drops nothing."""
     partitions = [bytes.fromhex(p["partition_hex"]) for p in plan.details.get("partitions", ())]
     if not partitions:
         return None
-    kwargs: dict[str, Any] = {"allow_unsafe": allow_unsafe}
+    kwargs: dict[str, Any] = {"allow_unsafe": allow_unsafe, "run": run}
     if sleep is not None:
         kwargs["sleep"] = sleep
     return commit(
@@ -320,3 +323,27 @@ def apply_partition_expire(
         commit_kind="OVERWRITE",
         **kwargs,
     )
+
+
+def _log_warning(message: str) -> None:
+    logger.warning("%s", message)
+
+
+@dataclass(frozen=True)
+class ExpirePartitions(Operation[Plan, CommitResult]):
+    """Paimon's partition expiry: one OVERWRITE commit dropping the expired partitions."""
+
+    command: ClassVar[str] = COMMAND
+
+    flags: PartitionExpireFlags
+    zone: dt.tzinfo
+    allow_unsafe: bool = False
+    warn: Callable[[str], None] = _log_warning  # partition values that name no time
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        return plan_partition_expire(
+            table, self.flags, now_ms=env.now_ms, zone=self.zone, warn=self.warn
+        )
+
+    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> CommitResult | None:
+        return apply_partition_expire(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from core.errors import MissingFileError, SafetyRefusalError, StalePlanError
 from core.format.model import Consumer, FileKind, ManifestEntry, Snapshot, Tag
@@ -19,12 +19,12 @@ from core.format.options import ExpireConfig
 from core.io.fileio import join
 from core.retention.expire_range import ExpireRange, active_consumers, compute_range, expire_config
 from core.retention.references import RootKind, Want, changelog_references, collect_references
-from core.runtime.apply import commit_problem, replaced_commit
+from core.runtime.apply import apply_phases, commit_problem, replaced_commit
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor
+from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.progress import NullProgress, Progress
-from core.runtime.report import ExecutionReport
 from core.table.scan import ManifestCache, full_live_set, live_sets
 from core.table.table import PaimonTable
 
@@ -898,32 +898,50 @@ class NewRootWatcher:
         return replace(phase, actions=kept)
 
 
-def apply_expiry(
-    table: PaimonTable,
-    plan: Plan,
-    *,
-    executor: Executor,
-    progress: Progress | None,
-    report: ExecutionReport,
-) -> None:
-    """apply() with the fresh-plan re-check and, before each phase, the tag and branch
-    re-check of ``NewRootWatcher`` (every caller of expiry: the command and maintain)."""
-    from core.runtime.apply import apply
+@dataclass(frozen=True)
+class ExpireSnapshots(Deletion):
+    """Paimon's snapshot expiry as an operation: journaled, quarantinable; before each phase
+    the tags and branches of every branch are read again (``NewRootWatcher``)."""
 
-    watcher = NewRootWatcher(table, plan)
-    apply(
-        table,
-        plan,
-        recheck=recheck,
-        executor=executor,
-        progress=progress,
-        report=report,
-        before_phase=watcher.filter,
-    )
-    if watcher.new_roots:
-        report.notes.append(
-            "created while this run deleted, and kept: " + ", ".join(watcher.new_roots)
+    command: ClassVar[str] = COMMAND
+    journaled: ClassVar[bool] = True
+    quarantinable: ClassVar[bool] = True
+
+    flags: ExpireFlags = ExpireFlags()
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        return plan_expire_snapshots(
+            table, self.flags, now_ms=env.now_ms, executor=env.executor, progress=env.progress
         )
+
+    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+        return recheck(table, plan)
+
+    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+        watcher = NewRootWatcher(table, plan)
+        apply_phases(
+            table,
+            plan,
+            executor=env.executor,
+            progress=env.progress,
+            report=env.report,
+            run=env.run,
+            quarantine=env.quarantine,
+            journal=True,
+            before_phase=watcher.filter,
+        )
+        if watcher.new_roots:
+            env.report.notes.append(
+                "created while this run deleted, and kept: " + ", ".join(watcher.new_roots)
+            )
+
+    @classmethod
+    def resume_problem(cls, table: PaimonTable, plan: Plan) -> str | None:
+        return resume_problem(table, plan)
+
+    @classmethod
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+        return filter_for_resume(table, plan)
 
 
 def _snapshot_id(path: str) -> int | None:
@@ -938,7 +956,7 @@ empty_dir_actions = _empty_dir_actions
 
 __all__ = [
     "COMMAND",
-    "apply_expiry",
+    "ExpireSnapshots",
     "NewRootWatcher",
     "ExpireFlags",
     "ExpireRange",

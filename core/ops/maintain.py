@@ -25,35 +25,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.errors import PaimonError, StalePlanError
+from core.errors import PaimonError
 from core.format.options import parse_bool
-from core.ops.auto_tags import apply_auto_tags, creation_mode, plan_auto_tags
-from core.ops.consumer_expire import plan_consumer_expire
-from core.ops.consumer_expire import recheck as consumer_recheck
-from core.ops.expire_partitions import (
-    PartitionExpireFlags,
-    apply_partition_expire,
-    plan_partition_expire,
-)
-from core.ops.expire_snapshots import ExpireFlags, apply_expiry, plan_expire_snapshots
-from core.ops.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
-from core.ops.orphan_files_spark import SparkOrphanClean
-from core.ops.tags import (
-    expired_tag_names,
-    filter_for_resume,
-    plan_delete_tags,
-    select_expired_tags,
-)
+from core.ops.auto_tags import AutoTagPlan, AutoTags, creation_mode
+from core.ops.consumer_expire import ExpireConsumers
+from core.ops.delete_orphan_files import delete_orphan_files
+from core.ops.expire_partitions import ExpirePartitions, PartitionExpireFlags
+from core.ops.expire_snapshots import ExpireSnapshots
+from core.ops.lifecycle import RunRequest, run
+from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest
+from core.ops.tag_operations import ExpireTags
 from core.retention.expire_range import expire_config
-from core.runtime.apply import apply, finish_journals
-from core.runtime.clock import SystemClock
+from core.runtime.clock import FixedClock
 from core.runtime.executors.base import Executor
-from core.runtime.executors.spark import SparkExecutor
-from core.runtime.journal import unfinished_journals
+from core.runtime.operation import Operation
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.report import ExecutionReport
-from core.runtime.timeparse import local_datetime
+from core.runtime.runs import Run
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -177,153 +166,100 @@ class _Ctx:
     progress: Progress
     warn: Callable[[str], None]
     result: TableResult
+    record: Run | None
 
 
-def _apply_deletion(ctx: _Ctx, plan: Plan, recheck: Callable[[PaimonTable, Plan], Plan]) -> Any:
-
-    report = ExecutionReport()
-    finish_journals(ctx.table, executor=ctx.executor, progress=ctx.progress, report=report)
-    return apply(
-        ctx.table,
-        plan,
-        recheck=recheck,
-        executor=ctx.executor,
-        progress=ctx.progress,
-        report=report,
-    )
+@dataclass(frozen=True, slots=True)
+class _Skip:
+    reason: str
 
 
-# -- steps -----------------------------------------------------------------------------------
-def _auto_tags(ctx: _Ctx, step: StepResult) -> None:
+@dataclass(frozen=True, slots=True)
+class _Run:
+    reason: str
+    op: Operation[Any, Any]
 
-    t = ctx.table
-    mode = creation_mode(t)
+
+_Decision = _Skip | _Run
+
+
+# -- steps: each decides from the table's options whether it runs, and as which operation --
+def _auto_tags(ctx: _Ctx) -> _Decision:
+    mode = creation_mode(ctx.table)
     if mode == "none":
-        step.status, step.reason = "skipped", "tag.automatic-creation is not set"
-        return
-    step.reason = f"tag.automatic-creation={mode}"
-    planned = plan_auto_tags(t, now_ms=ctx.config.now_ms, zone=ctx.config.zone)
-    step.plan = planned.plan
-    if ctx.config.dry_run or planned.plan.empty:
-        return
-    if planned.delete_first:  # batch mode: the tag moves, TagDeletion first (Paimon)
-        doomed = plan_delete_tags(
-            t,
-            list(planned.delete_first),
-            executor=ctx.executor,
-            now_ms=ctx.config.now_ms,
-            force=True,
-        )
-        step.report = _apply_deletion(ctx, doomed, filter_for_resume)
-        if step.report is not None and step.report.failed:
-            return
-    step.created_tags = apply_auto_tags(t, planned.plan)
+        return _Skip("tag.automatic-creation is not set")
+    return _Run(f"tag.automatic-creation={mode}", AutoTags(ctx.config.zone))
 
 
-def _expire_tags(ctx: _Ctx, step: StepResult) -> None:
-
+def _expire_tags(ctx: _Ctx) -> _Decision:
     t = ctx.table
     enabled = t.options.get("tag.time-expire-enabled")
     if enabled is not None and not parse_bool(enabled, "tag.time-expire-enabled"):
-        step.status, step.reason = "skipped", "tag.time-expire-enabled=false"
-        return
+        return _Skip("tag.time-expire-enabled=false")
     if not t.tags.names():
-        step.status, step.reason = "skipped", "the table has no tags"
-        return
-    step.reason = "the table has tags: tagTimeRetained and tag.num-retained-max"
-    zone, now = ctx.config.zone, ctx.config.now_ms
-    chosen = select_expired_tags(
-        t, now_local=local_datetime(now, zone), older_than_local=None, zone=zone
+        return _Skip("the table has no tags")
+    return _Run(
+        "the table has tags: tagTimeRetained and tag.num-retained-max",
+        ExpireTags(zone=ctx.config.zone),
     )
-    reasons = expired_tag_names(chosen)
-    step.plan = plan_delete_tags(
-        t,
-        list(reasons),
-        executor=ctx.executor,
-        now_ms=now,
-        force=True,
-        command="expire-tags",
-        reasons=reasons,
-    )
-    if not ctx.config.dry_run and not step.plan.empty:
-        step.report = _apply_deletion(ctx, step.plan, filter_for_resume)
 
 
-def _expire_partitions(ctx: _Ctx, step: StepResult) -> None:
-
+def _expire_partitions(ctx: _Ctx) -> _Decision:
     t = ctx.table
-    if t.options.get("partition.expiration-time") is None:
-        step.status, step.reason = "skipped", "partition.expiration-time is not set"
-        return
-    if not t.schema.partition_keys:
-        step.status, step.reason = "skipped", "the table is not partitioned"
-        return
-    step.reason = f"partition.expiration-time={t.options.get('partition.expiration-time')}"
-    step.plan = plan_partition_expire(
-        t, PartitionExpireFlags(), now_ms=ctx.config.now_ms, zone=ctx.config.zone, warn=ctx.warn
-    )
-    if not ctx.config.dry_run:
-        step.commit = apply_partition_expire(
-            t, step.plan, allow_unsafe=ctx.config.allow_unsafe_commit
-        )
-
-
-def _expire_consumers(ctx: _Ctx, step: StepResult) -> None:
-
-    t = ctx.table
-    expiration = t.options.get("consumer.expiration-time")
+    expiration = t.options.get("partition.expiration-time")
     if expiration is None:
-        step.status, step.reason = "skipped", "consumer.expiration-time is not set"
-        return
-    step.reason = f"consumer.expiration-time={expiration}"
-    step.plan = plan_consumer_expire(t, now_ms=ctx.config.now_ms)
-    if not ctx.config.dry_run and not step.plan.empty:
-        # No journal: an interrupted run leaves consumer files a rerun plans again.
-        step.report = apply(
-            t,
-            step.plan,
-            recheck=consumer_recheck,
-            executor=ctx.executor,
-            progress=ctx.progress,
-            journal=False,
-        )
-
-
-def _expire_snapshots(ctx: _Ctx, step: StepResult) -> None:
-
-    t, ex, progress = ctx.table, ctx.executor, ctx.progress
-    step.reason = "always: the table's snapshot.* options, else Paimon's defaults"
-    flags = ExpireFlags()
-    if ctx.config.dry_run:
-        step.pending_journals = len(unfinished_journals(t.fileio, t.location))
-        step.plan = plan_expire_snapshots(
-            t, flags, now_ms=ctx.config.now_ms, executor=ex, progress=progress
-        )
-        return
-    report = ExecutionReport()
-    finish_journals(t, executor=ex, progress=progress, report=report)
-    step.report = report
-    step.plan = plan_expire_snapshots(
-        t, flags, now_ms=ctx.config.now_ms, executor=ex, progress=progress
+        return _Skip("partition.expiration-time is not set")
+    if not t.schema.partition_keys:
+        return _Skip("the table is not partitioned")
+    op = ExpirePartitions(
+        PartitionExpireFlags(),
+        ctx.config.zone,
+        allow_unsafe=ctx.config.allow_unsafe_commit,
+        warn=ctx.warn,
     )
-    try:
-        apply_expiry(t, step.plan, executor=ex, progress=progress, report=report)
-    except StalePlanError:
-        # As expire-snapshots: the table moved between planning and acting; plan once more.
-        step.plan = plan_expire_snapshots(
-            t, flags, now_ms=SystemClock().now_ms(), executor=ex, progress=progress
-        )
-        report.notes.append("re-planned once: the table changed while planning")
-        apply_expiry(t, step.plan, executor=ex, progress=progress, report=report)
+    return _Run(f"partition.expiration-time={expiration}", op)
 
 
-def _expire_changelogs(ctx: _Ctx, step: StepResult) -> None:
+def _expire_consumers(ctx: _Ctx) -> _Decision:
+    expiration = ctx.table.options.get("consumer.expiration-time")
+    if expiration is None:
+        return _Skip("consumer.expiration-time is not set")
+    return _Run(f"consumer.expiration-time={expiration}", ExpireConsumers())
+
+
+def _expire_snapshots(ctx: _Ctx) -> _Decision:
+    return _Run("always: the table's snapshot.* options, else Paimon's defaults", ExpireSnapshots())
+
+
+def _expire_changelogs(ctx: _Ctx) -> _Decision:
     if not expire_config(ctx.table.options).changelog_decoupled:
-        step.status = "skipped"
-        step.reason = "changelog lifecycle not decoupled: changelog files go with their snapshots"
-        return
+        return _Skip("changelog lifecycle not decoupled: changelog files go with their snapshots")
     # On decoupled tables expire-snapshots plans changelog expiry after the snapshots, in
     # the same plan (as Paimon's commit does); this step reports that part.
+    return _Skip("")
+
+
+def _delete_orphan_files(ctx: _Ctx) -> _Decision:
+    if not ctx.config.orphans:
+        return _Skip("not asked (--orphans)")
+    cutoff = ctx.config.orphans_older_than_ms
+    cutoff = ctx.config.now_ms - DEFAULT_AGE_MS if cutoff is None else cutoff
+    return _Run("--orphans", delete_orphan_files(OrphanRequest(cutoff), ctx.executor))
+
+
+_STEPS: dict[str, Callable[[_Ctx], _Decision]] = {
+    "auto-tags": _auto_tags,
+    "expire-tags": _expire_tags,
+    "expire-partitions": _expire_partitions,
+    "expire-consumers": _expire_consumers,
+    "expire-snapshots": _expire_snapshots,
+    "expire-changelogs": _expire_changelogs,
+    "delete-orphan-files": _delete_orphan_files,
+}
+
+
+def _changelog_step(ctx: _Ctx, step: StepResult) -> None:
+    """Within expire-snapshots on decoupled tables: report its changelog part."""
     snapshots = ctx.result.step("expire-snapshots")
     plan = snapshots.plan if snapshots is not None else None
     part = plan.details.get("changelog_expiry") if plan is not None else None
@@ -335,50 +271,32 @@ def _expire_changelogs(ctx: _Ctx, step: StepResult) -> None:
     step.changelogs = [int(i) for i in part.get("changelogs") or ()]
 
 
-def _delete_orphan_files(ctx: _Ctx, step: StepResult) -> None:
-
-    if not ctx.config.orphans:
-        step.status, step.reason = "skipped", "not asked (--orphans)"
+def _run_step(ctx: _Ctx, name: str, step: StepResult) -> None:
+    decision = _STEPS[name](ctx)
+    if isinstance(decision, _Skip):
+        if name == "expire-changelogs" and not decision.reason:
+            _changelog_step(ctx, step)
+            return
+        step.status, step.reason = "skipped", decision.reason
         return
-    t, ex, now = ctx.table, ctx.executor, ctx.config.now_ms
-    cutoff = ctx.config.orphans_older_than_ms
-    cutoff = now - DEFAULT_AGE_MS if cutoff is None else cutoff
-    step.reason = "--orphans"
-    report = None if ctx.config.dry_run else ExecutionReport()
-    if isinstance(ex, SparkExecutor):
-        clean = SparkOrphanClean(t, ex, cutoff, now)
-        step.plan = clean.plan(ctx.progress, None)
-        if report is not None:
-            clean.apply(step.plan, report)
-        step.report = report
-        return
-    step.plan = plan_orphan_clean(
-        t, older_than_ms=cutoff, now_ms=now, executor=ex, progress=ctx.progress
+    step.reason = decision.reason
+    outcome = run(
+        decision.op,
+        ctx.table,
+        executor=ctx.executor,
+        progress=ctx.progress,
+        request=RunRequest(dry_run=ctx.config.dry_run, record=ctx.record),
+        clock=FixedClock(ctx.config.now_ms),
     )
-    if report is not None:
-        watcher = RootWatcher(t, step.plan, ex)
-        apply(
-            t,
-            step.plan,
-            recheck=lambda _t, p: p,
-            executor=ex,
-            progress=ctx.progress,
-            report=report,
-            journal=False,
-            before_phase=watcher.filter,
-        )
-    step.report = report
-
-
-_RUNNERS: dict[str, Callable[[_Ctx, StepResult], None]] = {
-    "auto-tags": _auto_tags,
-    "expire-tags": _expire_tags,
-    "expire-partitions": _expire_partitions,
-    "expire-consumers": _expire_consumers,
-    "expire-snapshots": _expire_snapshots,
-    "expire-changelogs": _expire_changelogs,
-    "delete-orphan-files": _delete_orphan_files,
-}
+    step.report = outcome.report
+    step.pending_journals = outcome.pending_journals
+    if isinstance(outcome.plan, AutoTagPlan):
+        step.plan = outcome.plan.plan
+        step.created_tags = list(outcome.result or [])
+    else:
+        step.plan = outcome.plan
+    if isinstance(decision.op, ExpirePartitions):
+        step.commit = outcome.result
 
 
 def maintain_table(
@@ -389,10 +307,14 @@ def maintain_table(
     progress: Progress | None = None,
     warn: Callable[[str], None] | None = None,
     result: TableResult | None = None,
+    record: Run | None = None,
 ) -> TableResult:
-    """Run every step on one table; a failed step stops the ones after it."""
+    """Run every step on one table; a failed step stops the ones after it. ``record`` is
+    the table's run record (and quarantine) every step's changes go into."""
     result = result or TableResult(table.location, table_name(table.location))
-    ctx = _Ctx(table, executor, config, progress or NullProgress(), warn or logger.warning, result)
+    ctx = _Ctx(
+        table, executor, config, progress or NullProgress(), warn or logger.warning, result, record
+    )
     failed: str | None = None
     for name in STEPS:
         step = StepResult(name, "ok", "")
@@ -402,7 +324,7 @@ def maintain_table(
             continue
         start = time.monotonic()
         try:
-            _RUNNERS[name](ctx, step)
+            _run_step(ctx, name, step)
         except PaimonError as exc:
             step.status, step.error = "failed", exc
             logger.warning("%s: %s failed: %s", table.location, name, exc.message)

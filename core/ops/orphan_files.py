@@ -23,6 +23,7 @@ from core.format.model import Snapshot
 from core.io.fileio import FileInfo, FileIO, join, parent
 from core.retention.references import RootKind, producer_of, root_lists
 from core.runtime.executors.base import Executor
+from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, LazyRows, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.timeparse import iso_utc
@@ -717,3 +718,50 @@ class RootWatcher:
             else:
                 kept.append(action)
         return replace(phase, actions=tuple(kept))
+
+
+@dataclass(frozen=True, slots=True)
+class OrphanRequest:
+    """What delete-orphan-files was asked for, on either engine."""
+
+    older_than_ms: int  # candidates were last modified strictly before this instant
+    allow_recent: bool = False  # --older-than less than an hour ago
+    external_exclusive: bool = False  # also clean the data-file.external-paths roots
+    report_file: str | None = None  # every orphan as a JSON line
+
+
+def write_orphan_report(path: str, plan: Plan) -> None:
+    """Every orphan of the plan as one JSON line (``--report-file``)."""
+    import json
+
+    with open(path, "w", encoding="utf-8") as fh:
+        for orphan in plan.details["orphans"]:
+            fh.write(json.dumps(dict(orphan)) + "\n")
+
+
+@dataclass(frozen=True)
+class LocalOrphanFiles(Deletion):
+    """Paimon's OrphanFilesClean on this machine's thread pool. No journal: an orphan that
+    survives an interruption is found again; roots are re-read before the batches."""
+
+    command: ClassVar[str] = COMMAND
+    quarantinable: ClassVar[bool] = True
+
+    request: OrphanRequest
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        plan = plan_orphan_clean(
+            table,
+            older_than_ms=self.request.older_than_ms,
+            now_ms=env.now_ms,
+            executor=env.executor,
+            allow_recent=self.request.allow_recent,
+            progress=env.progress,
+            external_exclusive=self.request.external_exclusive,
+        )
+        if self.request.report_file is not None:
+            write_orphan_report(self.request.report_file, plan)
+        return plan
+
+    def before_phase(self, table: PaimonTable, plan: Plan, env: Env) -> Callable[[Phase], Phase]:
+        return RootWatcher(table, plan, env.executor).filter

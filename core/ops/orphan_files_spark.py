@@ -16,13 +16,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from core.errors import SafetyRefusalError
 from core.io.fileio import FileIO, parent
 from core.ops.orphan_files import (
+    COMMAND,
     NameShapes,
     Orphan,
+    OrphanRequest,
     RootsSeen,
     _candidate_dirs,
     _Dir,
@@ -42,10 +44,11 @@ from core.ops.orphan_files import (
     validate_cutoff,
 )
 from core.runtime.executors.spark import SparkExecutor, spark_failures
+from core.runtime.operation import Env, Operation
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
+from core.runtime.quarantine import Quarantine
 from core.runtime.report import ExecutionReport, PhaseReport
-from core.runtime.runs import current_run
 from core.runtime.timeparse import iso_utc
 from core.table.table import PaimonTable
 
@@ -347,13 +350,14 @@ class SparkOrphanClean:
                 fh.write(json.dumps(entry) + "\n")
 
     @spark_failures()
-    def apply(self, plan: Plan, report: ExecutionReport) -> ExecutionReport:
+    def apply(
+        self, plan: Plan, report: ExecutionReport, *, quarantine: Quarantine | None = None
+    ) -> ExecutionReport:
         """Re-read the roots, protect anything new, delete on executors, sweep directories."""
         from pyspark.sql import functions as F  # noqa: N812
 
         assert self._orphans is not None and self._views is not None and self._roots is not None
-        run = current_run()
-        if run is not None and run.quarantine:
+        if quarantine is not None:
             raise SafetyRefusalError(
                 "--quarantine is not available with --engine spark for orphan cleaning",
                 hint="use --engine local to quarantine, or run without --quarantine",
@@ -406,4 +410,32 @@ class SparkOrphanClean:
         return report
 
 
-__all__ = ["SAMPLE", "SparkOrphanClean"]
+@dataclass
+class SparkOrphanFiles(Operation[Plan, None]):
+    """Paimon's OrphanFilesClean in DISTRIBUTED mode: the same decisions as
+    ``LocalOrphanFiles``; the orphan set stays on the cluster between plan and apply."""
+
+    command: ClassVar[str] = COMMAND
+    quarantinable: ClassVar[bool] = True  # refused on Spark: the apply says so
+
+    request: OrphanRequest
+    _clean: SparkOrphanClean | None = None
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        assert isinstance(env.executor, SparkExecutor)
+        self._clean = SparkOrphanClean(
+            table,
+            env.executor,
+            self.request.older_than_ms,
+            env.now_ms,
+            allow_recent=self.request.allow_recent,
+            external_exclusive=self.request.external_exclusive,
+        )
+        return self._clean.plan(env.progress, self.request.report_file)
+
+    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+        assert self._clean is not None, "plan() first"
+        self._clean.apply(plan, env.report, quarantine=env.quarantine)
+
+
+__all__ = ["SAMPLE", "SparkOrphanClean", "SparkOrphanFiles"]

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from core.compaction.compact import _check_partition_filters, _matches
 from core.errors import SafetyRefusalError, StalePlanError
@@ -26,8 +27,10 @@ from core.format.model import ManifestEntry, Snapshot
 from core.io.fileio import FileIO, parent
 from core.ops.expire_partitions import live_raw_entries
 from core.runtime.executors.base import Executor
+from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
+from core.runtime.runs import Run
 from core.table.table import PaimonTable
 from core.write.commit import (
     BATCH_COMMIT_IDENTIFIER,
@@ -194,7 +197,7 @@ def _builder(table: PaimonTable, plan: Plan) -> Callable[[Snapshot], Changes]:
 
 
 def apply_remove_unexisting(
-    table: PaimonTable, plan: Plan, *, allow_unsafe: bool = False
+    table: PaimonTable, plan: Plan, *, allow_unsafe: bool = False, run: Run | None = None
 ) -> CommitResult | None:
     """Commit the plan's DELETEs; None when nothing is missing."""
     if not plan.details.get("identifiers"):
@@ -205,4 +208,27 @@ def apply_remove_unexisting(
         commit_kind="APPEND",
         identifier=BATCH_COMMIT_IDENTIFIER,
         allow_unsafe=allow_unsafe,
+        run=run,
     )
+
+
+@dataclass(frozen=True)
+class RemoveUnexistingFiles(Operation[Plan, CommitResult]):
+    """Paimon's remove_unexisting_files: one APPEND commit marking missing files DELETE."""
+
+    command: ClassVar[str] = COMMAND
+
+    partitions: tuple[Mapping[str, str], ...] = field(default_factory=tuple)
+    allow_unsafe: bool = False
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        return plan_remove_unexisting(
+            table,
+            partitions=self.partitions,
+            executor=env.executor,
+            progress=env.progress,
+            now_ms=env.now_ms,
+        )
+
+    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> CommitResult | None:
+        return apply_remove_unexisting(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)

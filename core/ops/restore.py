@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from core.errors import PaimonError, SafetyRefusalError, StorageError, TableNotFoundError
 from core.format.metadata_io import read_json
@@ -31,6 +31,7 @@ from core.io.fileio import FileInfo, FileIO, basename, join, parent
 from core.ops.check import Problem, check_roots
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.journal import unfinished_journals
+from core.runtime.operation import Env, Operation
 from core.runtime.plans import Plan
 from core.runtime.quarantine import (
     Quarantine,
@@ -40,7 +41,7 @@ from core.runtime.quarantine import (
     records,
     remove_empty_tree,
 )
-from core.runtime.runs import current_run
+from core.runtime.runs import Run
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -375,7 +376,9 @@ def _incomplete(
     return problems
 
 
-def apply_restore(table: PaimonTable, plan: RestorePlan) -> RestoreReport:
+def apply_restore(
+    table: PaimonTable, plan: RestorePlan, *, run: Run | None = None
+) -> RestoreReport:
     """Move everything back (refused if the plan has conflicts), then close the record."""
     if plan.conflicts:
         raise RestoreError(
@@ -385,7 +388,6 @@ def apply_restore(table: PaimonTable, plan: RestorePlan) -> RestoreReport:
     fileio = table.fileio
     report = RestoreReport(notes=list(plan.notes))
     start = time.monotonic()
-    run = current_run()
     if run is not None:
         run.begin_changes()
     for item in plan.items:
@@ -427,3 +429,18 @@ def restore_summary(plan: RestorePlan) -> Mapping[str, int]:
     for item in plan.items:
         counts[item.state] = counts.get(item.state, 0) + 1
     return counts
+
+
+@dataclass(frozen=True)
+class Restore(Operation[RestorePlan, RestoreReport]):
+    """Undo a quarantined run: every file back where it was (refused on conflicts)."""
+
+    command: ClassVar[str] = "restore"
+
+    run_id: str | None = None  # None: the newest quarantined run
+
+    def plan(self, table: PaimonTable, env: Env) -> RestorePlan:
+        return plan_restore(table, self.run_id)
+
+    def apply(self, table: PaimonTable, plan: RestorePlan, env: Env) -> RestoreReport:
+        return apply_restore(table, plan, run=env.run)

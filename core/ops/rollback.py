@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError
 from core.format.model import Snapshot, Tag
 from core.io.fileio import join
 from core.ops.tags import branches_from_tag
-from core.runtime.apply import apply, commit_problem
-from core.runtime.executors.base import Executor
+from core.runtime.apply import apply_phases, commit_problem
+from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
-from core.runtime.progress import Progress
-from core.runtime.report import ExecutionReport
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 from core.write.commit import snapshot_json
@@ -331,24 +330,48 @@ class RaceWatch:
             raise raced_error(self.table, self.plan, landed)
 
 
-def apply_rollback(
-    table: PaimonTable,
-    plan: Plan,
-    *,
-    executor: Executor,
-    progress: Progress | None = None,
-    report: ExecutionReport,
-) -> None:
-    """apply() with the fresh-plan re-check, then the snapshot listing read again: a commit
-    that landed while the rollback ran fails the run (exit 1), naming it and its base."""
-    watch = RaceWatch(table, plan)
-    apply(
-        table,
-        plan,
-        recheck=recheck,
-        executor=executor,
-        progress=progress,
-        report=report,
-        before_phase=watch.before_phase,
-    )
-    watch.check()
+@dataclass(frozen=True)
+class Rollback(Deletion):
+    """Paimon's rollback_to as an operation: journaled and quarantinable. After the
+    snapshot files go, the snapshot listing is read again before each phase and at the
+    end: a commit that landed while the rollback ran fails the run (exit 1), naming it and
+    its base (issue 22 defect 7)."""
+
+    command: ClassVar[str] = "rollback"
+    journaled: ClassVar[bool] = True
+    quarantinable: ClassVar[bool] = True
+
+    snapshot_id: int | None = None
+    tag: str | None = None
+    force: bool = False
+
+    def plan(self, table: PaimonTable, env: Env) -> Plan:
+        return plan_rollback(
+            table, snapshot_id=self.snapshot_id, tag=self.tag, force=self.force, now_ms=env.now_ms
+        )
+
+    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+        return recheck(table, plan)
+
+    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+        watch = RaceWatch(table, plan)
+        apply_phases(
+            table,
+            plan,
+            executor=env.executor,
+            progress=env.progress,
+            report=env.report,
+            run=env.run,
+            quarantine=env.quarantine,
+            journal=True,
+            before_phase=watch.before_phase,
+        )
+        watch.check()
+
+    @classmethod
+    def resume_problem(cls, table: PaimonTable, plan: Plan) -> str | None:
+        return resume_problem(table, plan)
+
+    @classmethod
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+        return filter_for_resume(table, plan)

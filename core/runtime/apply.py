@@ -1,13 +1,14 @@
-"""apply(plan): re-check, lock paths, journal, run phases in order, report (STYLE §3, D2)."""
+"""Acting on a plan: lock paths, journal, run phases in order (a barrier each), report;
+finishing the journals of interrupted runs (D2)."""
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
+from typing import Protocol
 
 from core.errors import SafetyRefusalError, StorageError
 from core.format.model import Snapshot, load_json
@@ -25,21 +26,11 @@ from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
 from core.runtime.quarantine import write_record as write_quarantine_record
 from core.runtime.report import ExecutionReport, PhaseReport
-from core.runtime.runs import current_run
+from core.runtime.runs import Run
 from core.runtime.timeparse import iso_utc
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
-
-# For each command: (module, function) that re-checks a journal's plan against the table
-# now and returns the plan with every newly protected action removed.
-_RESUMERS: dict[str, tuple[str, str]] = {
-    "expire-snapshots": ("core.ops.expire_snapshots", "filter_for_resume"),
-    "delete-tag": ("core.ops.tags", "filter_for_resume"),
-    "expire-tags": ("core.ops.tags", "filter_for_resume"),
-    "rollback": ("core.ops.rollback", "filter_for_resume"),
-    "expire-changelogs": ("core.ops.expire_changelogs", "filter_for_resume"),
-}
 
 Recheck = Callable[[PaimonTable, Plan], Plan]
 
@@ -119,7 +110,8 @@ def _run_phase(
     phase: Phase,
     executor: Executor,
     progress: Progress,
-    quarantine: Quarantine | None = None,
+    quarantine: Quarantine | None,
+    record: Run | None,
 ) -> PhaseReport:
     report = PhaseReport(phase.name)
     start = time.monotonic()
@@ -148,7 +140,6 @@ def _run_phase(
             for rows in mapper(run, chunks, on_result=lambda rows: progress.advance(len(rows)))
             for row in rows
         ]
-    record = current_run()
     for action, outcome, size, error in results:
         if error is not None:
             report.failures.append((action.path, error))
@@ -187,16 +178,18 @@ def run_plan(
     report: ExecutionReport,
     before_phase: BeforePhase | None = None,
     quarantine: Quarantine | None = None,
+    run: Run | None = None,
 ) -> None:
     """Run the phases; the journal stays if anything failed (the next run finishes it).
 
     ``before_phase`` may drop actions right before a phase runs (last-moment re-checks);
-    with ``quarantine`` every delete is a move into it."""
-    run = current_run()
+    with ``quarantine`` every delete is a move into it; ``run`` records what was done."""
     if run is not None:
         run.add_plan(plan)
     try:
-        _run_phases(table, plan, executor, progress, journal_path, report, before_phase, quarantine)
+        _run_phases(
+            table, plan, executor, progress, journal_path, report, before_phase, quarantine, run
+        )
     finally:
         if run is not None:
             run.add_report(report)
@@ -211,6 +204,7 @@ def _run_phases(
     report: ExecutionReport,
     before_phase: BeforePhase | None,
     quarantine: Quarantine | None,
+    run: Run | None,
 ) -> None:
     for planned in plan.phases:
         phase = planned
@@ -226,7 +220,7 @@ def _run_phases(
                 )
         if not phase.actions:
             continue
-        phase_report = _run_phase(table, phase, executor, progress, quarantine)
+        phase_report = _run_phase(table, phase, executor, progress, quarantine, run)
         report.phases.append(phase_report)
         if phase_report.failures:
             return  # a phase is a barrier: never start the next one after a failure
@@ -234,9 +228,21 @@ def _run_phases(
         _remove_journal_file(table, journal_path, report)
 
 
+class Resumer(Protocol):
+    """How journals of one command are re-validated: an Operation class is one."""
+
+    def resume_problem(self, table: PaimonTable, plan: Plan) -> str | None: ...
+
+    def filter_for_resume(self, table: PaimonTable, plan: Plan) -> Plan: ...
+
+
+ResumerLookup = Callable[[str], "Resumer | None"]
+
+
 def finish_journals(
     table: PaimonTable,
     *,
+    resumers: ResumerLookup,
     executor: Executor,
     progress: Progress | None = None,
     report: ExecutionReport,
@@ -246,12 +252,20 @@ def finish_journals(
     for temp in remove_stale_temps(table.fileio, table.location, int(time.time() * 1000)):
         report.notes.append(f"removed {temp}, left by a run killed while writing its journal")
     for journal in unfinished_journals(table.fileio, table.location):
-        finish_journal(table, journal, executor=executor, progress=progress, report=report)
+        finish_journal(
+            table,
+            journal,
+            resumers(journal.plan.command),
+            executor=executor,
+            progress=progress,
+            report=report,
+        )
 
 
 def finish_journal(
     table: PaimonTable,
     journal: Journal,
+    resumer: Resumer | None,
     *,
     executor: Executor,
     progress: Progress,
@@ -260,7 +274,7 @@ def finish_journal(
     """Finish one journal, or discard it (and say why) when the table moved in a way its
     plan did not foresee: resuming re-validates at least as strictly as planning (issue 12)."""
     plan = journal.plan
-    resumer = _RESUMERS.get(plan.command)
+    report.journal_plans.append(plan)
     if resumer is None:
         raise SafetyRefusalError(
             f"unfinished journal {journal.path} is from an unknown command "
@@ -272,20 +286,11 @@ def finish_journal(
         discard_journal(table, journal, problem, report)
         return
     view = table if plan.branch == table.branch else table.for_branch(plan.branch)
-    module = importlib.import_module(resumer[0])
-    validate: Callable[[PaimonTable, Plan], str | None] | None = getattr(
-        module, "resume_problem", None
-    )
-    problem = validate(view, plan) if validate is not None else None
+    problem = resumer.resume_problem(view, plan) or replaced_commit(view, plan)
     if problem is not None:
         discard_journal(table, journal, problem, report)
         return
-    problem = replaced_commit(view, plan)
-    if problem is not None:
-        discard_journal(table, journal, problem, report)
-        return
-    recheck: Recheck = getattr(module, resumer[1])
-    checked = recheck(view, plan)
+    checked = resumer.filter_for_resume(view, plan)
     lock_paths(view, checked)
     dropped = _count(plan) - _count(checked)
     logger.warning("finishing unfinished %s run from journal %s", plan.command, journal.path)
@@ -403,36 +408,24 @@ def _count(plan: Plan) -> int:
     return sum(len(p.actions) for p in plan.phases)
 
 
-def quarantine_of(table: PaimonTable) -> Quarantine | None:
-    """The quarantine of the current run, when it asked for one (--quarantine)."""
-    run = current_run()
-    if run is None or not run.quarantine:
-        return None
-    run.quarantined = True
-    return Quarantine.of(table, run.id)
-
-
-def apply(
+def apply_phases(
     table: PaimonTable,
     plan: Plan,
     *,
-    recheck: Recheck,
     executor: Executor,
-    progress: Progress | None = None,
-    report: ExecutionReport | None = None,
-    journal: bool = True,
+    progress: Progress,
+    report: ExecutionReport,
+    run: Run | None,
+    quarantine: Quarantine | None,
+    journal: bool,
     before_phase: BeforePhase | None = None,
-) -> ExecutionReport:
-    """Apply a fresh plan: re-check (StalePlanError if stale), lock paths, journal, run.
-
-    Without a journal an interruption leaves only what a rerun plans again (orphans)."""
-    progress = progress or NullProgress()
-    report = report or ExecutionReport()
+) -> None:
+    """Act on a re-checked plan: lock its paths, record the quarantine, write the journal,
+    then run the phases. Without a journal an interruption leaves only what a rerun plans
+    again (orphans)."""
     start = time.monotonic()
-    plan = recheck(table, plan)
     lock_paths(table, plan)
     if not plan.empty:
-        quarantine = quarantine_of(table)
         if quarantine is not None:
             write_quarantine_record(table.fileio, table, quarantine, plan)
         journal_path = None
@@ -452,6 +445,6 @@ def apply(
             report=report,
             before_phase=before_phase,
             quarantine=quarantine,
+            run=run,
         )
     report.seconds += time.monotonic() - start
-    return report

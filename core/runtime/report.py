@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.runtime.plans import Plan
 
 
 @dataclass(slots=True)
@@ -36,6 +39,8 @@ class ExecutionReport:
     notes: list[str] = field(default_factory=list)
     #: journals not finished because the table moved: {path, created_ms, reason}
     discarded_journals: list[dict[str, Any]] = field(default_factory=list)
+    #: plans of the journals this run finished or discarded (not in the JSON)
+    journal_plans: list[Plan] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:

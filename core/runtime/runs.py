@@ -1,10 +1,10 @@
 """Run history: one small JSON record per run of a changing command.
 
 ``<table>/.paimon-cli/runs/<time>-<run-id>.json`` (one file per run: object stores cannot
-append). The shell opens a run around each table's work (:func:`run_scope`); the places
-where changes happen (``core.runtime.apply`` runs planned actions, ``core.write.commit`` publishes
-snapshots) add what they did to the current run, so every command that goes through them is
-recorded without knowing about it. Paimon's own tools never list ``.paimon-cli``.
+append). The lifecycle (``core.ops.lifecycle.run``) starts a run for each real run of a
+changing command and passes it down to where changes happen (``core.runtime.apply`` runs
+planned actions, ``core.write.commit`` publishes snapshots), which add what they did; it
+writes the record at the end. Paimon's own tools never list ``.paimon-cli``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +88,6 @@ class Run:
     _digest: Any = field(default_factory=hashlib.sha256)
     _plans: int = 0
     _acting: bool = False
-    quarantined: bool = False  # something was actually moved into the quarantine
 
     def add_plan(self, plan: Plan) -> None:
         """Fold a plan into the run's digest (one run may apply several: journals first)."""
@@ -155,14 +152,6 @@ class Run:
         }
 
 
-_CURRENT: ContextVar[Run | None] = ContextVar("paimon_cli_run", default=None)
-
-
-def current_run() -> Run | None:
-    """The run the calling command is in, if the shell opened one."""
-    return _CURRENT.get()
-
-
 def start_run(command: str, options: Mapping[str, Any], *, quarantine: bool = False) -> Run:
     return Run(
         new_run_id(),
@@ -171,16 +160,6 @@ def start_run(command: str, options: Mapping[str, Any], *, quarantine: bool = Fa
         int(time.time() * 1000),
         quarantine=quarantine,
     )
-
-
-@contextmanager
-def run_scope(run: Run) -> Iterator[Run]:
-    """Make ``run`` the current run while the command works on one table."""
-    token = _CURRENT.set(run)
-    try:
-        yield run
-    finally:
-        _CURRENT.reset(token)
 
 
 def write_record(

@@ -40,7 +40,8 @@ from core.format.metadata_io import read_json
 from core.format.model import Snapshot
 from core.format.options import parse_duration_ms
 from core.io.fileio import FileIO, join
-from core.runtime.runs import current_run
+from core.runtime.interrupts import critical
+from core.runtime.runs import Run
 from core.table.table import PaimonTable
 from core.write.manifest_writer import (
     INDEX_MANIFEST_ENTRY_SCHEMA,
@@ -488,11 +489,14 @@ def commit(
     allow_unsafe: bool = False,
     sleep: Callable[[float], None] = time.sleep,
     publication: Publication | None = None,
+    run: Run | None = None,
 ) -> CommitResult:
     """Commit ``build(latest)`` as a new snapshot; rebuild and retry when another writer wins.
 
     ``publication`` is the caller's gate when it wrote files for this commit (compaction):
-    its state says afterwards, whatever was raised, whether they may be removed."""
+    its state says afterwards, whatever was raised, whether they may be removed. ``run``
+    records the commit. SIGINT/SIGTERM are held while the snapshot is published and
+    recorded (``core.runtime.interrupts``)."""
     refuse_non_avro_manifests(table)
     check_publishable(table, allow_unsafe=allow_unsafe)
     publication = publication or Publication(table.fileio)
@@ -521,14 +525,14 @@ def commit(
                     identifier=identifier,
                     now_ms=clock(),
                 )
-                published = _publish(table, raw, publication, allow_unsafe=allow_unsafe)
+                with critical():
+                    published = _publish(table, raw, publication, allow_unsafe=allow_unsafe)
+                    if published is not None and run is not None:
+                        run.commits.append(published.id)
             except BaseException:
                 attempt.discard()  # a no-op once publishing was attempted
                 raise
             if published is not None:
-                run = current_run()
-                if run is not None:
-                    run.commits.append(published.id)
                 hint = write_latest_hint(table, published.id)
                 if hint:
                     notes.append(hint)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -10,11 +9,10 @@ import typer
 
 if TYPE_CHECKING:
     from core.compaction.compact import CompactPlan, CompactResult
-    from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
+    from core.runtime.operation import Outcome
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
-from paimon_cli.journals import finish_unfinished, journals_json, render_journals
+from paimon_cli.journals import journals_json, journals_of, render_journals
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
     AllowUnsafeOpt,
@@ -37,7 +35,7 @@ from paimon_cli.params import (
     parse_options_arg,
 )
 from paimon_cli.render import render_commit
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 EPILOG = """Examples:
@@ -48,13 +46,6 @@ EPILOG = """Examples:
 
   paimon compact /wh/db.db/orders --engine spark --spark-master 'local[8]'
 """
-
-
-@dataclass(frozen=True)
-class Outcome:
-    cplan: CompactPlan
-    result: CompactResult | None
-    journals: ExecutionReport | None = None
 
 
 def compact(
@@ -106,12 +97,10 @@ def compact(
     from core.compaction.compact import (
         STRATEGIES,
         CompactFlags,
-        apply_compact,
         parse_partition_filter,
-        plan_compact,
     )
     from core.format.options import parse_memory_size
-    from core.runtime.clock import SystemClock
+    from core.ops.compact import Compact
 
     state = state_of(ctx)
     if compact_strategy is not None and compact_strategy not in STRATEGIES:
@@ -135,19 +124,14 @@ def compact(
         EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
     )
 
-    def run(t: PaimonTable) -> Outcome:
-        journals = None if dry_run else finish_unfinished(t)
-        cplan = plan_compact(t, flags, now_ms=SystemClock().now_ms())
-        if dry_run or not cplan.tasks:
-            return Outcome(cplan, None, journals)
-        result = apply_compact(t, cplan, executor=holder.get(), allow_unsafe=allow_unsafe_commit)
-        return Outcome(cplan, result, journals)
-
-    job = TableJob(
+    job = operation_job(
         "compact",
-        run,
-        lambda o: _to_json(o, dry_run),
-        lambda o, output: _render(o, output, dry_run),
+        lambda _ex: Compact(flags, allow_unsafe_commit),
+        holder.get,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: _to_json(o, dry_run),
+        render=lambda o, output: _render(o, output, dry_run),
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -155,7 +139,7 @@ def compact(
         holder.close()
 
 
-def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
+def _to_json(o: Outcome[CompactPlan, CompactResult], dry_run: bool) -> dict[str, Any]:
     r = o.result
     report = None
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
@@ -172,13 +156,13 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
             changelog_files=r.changelog_files,
             changelog_records=r.changelog_records,
         )
-    doc = plan_doc(dry_run, o.cplan.plan, report)
-    doc["journals"] = journals_json(o.journals)
+    doc = plan_doc(dry_run, o.plan.plan, report)
+    doc["journals"] = journals_json(journals_of(o.report))
     return doc
 
 
-def _render(o: Outcome, out: Output, dry_run: bool) -> None:
-    d = o.cplan.plan.details
+def _render(o: Outcome[CompactPlan, CompactResult], out: Output, dry_run: bool) -> None:
+    d = o.plan.plan.details
     tasks = d.get("tasks") or []
     if out.mode is Mode.QUIET:
         if dry_run:
@@ -187,7 +171,7 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
                     out.plain(f"{t['path']}/{f['name']}")
         return
     title = "compact" + (" (dry run)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold] {o.cplan.plan.table}")
+    out.line(f"[bold]{title}[/bold] {o.plan.plan.table}")
     target = d.get("config", {}).get("target-file-size", {})
     out.line(
         f"  {d.get('mode')} table, strategy {d.get('strategy')}, target file size "
@@ -208,7 +192,7 @@ def _render(o: Outcome, out: Output, dry_run: bool) -> None:
             f"  changelog-producer {d['changelog_producer']}: the compaction writes changelog "
             "files as Paimon's does"
         )
-    render_journals(o.journals, out)
+    render_journals(journals_of(o.report), out)
     if d.get("latest_snapshot") is None:
         out.line("  the table has no snapshots: nothing to do")
         return

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
-    from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_bytes, human_duration, human_time
@@ -36,9 +33,8 @@ from paimon_cli.params import (
     as_usage_error,
     parse_fs_options,
 )
-from paimon_cli.progress import progress_for
-from paimon_cli.render import SCREEN, render_report, report_failed
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.render import SCREEN, render_report
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 EPILOG = """Examples:
@@ -49,12 +45,6 @@ EPILOG = """Examples:
 
   paimon delete-orphan-files 'db.*' --warehouse /wh
 """
-
-
-@dataclass(frozen=True)
-class Outcome:
-    plan: Plan
-    report: ExecutionReport | None
 
 
 def delete_orphan_files(
@@ -111,12 +101,9 @@ def delete_orphan_files(
     ] = None,
 ) -> None:
     """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
-    from core.ops.orphan_files import DEFAULT_AGE_MS, RootWatcher, plan_orphan_clean
-    from core.ops.orphan_files_spark import SparkOrphanClean
-    from core.runtime.apply import apply, finish_journals
+    from core.ops.delete_orphan_files import delete_orphan_files
+    from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest
     from core.runtime.clock import SystemClock
-    from core.runtime.executors.spark import SparkExecutor
-    from core.runtime.report import ExecutionReport
     from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
@@ -133,57 +120,20 @@ def delete_orphan_files(
     )
     choice = EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
     holder = ExecutorHolder(choice)
-
-    def run(t: PaimonTable) -> Outcome:
-        progress = progress_for(out)
-        executor = holder.get()
-        report = None if dry_run else ExecutionReport()
-        if report is not None:
-            finish_journals(t, executor=executor, progress=progress, report=report)
-        if isinstance(executor, SparkExecutor):
-            clean = SparkOrphanClean(
-                t,
-                executor,
-                cutoff,
-                now,
-                allow_recent=allow_recent,
-                external_exclusive=external_root_is_exclusive,
-            )
-            plan = clean.plan(progress, str(report_file) if report_file else None)
-            if report is not None:
-                clean.apply(plan, report)
-            return Outcome(plan, report)
-        plan = plan_orphan_clean(
-            t,
-            older_than_ms=cutoff,
-            now_ms=now,
-            executor=executor,
-            allow_recent=allow_recent,
-            progress=progress,
-            external_exclusive=external_root_is_exclusive,
-        )
-        if report is not None:
-            watcher = RootWatcher(t, plan, executor)
-            apply(
-                t,
-                plan,
-                recheck=lambda _t, p: p,
-                executor=executor,
-                progress=progress,
-                report=report,
-                journal=False,
-                before_phase=watcher.filter,
-            )
-        if report_file is not None:
-            _write_report(report_file, plan)
-        return Outcome(plan, report)
-
-    job = TableJob(
+    request = OrphanRequest(
+        cutoff,
+        allow_recent=allow_recent,
+        external_exclusive=external_root_is_exclusive,
+        report_file=str(report_file) if report_file else None,
+    )
+    job = operation_job(
         "delete-orphan-files",
-        run,
-        lambda o: plan_doc(dry_run, o.plan, o.report.to_json() if o.report else None),
-        lambda o, output: _render(o, output, zone, dry_run),
-        failed=report_failed,
+        lambda ex: delete_orphan_files(request, ex),
+        holder.get,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: plan_doc(dry_run, o.plan, o.report.to_json() if o.report else None),
+        render=lambda o, output: _render(o, output, zone, dry_run),
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -191,13 +141,7 @@ def delete_orphan_files(
         holder.close()
 
 
-def _write_report(path: Path, plan: Plan) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for orphan in plan.details["orphans"]:
-            fh.write(json.dumps(dict(orphan)) + "\n")
-
-
-def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
+def _render(o: Outcome[Plan, None], out: Output, zone: Any, dry_run: bool) -> None:
     d = o.plan.details
     orphans: list[Mapping[str, Any]] = d["orphans"]
     if out.mode is Mode.QUIET:

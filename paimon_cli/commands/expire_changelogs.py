@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
-    from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output
@@ -34,9 +32,8 @@ from paimon_cli.params import (
     as_usage_error,
     parse_fs_options,
 )
-from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan_and_report, report_failed
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.render import render_plan_and_report
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 EPILOG = """Examples:
@@ -47,13 +44,6 @@ EPILOG = """Examples:
 
   paimon expire-changelogs /wh/db.db/orders --delete-all
 """
-
-
-@dataclass(frozen=True)
-class Outcome:
-    plan: Plan
-    report: ExecutionReport | None
-    pending_journals: int
 
 
 def expire_changelogs(
@@ -119,12 +109,8 @@ def expire_changelogs(
 ) -> None:
     """Expire long-lived changelogs (changelog/changelog-N) and the files only they use,
     as Paimon's expire_changelogs procedure does."""
-    from core.errors import StalePlanError
-    from core.ops.expire_changelogs import ChangelogFlags, plan_expire_changelogs, recheck
-    from core.runtime.apply import apply, finish_journals
+    from core.ops.expire_changelogs import ChangelogFlags, ExpireChangelogs
     from core.runtime.clock import SystemClock
-    from core.runtime.journal import unfinished_journals
-    from core.runtime.report import ExecutionReport
     from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
@@ -159,39 +145,19 @@ def expire_changelogs(
         EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
     )
 
-    def run(t: PaimonTable) -> Outcome:
-        progress = progress_for(out)
-        executor = holder.get()
-        if dry_run:
-            pending = len(unfinished_journals(t.fileio, t.location))
-            plan = plan_expire_changelogs(
-                t, flags, now_ms=now, executor=executor, progress=progress
-            )
-            return Outcome(plan, None, pending)
-        report = ExecutionReport()
-        finish_journals(t, executor=executor, progress=progress, report=report)
-        plan = plan_expire_changelogs(t, flags, now_ms=now, executor=executor, progress=progress)
-        try:
-            apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
-        except StalePlanError:
-            plan = plan_expire_changelogs(
-                t, flags, now_ms=SystemClock().now_ms(), executor=executor, progress=progress
-            )
-            report.notes.append("re-planned once: the table changed while planning")
-            apply(t, plan, recheck=recheck, executor=executor, progress=progress, report=report)
-        return Outcome(plan, report, 0)
-
-    job = TableJob(
+    job = operation_job(
         "expire-changelogs",
-        run,
-        lambda o: plan_doc(
+        lambda _ex: ExpireChangelogs(flags),
+        holder.get,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: plan_doc(
             dry_run,
             o.plan,
             o.report.to_json() if o.report else None,
             unfinished_journals=o.pending_journals,
         ),
-        lambda o, output: _render(o, output, dry_run),
-        failed=report_failed,
+        render=lambda o, output: _render(o, output, dry_run),
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -199,7 +165,7 @@ def expire_changelogs(
         holder.close()
 
 
-def _render(o: Outcome, out: Output, dry_run: bool) -> None:
+def _render(o: Outcome[Plan, None], out: Output, dry_run: bool) -> None:
     d: dict[str, Any] = dict(o.plan.details)
     if out.mode is Mode.QUIET:
         if dry_run:

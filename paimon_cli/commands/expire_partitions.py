@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
-    from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
     from core.write.commit import CommitResult
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.journals import finish_unfinished, journals_json, render_journals
+from paimon_cli.journals import journals_json, journals_of, render_journals
 from paimon_cli.output import Mode, Output, human_bytes, human_wall_clock
 from paimon_cli.params import (
     AllowUnsafeOpt,
@@ -32,7 +30,7 @@ from paimon_cli.params import (
     parse_options_arg,
 )
 from paimon_cli.render import render_commit
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 EPILOG = """Examples:
@@ -43,13 +41,6 @@ EPILOG = """Examples:
 
   paimon expire-partitions /wh/db.db/logs --expiration-time 2d --timestamp-pattern '$dt $hour:00:00'
 """
-
-
-@dataclass(frozen=True)
-class Outcome:
-    plan: Plan
-    result: CommitResult | None
-    journals: ExecutionReport | None = None
 
 
 def expire_partitions(
@@ -115,12 +106,11 @@ def expire_partitions(
     from core.format.options import parse_duration_ms
     from core.ops.expire_partitions import (
         STRATEGIES,
+        ExpirePartitions,
         PartitionExpireFlags,
-        apply_partition_expire,
-        plan_partition_expire,
     )
     from core.retention.partition_time import Formatter
-    from core.runtime.clock import SystemClock
+    from core.runtime.executors.local import LocalExecutor
     from core.runtime.timeparse import resolve_zone
 
     state = state_of(ctx)
@@ -151,30 +141,23 @@ def expire_partitions(
         max_requests_per_second=max_rps,
     )
 
-    def run(t: PaimonTable) -> Outcome:
-        plan = plan_partition_expire(
-            t, flags, now_ms=SystemClock().now_ms(), zone=zone, warn=out.warn
-        )
-        if dry_run:
-            return Outcome(plan, None)
-        journals = finish_unfinished(t)
-        if journals is not None:  # the journals changed the table: plan on what is there now
-            plan = plan_partition_expire(
-                t, flags, now_ms=SystemClock().now_ms(), zone=zone, warn=lambda _m: None
-            )
-        result = apply_partition_expire(t, plan, allow_unsafe=allow_unsafe_commit)
-        return Outcome(plan, result, journals)
-
-    job = TableJob(
+    executor = LocalExecutor(1)
+    job = operation_job(
         "expire-partitions",
-        run,
-        lambda o: _to_json(o, dry_run),
-        lambda o, output: _render(o, output, dry_run, zone),
+        lambda _ex: ExpirePartitions(flags, zone, allow_unsafe_commit, out.warn),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: _to_json(o, dry_run),
+        render=lambda o, output: _render(o, output, dry_run, zone),
     )
-    run_job(sel, job, out, debug=state.debug)
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
 
 
-def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
+def _to_json(o: Outcome[Plan, CommitResult], dry_run: bool) -> dict[str, Any]:
     r = o.result
     report = None
     if r is not None and r.snapshot is not None:
@@ -185,11 +168,11 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
             files_marked_delete=len(r.changes.entries) if r.changes else 0,
         )
     doc = plan_doc(dry_run, o.plan, report)
-    doc["journals"] = journals_json(o.journals)
+    doc["journals"] = journals_json(journals_of(o.report))
     return doc
 
 
-def _render(o: Outcome, out: Output, dry_run: bool, zone: Any) -> None:
+def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool, zone: Any) -> None:
     d = o.plan.details
     parts = d.get("partitions") or []
     if out.mode is Mode.QUIET:
@@ -206,7 +189,7 @@ def _render(o: Outcome, out: Output, dry_run: bool, zone: Any) -> None:
         f"({cfg.get('expiration_time', {}).get('source')}): expiring partitions older than "
         f"{human_wall_clock(d.get('expire_before_local'), zone)}"
     )
-    render_journals(o.journals, out)
+    render_journals(journals_of(o.report), out)
     if d.get("latest_snapshot") is None:
         out.line("  the table has no snapshots: nothing to do")
         return

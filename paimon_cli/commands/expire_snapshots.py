@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
-    from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import Mode, Output, human_duration, human_limit, human_time
@@ -38,9 +36,8 @@ from paimon_cli.params import (
     parse_fs_options,
     parse_options_arg,
 )
-from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan_and_report, report_failed
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.render import render_plan_and_report
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 EPILOG = """Examples:
@@ -51,13 +48,6 @@ EPILOG = """Examples:
 
   paimon expire-snapshots 'db.*' --warehouse s3://lake/wh --json
 """
-
-
-@dataclass(frozen=True)
-class Outcome:
-    plan: Plan
-    report: ExecutionReport | None
-    pending_journals: int
 
 
 def expire_snapshots(
@@ -127,16 +117,8 @@ def expire_snapshots(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
-    from core.errors import StalePlanError
-    from core.ops.expire_snapshots import (
-        ExpireFlags,
-        apply_expiry,
-        plan_expire_snapshots,
-    )
-    from core.runtime.apply import finish_journals
+    from core.ops.expire_snapshots import ExpireFlags, ExpireSnapshots
     from core.runtime.clock import SystemClock
-    from core.runtime.journal import unfinished_journals
-    from core.runtime.report import ExecutionReport
     from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
@@ -168,7 +150,6 @@ def expire_snapshots(
         )
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     flags = ExpireFlags(retain_min, retain_max, older_than_ms, max_deletes)
-    saved = _load_plan(plan_file) if plan_file else None
     sel = Selection(
         table,
         warehouse,
@@ -180,49 +161,19 @@ def expire_snapshots(
     holder = ExecutorHolder(
         EngineChoice.of(engine, parallelism, spark_master, spark_remote, spark_conf)
     )
-
-    def run(t: PaimonTable) -> Outcome:
-        progress = progress_for(out)
-        executor = holder.get()
-        if dry_run:
-            pending = len(unfinished_journals(t.fileio, t.location))
-            plan = saved or plan_expire_snapshots(
-                t, flags, now_ms=now, executor=executor, progress=progress
-            )
-            return Outcome(plan, None, pending)
-        report = ExecutionReport()
-        finish_journals(t, executor=executor, progress=progress, report=report)
-        plan = saved or plan_expire_snapshots(
-            t, flags, now_ms=now, executor=executor, progress=progress
-        )
-
-        def act(plan: Plan) -> None:
-            apply_expiry(t, plan, executor=executor, progress=progress, report=report)
-
-        try:
-            act(plan)
-        except StalePlanError:
-            if saved is not None:
-                raise
-            # The table moved between planning and acting: plan once more, then act or refuse.
-            plan = plan_expire_snapshots(
-                t, flags, now_ms=SystemClock().now_ms(), executor=executor, progress=progress
-            )
-            report.notes.append("re-planned once: the table changed while planning")
-            act(plan)
-        return Outcome(plan, report, 0)
-
-    job = TableJob(
+    job = operation_job(
         "expire-snapshots",
-        run,
-        lambda o: plan_doc(
+        lambda _ex: ExpireSnapshots(flags),
+        holder.get,
+        run_request(dry_run=dry_run, saved_plan=_load_plan(plan_file) if plan_file else None),
+        out,
+        to_json=lambda o: plan_doc(
             dry_run,
             o.plan,
             o.report.to_json() if o.report else None,
             unfinished_journals=o.pending_journals,
         ),
-        lambda o, output: _render(o, output, zone, dry_run),
-        failed=report_failed,
+        render=lambda o, output: _render(o, output, zone, dry_run),
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -249,7 +200,7 @@ def _load_plan(path: Path) -> Plan:
     return plan
 
 
-def _render(o: Outcome, out: Output, zone: Any, dry_run: bool) -> None:
+def _render(o: Outcome[Plan, None], out: Output, zone: Any, dry_run: bool) -> None:
     d = o.plan.details
     if out.mode is Mode.QUIET:
         if dry_run:

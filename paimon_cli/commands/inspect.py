@@ -160,7 +160,6 @@ def inspect(
                 _check_json,
                 lambda r, o: _render_check(r, o),
                 failed=lambda r: not r.ok,
-                changes=False,
             )
         else:
             job = TableJob(
@@ -171,7 +170,6 @@ def inspect(
                 ),
                 lambda r: {"view": view.value, view.value: r[1]},
                 lambda r, o: _RENDER[view](r[0], r[1], o, zone),
-                changes=False,
             )
         run_job(sel, job, out, debug=state.debug)
     finally:

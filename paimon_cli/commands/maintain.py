@@ -235,27 +235,26 @@ class _Runner:
     ) -> None:
         """One table's steps inside its run record (and quarantine, with --quarantine)."""
         from core.ops.maintain import maintain_table
-        from core.runtime.runs import run_scope, start_run, write_record
+        from core.runtime.runs import start_run, write_record
 
-        def steps() -> None:
-            maintain_table(
-                table,
-                config,
-                executor=executor,
-                progress=progress,
-                warn=self.out.warn,
-                result=result,
-            )
-
-        if self.params is None:
-            steps()
+        record = None
+        if self.params is not None:
+            quarantine = bool(self.params.get("quarantine"))
+            record = start_run("maintain", self.params, quarantine=quarantine)
+        maintain_table(
+            table,
+            config,
+            executor=executor,
+            progress=progress,
+            warn=self.out.warn,
+            result=result,
+            record=record,
+        )
+        if record is None:
             return
-        run = start_run("maintain", self.params, quarantine=bool(self.params.get("quarantine")))
-        with run_scope(run):
-            steps()
         status = "partial" if result.failed else "ok"
-        write_record(table.fileio, table.location, run, branch=table.branch, status=status)
-        self.run_ids[table.location] = run.id
+        write_record(table.fileio, table.location, record, branch=table.branch, status=status)
+        self.run_ids[table.location] = record.id
 
     def run_all(
         self, locations: list[str], parallel: int, budget_s: float | None

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
-    from core.table.table import PaimonTable
     from core.write.commit import CommitResult
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.output import Mode, Output, human_bytes
@@ -28,9 +27,8 @@ from paimon_cli.params import (
     as_usage_error,
     parse_fs_options,
 )
-from paimon_cli.progress import progress_for
 from paimon_cli.render import render_commit
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 EPILOG = """Examples:
@@ -41,12 +39,6 @@ EPILOG = """Examples:
 
   paimon remove-unexisting-files /wh/db.db/orders --partition dt=2024-07-01 --json
 """
-
-
-@dataclass(frozen=True)
-class Outcome:
-    plan: Plan
-    result: CommitResult | None
 
 
 def remove_unexisting_files(
@@ -74,7 +66,7 @@ def remove_unexisting_files(
     """Commit one snapshot marking the latest snapshot's missing data files DELETE (Paimon's
     remove_unexisting_files): readers work again; the rows those files held are gone."""
     from core.compaction.compact import parse_partition_filter
-    from core.ops.remove_unexisting import apply_remove_unexisting, plan_remove_unexisting
+    from core.ops.remove_unexisting import RemoveUnexistingFiles
     from core.runtime.executors.local import LocalExecutor
 
     state = state_of(ctx)
@@ -83,23 +75,17 @@ def remove_unexisting_files(
     ]
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)
-
-    def run(t: PaimonTable) -> Outcome:
-        plan = plan_remove_unexisting(
-            t, partitions=specs, executor=executor, progress=progress_for(out)
-        )
-        if dry_run:
-            return Outcome(plan, None)
-        return Outcome(plan, apply_remove_unexisting(t, plan, allow_unsafe=allow_unsafe_commit))
-
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
-    job = TableJob(
+    job = operation_job(
         "remove-unexisting-files",
-        run,
-        lambda o: _to_json(o, dry_run),
-        lambda o, output: _render(o, output, dry_run),
+        lambda _ex: RemoveUnexistingFiles(tuple(specs), allow_unsafe_commit),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: _to_json(o, dry_run),
+        render=lambda o, output: _render(o, output, dry_run),
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -107,7 +93,7 @@ def remove_unexisting_files(
         executor.close()
 
 
-def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
+def _to_json(o: Outcome[Plan, CommitResult], dry_run: bool) -> dict[str, Any]:
     r = o.result
     report = None
     if r is not None and r.snapshot is not None:
@@ -120,7 +106,7 @@ def _to_json(o: Outcome, dry_run: bool) -> dict[str, Any]:
     return plan_doc(dry_run, o.plan, report)
 
 
-def _render(o: Outcome, out: Output, dry_run: bool) -> None:
+def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool) -> None:
     d = o.plan.details
     files = d.get("files") or []
     if out.mode is Mode.QUIET:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
-    from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
@@ -25,9 +23,8 @@ from paimon_cli.params import (
     WarehouseOpt,
     parse_fs_options,
 )
-from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan_and_report, report_failed
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.render import render_plan_and_report
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 EPILOG = """Examples:
@@ -38,12 +35,6 @@ EPILOG = """Examples:
 
   paimon rollback db.orders -w s3://lake/wh --to-snapshot 42 --force --json
 """
-
-
-@dataclass(frozen=True)
-class Outcome:
-    plan: Plan
-    report: ExecutionReport | None
 
 
 def rollback(
@@ -84,36 +75,25 @@ def rollback(
     max_rps: RateOpt = None,
 ) -> None:
     """Roll a table back to a snapshot or tag, as Paimon's rollback_to does."""
-    from core.ops.rollback import apply_rollback, plan_rollback
-    from core.runtime.apply import finish_journals
+    from core.ops.rollback import Rollback
     from core.runtime.executors.local import LocalExecutor
-    from core.runtime.report import ExecutionReport
 
     state = state_of(ctx)
     if (to_snapshot is None) == (to_tag is None):
         raise typer.BadParameter("give exactly one of --to-snapshot and --to-tag")
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(1)
-
-    def run(t: PaimonTable) -> Outcome:
-        if dry_run:
-            return Outcome(plan_rollback(t, snapshot_id=to_snapshot, tag=to_tag, force=force), None)
-        progress = progress_for(out)
-        report = ExecutionReport()
-        finish_journals(t, executor=executor, progress=progress, report=report)
-        plan = plan_rollback(t, snapshot_id=to_snapshot, tag=to_tag, force=force)
-        apply_rollback(t, plan, executor=executor, progress=progress, report=report)
-        return Outcome(plan, report)
-
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
-    job = TableJob(
+    job = operation_job(
         "rollback",
-        run,
-        lambda o: plan_doc(dry_run, o.plan, o.report.to_json() if o.report else None),
-        lambda o, output: _render(o, output, dry_run),
-        failed=report_failed,
+        lambda _ex: Rollback(to_snapshot, to_tag, force),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: plan_doc(dry_run, o.plan, o.report.to_json() if o.report else None),
+        render=lambda o, output: _render(o, output, dry_run),
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -125,7 +105,7 @@ def _span(ids: list[int]) -> str:
     return "none" if not ids else (f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else str(ids[0]))
 
 
-def _render(o: Outcome, out: Output, dry_run: bool) -> None:
+def _render(o: Outcome[Plan, None], out: Output, dry_run: bool) -> None:
     d: Any = o.plan.details
     if out.mode is Mode.QUIET:
         if dry_run:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
-    from core.runtime.executors.local import LocalExecutor
+    from core.ops.tag_operations import Renamed
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
     from core.runtime.report import ExecutionReport
-    from core.table.table import PaimonTable
 from paimon_cli.convert import plan_doc
-from paimon_cli.journals import finish_unfinished, journals_json
+from paimon_cli.journals import journals_json, journals_of, render_journals
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
     BranchOpt,
@@ -33,9 +32,8 @@ from paimon_cli.params import (
     parse_fs_options,
     parse_options_arg,
 )
-from paimon_cli.progress import progress_for
-from paimon_cli.render import render_plan, render_report, report_failed
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.render import render_plan, render_report
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 CREATE_EPILOG = """Examples:
@@ -64,19 +62,23 @@ EXPIRE_EPILOG = """Examples:
 """
 
 
-@dataclass(frozen=True)
-class Outcome:
-    plan: Plan
-    report: ExecutionReport | None
-    done: bool = False
+def _shown(o: Outcome[Plan, Any], journals_only: bool) -> ExecutionReport | None:
+    """The report to show: a write-only command (create-tag) shows only the journals it
+    finished first, else a plain "done"."""
+    if o.report is None or not journals_only:
+        return o.report
+    return journals_of(o.report)
 
 
-def _doc(o: Outcome, dry_run: bool) -> dict[str, Any]:
-    report = o.report.to_json() if o.report else ({"status": "ok"} if o.done else None)
+def _doc(o: Outcome[Plan, Any], dry_run: bool, journals_only: bool = False) -> dict[str, Any]:
+    shown = _shown(o, journals_only)
+    report = shown.to_json() if shown else (None if o.report is None else {"status": "ok"})
     return plan_doc(dry_run, o.plan, report)
 
 
-def _render(o: Outcome, out: Output, dry_run: bool, title: str) -> None:
+def _render(
+    o: Outcome[Plan, Any], out: Output, dry_run: bool, title: str, journals_only: bool = False
+) -> None:
     if out.mode is Mode.QUIET:
         if dry_run:
             for phase in o.plan.phases:
@@ -98,9 +100,10 @@ def _render(o: Outcome, out: Output, dry_run: bool, title: str) -> None:
         verb = "replace" if d.get("replace") else "create"
         out.line(f"  {verb} tag {d['tag']} on snapshot {d['snapshot_id']}")
     render_plan(o.plan, out, show_actions=dry_run)
-    if o.report is not None:
-        render_report(o.report, out)
-    elif o.done:
+    shown = _shown(o, journals_only)
+    if shown is not None:
+        render_report(shown, out)
+    elif o.report is not None:
         out.line("  [green]done[/green]")
 
 
@@ -137,9 +140,10 @@ def create_tag(
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
     from core.format.options import parse_duration_ms
-    from core.ops.tags import apply_create_tag, plan_create_tag, validate_tag_name
-    from core.runtime.clock import SystemClock
-    from core.runtime.timeparse import local_datetime, resolve_zone
+    from core.ops.tag_operations import CreateTag
+    from core.ops.tags import validate_tag_name
+    from core.runtime.executors.local import LocalExecutor
+    from core.runtime.timeparse import resolve_zone
 
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(name), "NAME")
@@ -154,58 +158,24 @@ def create_tag(
         raise typer.BadParameter("must be at least 1", param_hint="--snapshot")
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
-
-    def run(t: PaimonTable) -> Outcome:
-        now = SystemClock().now_ms()
-        plan = plan_create_tag(
-            t,
-            name,
-            snapshot_id=snapshot,
-            time_retained_ms=retained,
-            replace_existing=replace,
-            now_local=local_datetime(now, zone),
-            now_ms=now,
-        )
-        if dry_run:
-            return Outcome(plan, None)
-        journals = finish_unfinished(t)
-        if journals is not None:
-            plan = plan_create_tag(
-                t,
-                name,
-                snapshot_id=snapshot,
-                time_retained_ms=retained,
-                replace_existing=replace,
-                now_local=local_datetime(now, zone),
-                now_ms=now,
-            )
-        apply_create_tag(t, plan)
-        return Outcome(plan, journals, done=True)
-
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
-    job = TableJob(
+    executor = LocalExecutor(1)
+    op = CreateTag(name, zone, snapshot, retained, replace)
+    job = operation_job(
         "create-tag",
-        run,
-        lambda o: _doc(o, dry_run),
-        lambda o, output: _render(o, output, dry_run, "create-tag"),
+        lambda _ex: op,
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: _doc(o, dry_run, journals_only=True),
+        render=lambda o, output: _render(o, output, dry_run, "create-tag", journals_only=True),
     )
-    run_job(sel, job, out, debug=state.debug)
-
-
-def _run_deletion(
-    t: PaimonTable, plan: Plan, executor: LocalExecutor, out: Output
-) -> ExecutionReport:
-    from core.ops.tags import filter_for_resume
-    from core.runtime.apply import apply, finish_journals
-    from core.runtime.report import ExecutionReport
-
-    progress = progress_for(out)
-    report = ExecutionReport()
-    finish_journals(t, executor=executor, progress=progress, report=report)
-    apply(t, plan, recheck=filter_for_resume, executor=executor, progress=progress, report=report)
-    return report
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
 
 
 def delete_tag(
@@ -230,8 +200,8 @@ def delete_tag(
     parallelism: ParallelismOpt = None,
 ) -> None:
     """Delete tags and the files only they kept alive (Paimon's TagDeletion, branch-safe)."""
-    from core.ops.tags import plan_delete_tags, validate_tag_name
-    from core.runtime.clock import SystemClock
+    from core.ops.tag_operations import DeleteTags
+    from core.ops.tags import validate_tag_name
     from core.runtime.executors.local import LocalExecutor
 
     state = state_of(ctx)
@@ -242,67 +212,22 @@ def delete_tag(
         as_usage_error(partial(validate_tag_name, n), "NAMES")
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)
-
-    def run(t: PaimonTable) -> Outcome:
-        plan = plan_delete_tags(
-            t, wanted, executor=executor, now_ms=SystemClock().now_ms(), force=force
-        )
-        _refuse_missing(t, plan.details.get("missing") or [])
-        if dry_run:
-            return Outcome(plan, None)
-        return Outcome(plan, _run_deletion(t, plan, executor, out))
-
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
-    job = TableJob(
+    job = operation_job(
         "delete-tag",
-        run,
-        lambda o: _doc(o, dry_run),
-        lambda o, output: _render(o, output, dry_run, "delete-tag"),
-        failed=report_failed,
+        lambda _ex: DeleteTags(tuple(wanted), force),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: _doc(o, dry_run),
+        render=lambda o, output: _render(o, output, dry_run, "delete-tag"),
     )
     try:
         run_job(sel, job, out, debug=state.debug)
     finally:
         executor.close()
-
-
-def _being_deleted(table: PaimonTable) -> set[str]:
-    """Tags an interrupted tag deletion already removed (tag files go first): its journal
-    still names them, and this run finishes it."""
-    from core.runtime.journal import unfinished_journals
-
-    return {
-        entry["tag"]
-        for journal in unfinished_journals(table.fileio, table.location)
-        if journal.plan.branch == table.branch
-        for entry in journal.plan.details.get("tags") or []
-        if isinstance(entry, dict) and "tag" in entry
-    }
-
-
-def _refuse_missing(table: PaimonTable, missing: list[str]) -> None:
-    """A tag name that does not exist is a typo, not success (Paimon's deleteTag fails too):
-    refuse before anything is deleted, and suggest the closest existing names. A tag an
-    interrupted deletion removed is no typo: finishing that deletion is what was asked."""
-    import difflib
-
-    from core.ops.tags import TagError
-
-    if missing:
-        missing = [name for name in missing if name not in _being_deleted(table)]
-    if not missing:
-        return
-    existing = table.tags.names()
-    close = [m for name in missing for m in difflib.get_close_matches(name, existing, n=1)]
-    names = ", ".join(repr(n) for n in missing)
-    raise TagError(
-        f"tag {names} does not exist" if len(missing) == 1 else f"tags {names} do not exist",
-        hint=f"did you mean {', '.join(repr(c) for c in close)}?"
-        if close
-        else f"existing tags: {', '.join(existing) or 'none'}",
-    )
 
 
 def rename_tag_cmd(
@@ -319,51 +244,56 @@ def rename_tag_cmd(
     max_rps: RateOpt = None,
 ) -> None:
     """Rename a tag (the new name is created if absent, then the old file goes)."""
-    from core.ops.tags import rename_tag, validate_tag_name
+    from core.ops.tag_operations import RenameTag
+    from core.ops.tags import validate_tag_name
+    from core.runtime.executors.local import LocalExecutor
 
     state = state_of(ctx)
     as_usage_error(lambda: validate_tag_name(old), "OLD")
     as_usage_error(lambda: validate_tag_name(new), "NEW")
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
 
-    def run(t: PaimonTable) -> dict[str, Any]:
-        if dry_run:
-            names = t.tags.names()
-            return {
-                "dry_run": True,
-                "from": old,
-                "to": new,
-                "possible": old in names and new not in names,
-            }
-        journals = finish_unfinished(t)
-        src, dst = rename_tag(t, old, new)
+    def to_json(o: Outcome[Plan, Renamed]) -> dict[str, Any]:
+        if o.report is None:
+            return {"dry_run": True, "from": old, "to": new, "possible": o.plan.details["possible"]}
+        assert o.result is not None
         return {
             "dry_run": False,
             "from": old,
             "to": new,
-            "old_path": src,
-            "new_path": dst,
-            "journals": journals_json(journals),
+            "old_path": o.result.old_path,
+            "new_path": o.result.new_path,
+            "journals": journals_json(journals_of(o.report)),
         }
 
-    def render(doc: dict[str, Any], output: Output) -> None:
+    def render(o: Outcome[Plan, Renamed], output: Output) -> None:
         if output.mode is Mode.QUIET:
             return
-        if doc["dry_run"]:
-            verdict = "would rename" if doc["possible"] else "cannot rename (check the names)"
+        if o.report is None:
+            possible = o.plan.details["possible"]
+            verdict = "would rename" if possible else "cannot rename (check the names)"
             output.line(f"rename-tag (dry run): {verdict} {old} -> {new}")
-        else:
-            output.line(f"renamed tag {old} -> {new}")
-            journals = doc.get("journals") or {}
-            for journal in journals.get("resumed_journals") or []:
-                output.line(f"  finished an interrupted run first (journal {journal})")
-            for note in journals.get("notes") or []:
-                output.line(f"  note: {note}")
+            return
+        output.line(f"renamed tag {old} -> {new}")
+        render_journals(journals_of(o.report), output)
 
     sel = Selection(
         table, warehouse, branch, parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
-    run_job(sel, TableJob("rename-tag", run, lambda d: d, render), out, debug=state.debug)
+    executor = LocalExecutor(1)
+    job = operation_job(
+        "rename-tag",
+        lambda _ex: RenameTag(old, new),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=to_json,
+        render=render,
+    )
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
 
 
 def expire_tags(
@@ -392,41 +322,21 @@ def expire_tags(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
-    from core.ops.tags import expired_tag_names, plan_delete_tags, select_expired_tags
+    from core.ops.tag_operations import ExpireTags
     from core.runtime.clock import SystemClock
     from core.runtime.executors.local import LocalExecutor
-    from core.runtime.timeparse import local_datetime, parse_instant, resolve_zone
+    from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
     zone = as_usage_error(lambda: resolve_zone(timezone), "--timezone")
     now = SystemClock().now_ms()
-    older_local = None
+    older_ms = None
     if older_than is not None:
-        ms = as_usage_error(
+        older_ms = as_usage_error(
             lambda: parse_instant(older_than, now_ms=now, zone=zone), "--older-than"
         )
-        older_local = local_datetime(ms, zone)
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
     executor = LocalExecutor(parallelism)
-
-    def run(t: PaimonTable) -> Outcome:
-        chosen = select_expired_tags(
-            t, now_local=local_datetime(now, zone), older_than_local=older_local, zone=zone
-        )
-        reasons = expired_tag_names(chosen)
-        plan = plan_delete_tags(
-            t,
-            list(reasons),
-            executor=executor,
-            now_ms=now,
-            force=True,
-            command="expire-tags",
-            reasons=reasons,
-        )
-        if dry_run or plan.empty:
-            return Outcome(plan, None, done=not dry_run)
-        return Outcome(plan, _run_deletion(t, plan, executor, out))
-
     sel = Selection(
         table,
         warehouse,
@@ -435,12 +345,14 @@ def expire_tags(
         parse_options_arg(options),
         max_requests_per_second=max_rps,
     )
-    job = TableJob(
+    job = operation_job(
         "expire-tags",
-        run,
-        lambda o: _doc(o, dry_run),
-        lambda o, output: _render(o, output, dry_run, "expire-tags"),
-        failed=report_failed,
+        lambda _ex: ExpireTags(zone, older_ms),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: _doc(o, dry_run),
+        render=lambda o, output: _render(o, output, dry_run, "expire-tags"),
     )
     try:
         run_job(sel, job, out, debug=state.debug)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
     from core.ops.restore import RestorePlan, RestoreReport
+    from core.runtime.operation import Outcome
     from core.runtime.quarantine import PurgeRun
-    from core.table.table import PaimonTable
 from paimon_cli.convert import instant
 from paimon_cli.output import Mode, Output, human_bytes
 from paimon_cli.params import (
@@ -25,7 +24,7 @@ from paimon_cli.params import (
     as_usage_error,
     parse_fs_options,
 )
-from paimon_cli.selection import Selection, TableJob, run_job
+from paimon_cli.selection import Selection, operation_job, run_job, run_request
 from paimon_cli.state import state_of
 
 RESTORE_EPILOG = """Examples:
@@ -41,12 +40,6 @@ PURGE_EPILOG = """Examples:
   paimon purge-quarantine 'db.*' -w s3://lake/wh --older-than '7 d'
 """
 SCREEN = 40
-
-
-@dataclass(frozen=True)
-class Restored:
-    plan: RestorePlan
-    report: RestoreReport | None
 
 
 def restore(
@@ -67,35 +60,36 @@ def restore(
     max_rps: RateOpt = None,
 ) -> None:
     """Move a quarantined run's files back (data, manifests, snapshots and tags, then hints)."""
-    from core.ops.restore import apply_restore, plan_restore
+    from core.ops.restore import Restore
+    from core.runtime.executors.local import LocalExecutor
 
     state = state_of(ctx)
     if (run_id is None) == (not last):
         raise typer.BadParameter("give a RUN_ID or --last (one of them)")
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
-
-    def run(t: PaimonTable) -> Restored:
-        plan = plan_restore(t, None if last else run_id)
-        if dry_run:
-            return Restored(plan, None)
-        return Restored(plan, apply_restore(t, plan))
-
     sel = Selection(
         table, warehouse, "main", parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
-    job = TableJob(
+    executor = LocalExecutor(1)
+    job = operation_job(
         "restore",
-        run,
-        lambda o: {
+        lambda _ex: Restore(None if last else run_id),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: {
             "dry_run": dry_run,
             "plan": o.plan.to_json(),
-            "report": o.report.to_json() if o.report else None,
+            "report": o.result.to_json() if o.result else None,
         },
-        lambda o, output: _render_restore(o, output, dry_run),
+        render=lambda o, output: _render_restore(o, output, dry_run),
         # A dry run that found conflicts fails too: the real run would be refused.
         failed=lambda o: bool(o.plan.conflicts),
     )
-    run_job(sel, job, out, debug=state.debug)
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
 
 
 def _ranges(ids: tuple[int, ...]) -> str:
@@ -112,7 +106,7 @@ def _ranges(ids: tuple[int, ...]) -> str:
     return ", ".join(parts)
 
 
-def _render_restore(o: Restored, out: Output, dry_run: bool) -> None:
+def _render_restore(o: Outcome[RestorePlan, RestoreReport], out: Output, dry_run: bool) -> None:
     p = o.plan
     if out.mode is Mode.QUIET:
         if dry_run:
@@ -144,18 +138,12 @@ def _render_restore(o: Restored, out: Output, dry_run: bool) -> None:
             limit=SCREEN if len(p.items) > SCREEN + 5 else None,
             total=len(p.items),
         )
-    if o.report is not None:
-        r = o.report
+    if o.result is not None:
+        r = o.result
         out.line(
             f"  [green]restored[/green] {r.restored} files ({human_bytes(r.bytes)}), "
             f"{r.already_in_place} already in place, {r.missing} missing, {r.seconds:.2f}s"
         )
-
-
-@dataclass(frozen=True)
-class Purged:
-    runs: list[PurgeRun]
-    deleted: int | None
 
 
 def purge_quarantine(
@@ -179,8 +167,9 @@ def purge_quarantine(
     timezone: TimezoneOpt = None,
 ) -> None:
     """Delete quarantined runs for good (they can no longer be restored)."""
+    from core.ops.purge_quarantine import PurgeQuarantine
     from core.runtime.clock import SystemClock
-    from core.runtime.quarantine import apply_purge, plan_purge
+    from core.runtime.executors.local import LocalExecutor
     from core.runtime.timeparse import parse_instant, resolve_zone
 
     state = state_of(ctx)
@@ -193,23 +182,26 @@ def purge_quarantine(
         )
     out = Output(Mode.of(json_out, quiet), no_color=state.no_color)
 
-    def run(t: PaimonTable) -> Purged:
-        runs = plan_purge(t, older_than_ms=cutoff)
-        return Purged(runs, None if dry_run else apply_purge(t, runs))
-
     sel = Selection(
         table, warehouse, "main", parse_fs_options(fs_option), {}, max_requests_per_second=max_rps
     )
-    job = TableJob(
+    executor = LocalExecutor(1)
+    job = operation_job(
         "purge-quarantine",
-        run,
-        lambda o: _purge_json(o, dry_run, cutoff),
-        lambda o, output: _render_purge(o, output, dry_run),
+        lambda _ex: PurgeQuarantine(cutoff),
+        lambda: executor,
+        run_request(dry_run=dry_run),
+        out,
+        to_json=lambda o: _purge_json(o, dry_run, cutoff),
+        render=lambda o, output: _render_purge(o, output, dry_run),
     )
-    run_job(sel, job, out, debug=state.debug)
+    try:
+        run_job(sel, job, out, debug=state.debug)
+    finally:
+        executor.close()
 
 
-def _purge_json(o: Purged, dry_run: bool, cutoff: int) -> dict[str, Any]:
+def _purge_json(o: Outcome[list[PurgeRun], int], dry_run: bool, cutoff: int) -> dict[str, Any]:
     return {
         "dry_run": dry_run,
         "older_than": instant(cutoff),
@@ -222,29 +214,29 @@ def _purge_json(o: Purged, dry_run: bool, cutoff: int) -> dict[str, Any]:
                 "files": len(r.files),
                 "bytes": r.bytes,
             }
-            for r in o.runs
+            for r in o.plan
         ],
         "totals": {
-            "runs": len(o.runs),
-            "files": sum(len(r.files) for r in o.runs),
-            "bytes": sum(r.bytes for r in o.runs),
+            "runs": len(o.plan),
+            "files": sum(len(r.files) for r in o.plan),
+            "bytes": sum(r.bytes for r in o.plan),
         },
-        "report": None if o.deleted is None else {"status": "ok", "deleted": o.deleted},
+        "report": None if o.report is None else {"status": "ok", "deleted": o.result or 0},
     }
 
 
-def _render_purge(o: Purged, out: Output, dry_run: bool) -> None:
+def _render_purge(o: Outcome[list[PurgeRun], int], out: Output, dry_run: bool) -> None:
     from core.runtime.timeparse import iso_utc
 
     if out.mode is Mode.QUIET:
         if dry_run:
-            for r in o.runs:
+            for r in o.plan:
                 for path, _size in r.files:
                     out.plain(path)
         return
     title = "purge-quarantine" + (" (dry run)" if dry_run else "")
     out.line(f"[bold]{title}[/bold]")
-    if not o.runs:
+    if not o.plan:
         out.line("  nothing to do")
         return
     out.table(
@@ -259,11 +251,11 @@ def _render_purge(o: Purged, out: Output, dry_run: bool) -> None:
                 len(r.files),
                 human_bytes(r.bytes),
             ]
-            for r in o.runs
+            for r in o.plan
         ),
     )
-    if o.deleted is not None:
-        out.line(f"  [green]deleted[/green] {o.deleted} files of {len(o.runs)} run(s)")
+    if o.report is not None:
+        out.line(f"  [green]deleted[/green] {o.result or 0} files of {len(o.plan)} run(s)")
 
 
 def register(app: typer.Typer) -> None:

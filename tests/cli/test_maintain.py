@@ -18,11 +18,11 @@ from invariants import (
     tree_state,
 )
 from maintain_tables import build_warehouse, now_ms
+from support.lifecycle import apply
 
 from core.ops.auto_tags import apply_auto_tags, plan_auto_tags
 from core.ops.consumer_expire import plan_consumer_expire
 from core.ops.consumer_expire import recheck as consumer_recheck
-from core.runtime.apply import apply
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.timeparse import resolve_zone
 from core.table.table import open_table

@@ -17,6 +17,7 @@ import pypaimon_writer as pw
 import pytest
 from fixtures import JAVA_FIXTURES
 from invariants import assert_no_dangling_references, files_under, tree_state
+from support.lifecycle import apply
 
 import core.compaction.compact as core_compact
 from core.compaction.compact import (
@@ -34,7 +35,6 @@ from core.format import binary_row
 from core.format.data_files import FileLayout, column_stats, read_raw
 from core.format.types import parse_type
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.runtime.apply import apply
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import PaimonTable, open_table

@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 from invariants import DAY, age, copy_scenario
+from support.lifecycle import apply
 
 from core.ops.consumer_expire import plan_consumer_expire, recheck
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.runtime.apply import apply
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

@@ -19,6 +19,7 @@ from invariants import (
     copy_scenario,
     tree_state,
 )
+from support.lifecycle import apply, finish_journals
 
 from core.ops.expire_changelogs import (
     ChangelogFlags,
@@ -27,7 +28,6 @@ from core.ops.expire_changelogs import (
 )
 from core.ops.expire_changelogs import recheck as cl_recheck
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.runtime.apply import apply, finish_journals
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table

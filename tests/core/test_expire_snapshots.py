@@ -21,11 +21,11 @@ from invariants import (
     referenced_paths,
     tree_state,
 )
+from support.lifecycle import apply, finish_journals
 
 from core.errors import CorruptMetadataError, SafetyRefusalError, StorageError
 from core.io.fileio import FileIO
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
-from core.runtime.apply import apply, finish_journals
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table

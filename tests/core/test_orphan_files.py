@@ -23,11 +23,11 @@ from invariants import (
     plant,
     tree_state,
 )
+from support.lifecycle import apply
 
 from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
 from core.io.fileio import DirScan, FileInfo, FileIO
 from core.ops.orphan_files import RootWatcher, plan_orphan_clean
-from core.runtime.apply import apply
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pypaimon_writer as pw
 import pytest
 from invariants import assert_no_dangling_references, assert_rows_intact, files_under, tree_state
+from support.lifecycle import apply
 
 from core.errors import InvalidOptionError
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
@@ -25,7 +26,6 @@ from core.ops.tags import (
     rename_tag,
     select_expired_tags,
 )
-from core.runtime.apply import apply
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from fixtures import java_tables
 from invariants import assert_no_dangling_references, files_under
+from support.lifecycle import apply
 
 from core.ops.check import check_table
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
 from core.ops.orphan_files import RootWatcher, plan_orphan_clean
 from core.ops.orphan_files_spark import SparkOrphanClean
-from core.runtime.apply import apply
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.executors.spark import SparkExecutor
 from core.runtime.report import ExecutionReport

@@ -1,0 +1,164 @@
+"""run(): the one lifecycle of every changing command.
+
+    finish unfinished journals -> plan -> (dry run: stop) -> re-check -> apply
+    -> (stale plan: plan once more, re-check, apply) -> record the run
+
+Everything an :class:`~core.runtime.operation.Operation` gets for free lives here and in
+``core.runtime``: journals of interrupted runs are finished (or discarded, with the reason)
+before planning; a saved plan (``--plan``) is re-checked and never re-planned; SIGINT and
+SIGTERM stop the run at a safe point (its journal stays for the next run) and never undo a
+published commit; ``--quarantine`` turns deletes into moves; every real run of a changing
+command leaves a run record. docs/ARCHITECTURE.md shows where a new command plugs in.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from core.errors import PaimonError, StalePlanError
+from core.ops.expire_changelogs import ExpireChangelogs
+from core.ops.expire_snapshots import ExpireSnapshots
+from core.ops.rollback import Rollback
+from core.ops.tag_operations import DeleteTags, ExpireTags
+from core.runtime.apply import Resumer
+from core.runtime.apply import finish_journals as finish_journals_with
+from core.runtime.clock import Clock, SystemClock
+from core.runtime.executors.base import Executor
+from core.runtime.interrupts import Interrupted, stoppable
+from core.runtime.journal import unfinished_journals
+from core.runtime.operation import Env, Operation, Outcome
+from core.runtime.plans import Plan
+from core.runtime.progress import NullProgress, Progress
+from core.runtime.quarantine import Quarantine
+from core.runtime.report import ExecutionReport
+from core.runtime.runs import Run, start_run, write_record
+from core.table.table import PaimonTable
+
+logger = logging.getLogger(__name__)
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+#: Every operation whose deletions are journaled, by command: a journal any of them left is
+#: finished by the next run of any command, so each must be known here.
+JOURNALED: Mapping[str, type[Operation[Plan, Any]]] = {
+    op.command: op for op in (ExpireSnapshots, ExpireChangelogs, DeleteTags, ExpireTags, Rollback)
+}
+
+
+class RunInterruptedError(PaimonError):
+    """SIGINT or SIGTERM stopped a run at a safe point."""
+
+    kind = "interrupted"
+
+
+def resumer_for(command: str) -> Resumer | None:
+    return JOURNALED.get(command)
+
+
+def finish_journals(table: PaimonTable, env: Env) -> None:
+    """Finish (or discard, saying why) the journals of interrupted runs."""
+    finish_journals_with(
+        table,
+        resumers=resumer_for,
+        executor=env.executor,
+        progress=env.progress,
+        report=env.report,
+    )
+
+
+def pending_journals(table: PaimonTable) -> int:
+    """Unfinished runs a real run would finish first (dry runs say so)."""
+    return len(unfinished_journals(table.fileio, table.location))
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """How the caller wants the operation run (the command line's shared switches)."""
+
+    dry_run: bool = False
+    saved_plan: Any = None  # --plan FILE (a Plan): re-checked, applied, never re-planned
+    quarantine: bool = False  # --quarantine: deletes are moves `paimon restore` undoes
+    options: Mapping[str, Any] = field(default_factory=dict)  # for the run record
+    # A record the caller owns (maintain: one per table for all its steps): used, not written.
+    record: Run | None = None
+
+
+def run(
+    op: Operation[P, R],
+    table: PaimonTable,
+    *,
+    executor: Executor,
+    progress: Progress | None = None,
+    request: RunRequest | None = None,
+    clock: Clock | None = None,
+) -> Outcome[P, R]:
+    """Run ``op`` on one table, the same way for every command."""
+    request = request or RunRequest()
+    clock = clock or SystemClock()
+    progress = progress or NullProgress()
+    if request.dry_run or not op.changes:
+        env = Env(executor, clock.now_ms(), progress)
+        plan: P = request.saved_plan or op.plan(table, env)
+        return Outcome(plan, None, pending_journals=pending_journals(table) if op.changes else 0)
+    owned = request.record is None
+    record = request.record or start_run(op.command, request.options, quarantine=request.quarantine)
+    quarantine = None
+    if record.quarantine and op.quarantinable:
+        quarantine = Quarantine.of(table, record.id)
+    env = Env(executor, clock.now_ms(), progress, ExecutionReport(), record, quarantine)
+    try:
+        with stoppable():
+            outcome = _plan_and_act(op, table, env, request.saved_plan, clock)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGINT/SIGTERM through stoppable()
+        signal_name = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
+        message = (
+            f"interrupted by {signal_name}: what was done stands (a published commit is kept); an "
+            "unfinished deletion's journal stays and the next run of any command finishes it"
+        )
+        if owned:
+            _record(table, record, "interrupted", message, always=True)
+        raise RunInterruptedError(message) from None
+    except PaimonError as exc:
+        if owned:
+            _record(table, record, "failed", exc.message, always=False)
+        raise
+    if owned:
+        _record(table, record, "partial" if outcome.failed else "ok", None, always=True)
+    outcome.run_id = record.id
+    return outcome
+
+
+def _plan_and_act(
+    op: Operation[P, R], table: PaimonTable, env: Env, saved: P | None, clock: Clock
+) -> Outcome[P, R]:
+    finish_journals(table, env)
+    plan = saved or op.plan(table, env)
+    try:
+        result = _act(op, table, plan, env)
+    except StalePlanError:
+        if saved is not None:
+            raise
+        # The table moved between planning and acting: plan once more, then act or refuse.
+        env = env.at(clock.now_ms())
+        plan = op.plan(table, env)
+        env.report.notes.append("re-planned once: the table changed while planning")
+        result = _act(op, table, plan, env)
+    return Outcome(plan, env.report, result)
+
+
+def _act(op: Operation[P, R], table: PaimonTable, plan: P, env: Env) -> R | None:
+    return op.apply(table, op.recheck(table, plan), env)
+
+
+def _record(
+    table: PaimonTable, record: Run, status: str, error: str | None, *, always: bool
+) -> None:
+    """The run record; a run refused before any change leaves none."""
+    if always or record.acted:
+        write_record(
+            table.fileio, table.location, record, branch=table.branch, status=status, error=error
+        )

@@ -1,0 +1,123 @@
+"""The contract every changing command implements: plan, re-check, apply.
+
+An operation says *what* changes; ``core.ops.lifecycle.run`` owns everything around it, the
+same for every command: unfinished journals are finished first, a dry run stops after
+planning, the plan is re-checked right before acting and re-planned once when the table
+moved, deletions are journaled (with the identity of every commit file they remove) and
+quarantinable, interrupts never undo a published commit, and every real run leaves a run
+record. docs/ARCHITECTURE.md walks through it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+
+from core.runtime.apply import BeforePhase, apply_phases
+from core.runtime.plans import Plan
+from core.runtime.progress import NullProgress, Progress
+from core.runtime.report import ExecutionReport
+
+if TYPE_CHECKING:
+    from core.runtime.executors.base import Executor
+    from core.runtime.quarantine import Quarantine
+    from core.runtime.runs import Run
+    from core.table.table import PaimonTable
+
+P = TypeVar("P")  # the plan: a Plan (phases of file actions), or an operation's own kind
+R = TypeVar("R")  # what applying gives back besides the report (a commit, created tags)
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """What the lifecycle hands an operation: where work runs, how it reports, the run's
+    "now", and, for a real run, its record and quarantine."""
+
+    executor: Executor
+    now_ms: int
+    progress: Progress = field(default_factory=NullProgress)
+    report: ExecutionReport = field(default_factory=ExecutionReport)
+    run: Run | None = None  # None on dry runs and for commands that change nothing
+    quarantine: Quarantine | None = None  # deletes become moves into it (--quarantine)
+
+    def at(self, now_ms: int) -> Env:
+        """The same run, planning again at a later instant (the one re-plan)."""
+        return replace(self, now_ms=now_ms)
+
+
+@dataclass(slots=True)
+class Outcome(Generic[P, R]):
+    """What one table's run gives back: the plan acted on (or printed), what was done, and
+    what the operation itself produced (a commit, created tags, ...)."""
+
+    plan: P
+    report: ExecutionReport | None  # None on a dry run
+    result: R | None = None
+    pending_journals: int = 0  # dry runs: unfinished runs a real run would finish first
+    run_id: str | None = None  # the run record of a real run
+
+    @property
+    def failed(self) -> bool:
+        return self.report is not None and self.report.failed
+
+
+class Operation(ABC, Generic[P, R]):
+    """One changing command on one table. Subclasses hold their validated request as
+    fields and implement :meth:`plan` and :meth:`apply`."""
+
+    #: the command name: journals, run records and JSON documents carry it
+    command: ClassVar[str]
+    #: deletions are journaled: an interrupted run is finished (or discarded) by the next
+    #: run of any command, after :meth:`resume_problem` and :meth:`filter_for_resume`
+    journaled: ClassVar[bool] = False
+    #: ``--quarantine`` applies: deletes are moves that ``paimon restore`` undoes
+    quarantinable: ClassVar[bool] = False
+    #: a real run changes the table (a run record is written)
+    changes: ClassVar[bool] = True
+
+    @abstractmethod
+    def plan(self, table: PaimonTable, env: Env) -> P:
+        """Read the table and decide; never change it."""
+
+    def recheck(self, table: PaimonTable, plan: P) -> P:
+        """Right before acting: raise ``StalePlanError`` when the table moved so that the
+        plan is wrong, or return it without actions that became protected."""
+        return plan
+
+    @abstractmethod
+    def apply(self, table: PaimonTable, plan: P, env: Env) -> R | None:
+        """Act on a re-checked plan."""
+
+    # -- resuming a journal of this operation (journaled operations) ----------------------
+    @classmethod
+    def resume_problem(cls, table: PaimonTable, plan: Plan) -> str | None:
+        """Why a journal of this operation must not be finished now, or None."""
+        return None
+
+    @classmethod
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+        """The journal's plan without what became protected since it was written."""
+        return plan
+
+
+class Deletion(Operation[Plan, None]):
+    """An operation whose plan is phases of file actions, applied in order (pointers
+    first), journaled when :attr:`journaled`, moved into the quarantine when one is given."""
+
+    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+        apply_phases(
+            table,
+            plan,
+            executor=env.executor,
+            progress=env.progress,
+            report=env.report,
+            run=env.run,
+            quarantine=env.quarantine,
+            journal=self.journaled,
+            before_phase=self.before_phase(table, plan, env),
+        )
+
+    def before_phase(self, table: PaimonTable, plan: Plan, env: Env) -> BeforePhase | None:
+        """A last-moment check run before each phase (new tags, new roots), or None."""
+        return None

@@ -1,0 +1,1 @@
+"""Test support: helpers shared by the test modules (not tests themselves)."""
