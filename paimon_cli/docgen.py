@@ -1,4 +1,4 @@
-"""Generate the man pages and shell completion scripts of `paimon` (STYLE 10).
+"""Generate the man pages and shell completion scripts of `paimon`.
 
     python -m paimon_cli.docgen --update        rewrite man/ and completions/
     python -m paimon_cli.docgen --check         exit 1 with a unified diff when stale

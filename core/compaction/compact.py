@@ -1,6 +1,6 @@
 """plan_compact() / apply_compact(): rewrite small data files as Paimon's compaction does.
 
-Which files are merged follows Paimon (semantics §7):
+Which files are merged follows Paimon:
 * unaware-bucket append tables (``bucket = -1``): ``AppendCompactCoordinator`` — per
   partition, files smaller than ``target-file-size × compaction.small-file-ratio`` sorted by
   size, packed into bins that close at ``2 × target`` (counting
@@ -821,7 +821,7 @@ def _rows_per_file(task: CompactTask, rows: int) -> int:
 
 
 def _local_now_ms() -> int:
-    # _CREATION_TIME: local wall-clock time encoded as if it were UTC (format §11).
+    # _CREATION_TIME: local wall-clock time encoded as if it were UTC.
     now = dt.datetime.now()
     return int((now - dt.datetime(1970, 1, 1)).total_seconds() * 1000)
 

@@ -1,4 +1,4 @@
-"""Paimon BinaryRow: the serialised row used for partitions, keys and stats (format §14).
+"""Paimon BinaryRow: the serialised row used for partitions, keys and stats.
 
 ``[4-byte big-endian arity][null bits W][n x 8-byte slots][var region]``; little-endian
 inside the row. Decoding yields Python values; ``encode`` is byte-identical with Java.

@@ -1,6 +1,6 @@
 """Read and write Paimon data files with pyarrow (parquet, orc; avro through fastavro).
 
-Physical layouts (format §11, semantics §7.4): append files hold the table's columns;
+Physical layouts: append files hold the table's columns;
 primary-key files hold ``_KEY_<pk>`` copies of the trimmed primary key (field id
 1073741823 + id), ``_SEQUENCE_NUMBER`` (BIGINT NOT NULL, id 2147483646), ``_VALUE_KIND``
 (TINYINT NOT NULL, id 2147483645), then every table column. Paimon's readers match

@@ -257,7 +257,7 @@ def decode_index_manifest(data: bytes, path: str) -> list[IndexManifestEntry]:
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> dict[Any, ManifestEntry]:
-    """Replay ADD/DELETE entries in order, as Paimon's FileEntry.mergeEntries (format §11.1).
+    """Replay ADD/DELETE entries in order, as Paimon's FileEntry.mergeEntries.
 
     An ADD cancels nothing and a later DELETE of the same identifier removes it; a DELETE
     with no earlier ADD stays in the result (callers decide what an unmatched DELETE means).

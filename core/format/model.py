@@ -1,7 +1,7 @@
 """Typed views of Paimon metadata: snapshots, tags, consumers, schemas, manifest rows.
 
 JSON models keep their source mapping (``raw``) so anything written back preserves
-fields a newer writer added (STYLE 4).
+fields a newer writer added.
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ class TableSchema:
             raise CorruptMetadataError(path, "'options' is not an object")
         version = data.get("version", 1)
         opts = {str(k): str(v) for k, v in options.items()}
-        # Reader defaults of old schema versions (format §8).
+        # Reader defaults of old schema versions.
         if isinstance(version, int) and version <= 1:
             opts.setdefault("bucket", "1")
         if isinstance(version, int) and version <= 2:

@@ -1,4 +1,4 @@
-"""Automatic tag creation, as Paimon's commit-time maintenance would have done it (§5.7).
+"""Automatic tag creation, as Paimon's commit-time maintenance would have done it.
 
 ``tag.automatic-creation``:
 - ``process-time`` / ``watermark`` (TagAutoCreation): progress is restored from the newest

@@ -1,4 +1,4 @@
-"""Consumer expiry: ``consumer.expiration-time`` (semantics §6).
+"""Consumer expiry: ``consumer.expiration-time``.
 
 Paimon's commit maintenance deletes every ``consumer-<id>`` file last modified strictly
 before ``now - consumer.expiration-time`` (ConsumerManager.expire), before snapshot expiry

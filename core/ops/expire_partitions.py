@@ -1,6 +1,6 @@
 """plan_partition_expire() / apply_partition_expire(): Paimon's partition expiration.
 
-Which partitions expire follows ``NormalPartitionExpire`` (semantics §4): only partitions
+Which partitions expire follows ``NormalPartitionExpire``: only partitions
 with live files in the latest snapshot count; ``values-time`` parses the partition values
 (``core.retention.partition_time``), ``update-time`` compares the newest ``_CREATION_TIME`` of any
 entry of the partition; expired partitions are sorted by their comma-joined values and

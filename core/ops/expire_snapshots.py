@@ -1,6 +1,6 @@
 """plan_expire_snapshots(): Paimon's ExpireSnapshotsImpl + SnapshotDeletion, as a plan.
 
-The final state equals Paimon's (semantics §2); the order is ours (pointers first, D2),
+The final state equals Paimon's; the order is ours (pointers first, D2),
 and other branches' files are protected too (safer, D3; the report says when it matters).
 """
 

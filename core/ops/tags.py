@@ -1,6 +1,6 @@
 """Tag plans: create, replace, rename, delete (with TagDeletion's file cleanup) and expire.
 
-Semantics §5. A tag file is the tagged snapshot's JSON, written as Java writes it
+A tag file is the tagged snapshot's JSON, written as Java writes it
 (``tagCreateTime`` as a LocalDateTime array, ``tagTimeRetained`` as decimal seconds, both
 only with a retention). Deleting a tag whose snapshot is gone also deletes the files only
 that tag kept alive; a file any snapshot, tag or long-lived changelog of any branch still
@@ -54,7 +54,7 @@ def validate_tag_name(name: str) -> str:
 
 # -- tag JSON ------------------------------------------------------------------------------------
 def java_local_datetime(value: dt.datetime) -> list[int]:
-    """Jackson's LocalDateTime array: seconds and nanos only when non-zero (format §6)."""
+    """Jackson's LocalDateTime array: seconds and nanos only when non-zero."""
     parts = [value.year, value.month, value.day, value.hour, value.minute]
     nanos = value.microsecond * 1000
     if value.second or nanos:
@@ -447,7 +447,7 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
 
 # -- expiry --------------------------------------------------------------------------------------
 def is_auto_tag(name: str, table: PaimonTable) -> bool:
-    """Whether Paimon's TagPeriodHandler would parse the name as an automatic tag (§5.7)."""
+    """Whether Paimon's TagPeriodHandler would parse the name as an automatic tag."""
     return period_handler(table.options).is_auto_tag(name)
 
 

@@ -1,4 +1,4 @@
-"""Partition values -> local date-time, as Paimon's PartitionTimeExtractor (semantics §4.2).
+"""Partition values -> local date-time, as Paimon's PartitionTimeExtractor.
 
 ``partition.timestamp-pattern`` (``$dt $hour:00:00``) is filled from the partition values
 (longest key first at each ``$``), then parsed with ``partition.timestamp-formatter``, a

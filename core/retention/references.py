@@ -12,7 +12,7 @@ deleting command keeps them. Where Paimon deletes a file by design, the root doe
   are the changelog (snapshot expiry keeps them and the base and delta lists for it). With
   another producer Paimon deletes the base and delta lists of every changelog, so they are
   optional: used when present (orphan cleaning counts them, as Paimon's does), never missing.
-  Index files and statistics belong to snapshots, never to changelogs (format §5).
+  Index files and statistics belong to snapshots, never to changelogs.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def collect_references(
     if kind == "changelog":
         if reads_delta_as_changelog(snap, producer):
             _want_entries(table, delta_changelog_files(table, snap), "changelog", want)
-        return  # index and statistics files belong to snapshots, never to changelogs (§5)
+        return  # index and statistics files belong to snapshots, never to changelogs
     if snap.index_manifest:
         want(paths.manifest_path(snap.index_manifest), None, "index-manifest")
         for ie in table.index_manifest(snap.index_manifest):

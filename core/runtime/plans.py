@@ -1,7 +1,7 @@
 """Plan value types shared by every destructive command; lossless to/from JSON.
 
 A plan is what will change and why, in phases applied in order (a phase is a barrier),
-plus requirements re-checked right before acting (STYLE §3, DECISIONS D2).
+plus requirements re-checked right before acting (DECISIONS D2).
 """
 
 from __future__ import annotations

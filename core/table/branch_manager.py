@@ -1,4 +1,4 @@
-"""BranchManager: ``branch/branch-<name>`` directories (format §1)."""
+"""BranchManager: ``branch/branch-<name>`` directories."""
 
 from __future__ import annotations
 

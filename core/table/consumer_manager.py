@@ -1,4 +1,4 @@
-"""ConsumerManager: streaming consumers' progress (``consumer/consumer-<id>``, §6)."""
+"""ConsumerManager: streaming consumers' progress (``consumer/consumer-<id>``)."""
 
 from __future__ import annotations
 

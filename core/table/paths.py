@@ -1,4 +1,4 @@
-"""Where every Paimon file lives (format §1, §15): FileStorePathFactory's job."""
+"""Where every Paimon file lives: FileStorePathFactory's job."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def _is_canonical(path: str) -> bool:
 
 
 def branch_root_of(root: str, branch: str) -> str:
-    """Main lives at the table root; branch ``b`` at ``branch/branch-b`` (format §1)."""
+    """Main lives at the table root; branch ``b`` at ``branch/branch-b``."""
     return root if branch == "main" else join(root, "branch", f"branch-{branch}")
 
 

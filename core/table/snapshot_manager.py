@@ -1,4 +1,4 @@
-"""SnapshotManager: snapshot files and the EARLIEST/LATEST hints of one branch (format §3)."""
+"""SnapshotManager: snapshot files and the EARLIEST/LATEST hints of one branch."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from core.io.fileio import FileInfo, FileIO, join
 
 
 class SnapshotManager:
-    """Also serves long-lived changelogs, which share the snapshot layout (format §5)."""
+    """Also serves long-lived changelogs, which share the snapshot layout."""
 
     def __init__(self, fileio: FileIO, branch_root: str, *, kind: str = "snapshot") -> None:
         self.fileio = fileio

@@ -1,4 +1,4 @@
-"""TagManager: ``tag/tag-<name>`` files of one branch (format §6)."""
+"""TagManager: ``tag/tag-<name>`` files of one branch."""
 
 from __future__ import annotations
 

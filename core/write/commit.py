@@ -1,4 +1,4 @@
-"""Publish new snapshots and tags atomically, as Paimon's committers do (format §16).
+"""Publish new snapshots and tags atomically, as Paimon's committers do.
 
 A commit writes its delta manifest, the base and delta manifest lists (and a new index
 manifest when index entries go), then creates ``snapshot-<latest+1>`` only if it is

@@ -1,7 +1,7 @@
 """Avro writers for manifests, manifest lists and index manifests, laid out as Java writes them.
 
 Schemas follow Paimon's ``AvroSchemaConverter`` output for ``ManifestEntry``,
-``ManifestFileMeta`` and ``IndexManifestEntry`` at Java master (format §9-§12): top-level
+``ManifestFileMeta`` and ``IndexManifestEntry`` at Java master: top-level
 record ``record`` in namespace ``org.apache.paimon.avro.generated``, nested records named
 ``record_<FIELD>`` along the path, nullable fields as ``["null", T]`` with default null.
 Java master validates the top level of data manifests strictly; older Java (0.9+) and

@@ -1,0 +1,120 @@
+"""Real SIGINT and SIGTERM while a command changes a table (core.runtime.interrupts): a
+deletion stops between file operations with its journal kept, and the next run finishes
+it; a signal that arrives while a commit is published is held until the commit is
+recorded, so the commit stands whole. Exit 1 either way, saying so. pypaimon tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pyarrow as pa
+import pypaimon_writer as pw
+import pytest
+from invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
+
+from core.io import fileio as fileio_module
+from core.io.fileio import FileIO
+from core.runtime.journal import unfinished_journals
+from core.runtime.runs import read_records
+from core.table.table import open_table
+
+SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
+
+
+class SignalAt(FileIO):
+    """Sends ``signum`` to this process right before the ``at``-th delete (or right
+    before the first create of a ``marker`` file)."""
+
+    def __init__(self, signum: int, *, at: int = 0, marker: str = "") -> None:
+        super().__init__()
+        self.signum = signum
+        self.at = at
+        self.marker = marker
+        self.deletes = 0
+        self.sent = False
+
+    def _send(self) -> None:
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), self.signum)
+
+    def delete(self, path: str) -> bool:
+        self.deletes += 1
+        if self.at and self.deletes == self.at:
+            self._send()
+        return super().delete(path)
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        if self.marker and self.marker in path:
+            self._send()
+        return super().write_if_absent(path, data)
+
+
+@pytest.mark.parametrize("name", list(SIGNALS))
+def test_a_signal_during_expiry_stops_it_and_the_next_run_finishes(
+    run, scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    _, _, reference = copy_scenario(scenarios, "append_partitioned", tmp_path / "reference")
+    expire = ["--retain-max", "2", "--retain-min", "1"]
+    assert run("expire-snapshots", reference, *expire).exit_code == 0
+    s, wh, root = copy_scenario(scenarios, "append_partitioned", tmp_path)
+    fio = SignalAt(SIGNALS[name], at=3)
+    monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
+    result = run("expire-snapshots", root, *expire)
+    monkeypatch.undo()
+    assert fio.sent
+    assert result.exit_code == 1, result.stdout
+    assert f"interrupted by {name}" in result.stderr
+    assert "Traceback" not in result.stderr
+    table = open_table(str(root))
+    assert len(unfinished_journals(table.fileio, table.location)) == 1
+    (record,) = read_records(table.fileio, table.location)
+    assert record["status"] == "interrupted"
+    assert_no_dangling_references(root)
+    assert_rows_intact(wh, s)
+    # Any later command finishes the journal first.
+    again = run("expire-snapshots", root, *expire, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["report"]["resumed_journals"]
+    table = open_table(str(root))
+    assert not unfinished_journals(table.fileio, table.location)
+    assert table.snapshots.ids() == open_table(str(reference)).snapshots.ids()
+    assert_no_dangling_references(root)
+    assert_rows_intact(wh, s)
+
+
+def _small_files(wh: Path) -> Path:
+    """Six small files in each of two partitions: compaction merges each partition."""
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    table = pw.create_table(wh, "db.small", schema, partition_keys=["dt"])
+    for c in range(6):
+        pw.append(table, [{"id": c * 2 + j, "dt": f"d{j}"} for j in range(2)])
+    return pw.table_root(wh, "db.small")
+
+
+def test_a_signal_while_publishing_is_held_until_the_commit_is_recorded(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _small_files(tmp_path / "wh")
+    rows = pw.read_rows(tmp_path / "wh", "db.small")
+    before = open_table(str(root)).snapshots.ids()
+    fio = SignalAt(signal.SIGINT, marker="/snapshot/snapshot-")
+    monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
+    result = run("compact", root)
+    monkeypatch.undo()
+    assert fio.sent
+    assert result.exit_code == 1
+    assert "interrupted by SIGINT" in result.stderr
+    assert "a published commit is kept" in result.stderr
+    table = open_table(str(root))
+    head = before[-1] + 1
+    assert table.snapshots.ids() == [*before, head]
+    assert table.snapshots.snapshot(head).commit_kind == "COMPACT"
+    (record,) = read_records(table.fileio, table.location)
+    assert record["status"] == "interrupted"
+    assert record["commits"] == [head]
+    assert_no_dangling_references(root)
+    assert pw.read_rows(tmp_path / "wh", "db.small") == rows
