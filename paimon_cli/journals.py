@@ -11,10 +11,11 @@ if TYPE_CHECKING:
 
 
 def journals_of(report: ExecutionReport | None) -> ExecutionReport | None:
-    """The run's report when it finished or discarded journals (or their temp files)."""
+    """The run's report when it finished or discarded journals (or removed their temp
+    files): a committing command's own report is its commit, so this is all it shows."""
     if report is None:
         return None
-    if report.resumed_journals or report.discarded_journals or report.journal_plans:
+    if report.journal_plans or report.notes:
         return report
     return None
 
