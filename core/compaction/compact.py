@@ -44,7 +44,6 @@ from core.compaction.merge_engines import MergeSpec
 from core.compaction.merge_tree import merge_bucket
 from core.errors import InvalidOptionError, MissingFileError, SafetyRefusalError, StorageError
 from core.format.data_files import (
-    KEY_PREFIX,
     SEQUENCE_NUMBER,
     SYSTEM_STATS_MODE,
     FileLayout,
@@ -159,7 +158,7 @@ def refusals(table: PaimonTable) -> list[str]:
         external = opts.get("global-index.external-path")
         if external:
             out.append(f"global-index.external-path={external} (new vector index files)")
-    for key in ("data-evolution.enabled", "row-tracking.enabled", "data-file.thin-mode"):
+    for key in ("data-evolution.enabled", "row-tracking.enabled"):
         if _true(table, key):
             out.append(f"{key}=true")
     if opts.bucket == -2:
@@ -777,6 +776,7 @@ def _read_inputs(
     import pyarrow as pa
 
     schema = layout.arrow_schema()
+    read_schema = layout.read_schema()
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     parts = []
     for row in task.inputs:
@@ -788,7 +788,7 @@ def _read_inputs(
                 path if table.fileio.is_local(path) else table.fileio.read_bytes(path)
             )
             big = _size(row) >= THREADED_READ_BYTES
-            part = read_raw(data, name, schema, use_threads=big)
+            part = layout.with_keys(read_raw(data, name, read_schema, use_threads=big))
         except FileNotFoundError:
             raise StorageError(f"data file {path} of the latest snapshot is missing") from None
         vector = task.deletion_vectors.get(name)
@@ -829,14 +829,18 @@ def _local_now_ms() -> int:
 def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
     """Read a task's inputs, merge, write rolling outputs; pure and picklable (Spark)."""
     schema = table.schema
-    layout = FileLayout.of(schema.fields, schema.trimmed_primary_keys)
+    # KeyValueFileWriterFactory: thin files whenever data-file.thin-mode is set (the key
+    # is always a subset of the values here); inputs of either layout read alike.
+    layout = FileLayout.of(
+        schema.fields, schema.trimmed_primary_keys, thin=_true(table, "data-file.thin-mode")
+    )
     opts = WriteOptions.of(table.options, level=task.output_level)
     index_data: dict[str, bytes] = {}  # one read per vector index file
     data = _read_inputs(table, task, layout, index_data, with_level=task.changelog is not None)
     rows_in = data.num_rows
     changelog = None
     if task.primary_key:
-        keys = [KEY_PREFIX + f.name for f in layout.key_fields]
+        keys = layout.key_columns
         assert task.merge is not None
         if task.changelog is not None:
             changelog, data = compact_changelog.full_changelog(
@@ -927,7 +931,8 @@ def _write_rolling(
         chunk = data.slice(start, step)
         name = f"{opts.prefix}{uuid_prefix}-{n}.{opts.file_format}"
         path = join(bucket_dir, name)
-        payload = encode_file(chunk, opts, layout.columns())
+        columns = layout.columns()
+        payload = encode_file(chunk.select([c.name for c in columns]), opts, columns)
         written.append(path)
         if not table.fileio.write_if_absent(path, payload):
             raise StorageError(f"{path} already exists (UUID collision?)")
@@ -1023,11 +1028,15 @@ def _file_meta(
     value_stats = stats_of(
         chunk,
         value_fields,
-        value_stats_modes(layout.value_fields, opts),
+        value_stats_modes(
+            layout.value_fields,
+            opts,
+            frozenset(f.name for f in layout.key_fields) if layout.thin else frozenset(),
+        ),
         dense=opts.dense_stats,
     )
     if task.primary_key:
-        key_cols = [KEY_PREFIX + f.name for f in layout.key_fields]
+        key_cols = layout.key_columns
         key_types = [f.type for f in layout.key_fields]
         key_fields: list[tuple[str, DataField]] = list(
             zip(key_cols, layout.key_fields, strict=True)

@@ -118,27 +118,37 @@ def _field(name: str, t: DataType, field_id: int, *, nullable: bool | None = Non
 
 @dataclass(frozen=True, slots=True)
 class FileLayout:
-    """Physical columns of a data file: (name, type, field id), keys first for PK files."""
+    """Physical columns of a data file: (name, type, field id), keys first for PK files.
+
+    ``thin`` (``data-file.thin-mode``, Paimon 1.0+) leaves the ``_KEY_<pk>`` copies out of
+    the files written: their values are the value columns of the same field ids. In memory
+    (merging, statistics) a layout always has the key columns."""
 
     key_fields: tuple[DataField, ...]  # trimmed primary key, as _KEY_<name> columns
     value_fields: tuple[DataField, ...]
     primary_key: bool
+    thin: bool = False
 
     @classmethod
-    def of(cls, fields: Sequence[DataField], trimmed_pk: Sequence[str]) -> FileLayout:
+    def of(
+        cls, fields: Sequence[DataField], trimmed_pk: Sequence[str], *, thin: bool = False
+    ) -> FileLayout:
         by_name = {f.name: f for f in fields}
         keys = tuple(by_name[k] for k in trimmed_pk)
-        return cls(keys, tuple(fields), bool(trimmed_pk))
+        return cls(keys, tuple(fields), bool(trimmed_pk), thin and bool(trimmed_pk))
+
+    @property
+    def key_columns(self) -> list[str]:
+        return [KEY_PREFIX + f.name for f in self.key_fields]
 
     def arrow_schema(self) -> Any:
+        """The in-memory layout: key columns, system columns, value columns."""
         import pyarrow as pa
 
-        out = []
+        out = [
+            _field(KEY_PREFIX + f.name, f.type, KEY_FIELD_ID_START + f.id) for f in self.key_fields
+        ]
         if self.primary_key:
-            out += [
-                _field(KEY_PREFIX + f.name, f.type, KEY_FIELD_ID_START + f.id)
-                for f in self.key_fields
-            ]
             out.append(
                 pa.field(
                     SEQUENCE_NUMBER,
@@ -158,16 +168,33 @@ class FileLayout:
         out += [_field(f.name, f.type, f.id) for f in self.value_fields]
         return pa.schema(out)
 
+    def read_schema(self) -> Any:
+        """What is read from any data file: everything but the key columns. Paimon master
+        reads every key from the value column of its field id (FormatReaderMapping
+        trimKeyFields), so thin and full files read alike."""
+        schema = self.arrow_schema()
+        for name in self.key_columns:
+            schema = schema.remove(schema.get_field_index(name))
+        return schema
+
+    def with_keys(self, raw: Any) -> Any:
+        """``raw`` (read with ``read_schema``) with the key columns, copied from the values."""
+        for i, (f, name) in enumerate(zip(self.key_fields, self.key_columns, strict=True)):
+            raw = raw.add_column(i, name, raw.column(f.name))
+        return raw
+
     def columns(self) -> list[Any]:
-        """The file's columns with Paimon types and field ids (core.format.physical.Column)."""
+        """The file's columns with Paimon types and field ids (core.format.physical.Column):
+        a thin file has no key columns."""
         from core.format.physical import Column
 
         out = []
         if self.primary_key:
-            out += [
-                Column(KEY_PREFIX + f.name, f.type, KEY_FIELD_ID_START + f.id)
-                for f in self.key_fields
-            ]
+            if not self.thin:
+                out += [
+                    Column(KEY_PREFIX + f.name, f.type, KEY_FIELD_ID_START + f.id)
+                    for f in self.key_fields
+                ]
             out.append(Column(SEQUENCE_NUMBER, DataType("BIGINT", False), SEQUENCE_NUMBER_ID))
             out.append(Column(VALUE_KIND, DataType("TINYINT", False), VALUE_KIND_ID))
         return out + [Column(f.name, f.type, f.id) for f in self.value_fields]
@@ -455,16 +482,26 @@ def _nullable(t: DataType) -> DataType:
     return DataType(t.root, True, t.precision, t.scale, t.children, t.field_names)
 
 
-def value_stats_modes(fields: Sequence[DataField], opts: WriteOptions) -> list[str]:
-    """StatsCollectorFactories.createStatsFactories for non-system columns."""
+def value_stats_modes(
+    fields: Sequence[DataField], opts: WriteOptions, thin_keys: frozenset[str] = frozenset()
+) -> list[str]:
+    """StatsCollectorFactories.createStatsFactories for non-system columns. In a thin file
+    the key's value columns (``thin_keys``) keep the system columns' ``truncate(128)``
+    (they stand in for ``_KEY_*``) and do not count towards
+    ``metadata.stats-keep-first-n-columns``."""
     modes = []
-    for count, f in enumerate(fields):
+    count = 0
+    for f in fields:
         if f.name in opts.field_stats_modes:
             modes.append(opts.field_stats_modes[f.name])
+        elif f.name in thin_keys:
+            modes.append(SYSTEM_STATS_MODE)
+            continue
         elif opts.keep_first_n >= 0 and count >= opts.keep_first_n:
             modes.append("none")
         else:
             modes.append(opts.stats_mode)
+        count += 1
     return modes
 
 
