@@ -16,6 +16,8 @@ class PaimonError(Exception):
     """Base of every error the engine raises on purpose."""
 
     kind = "error"
+    # maintain: whether a step failing with this error stops the steps after it
+    blocks_later_steps = True
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

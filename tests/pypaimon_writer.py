@@ -765,11 +765,15 @@ BUILDERS: dict[str, Callable[[Path], Scenario]] = {
 DATED_DAYS = ("2024-07-01", "2024-07-02", "2024-07-03", "2024-07-08", "2024-07-09")
 
 
-def dated_partitions(warehouse: Path, name: str = "dated_partitions") -> Scenario:
+def dated_partitions(
+    warehouse: Path, name: str = "dated_partitions", *, undated: bool = True
+) -> Scenario:
     """Append table partitioned by (dt STRING 'yyyy-MM-dd', hr STRING 'HH') for partition
     expiry: two appends over ``DATED_DAYS`` x hours 00/11, then one append into the
     awkward partitions (dt='2024-07-01', hr='a,b') (a comma inside a value, PR #9277)
-    and (dt='par-1', hr='00') (no date: values-time must skip it). Tag ``before`` at 2."""
+    and (dt='par-1', hr='00') (no date: values-time keeps it and a real run fails), or
+    without ``undated`` (dt='2999-01-01', hr='00') (a date that never expires). Tag
+    ``before`` at 2."""
     schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("hr", pa.string())])
     rec = _Recorder(warehouse, name, schema, partition_keys=("dt", "hr"))
     for c in range(2):
@@ -781,7 +785,6 @@ def dated_partitions(warehouse: Path, name: str = "dated_partitions") -> Scenari
             ]
         )
     rec.tag("before", 2)
-    rec.append(
-        [{"id": 900, "dt": "2024-07-01", "hr": "a,b"}, {"id": 901, "dt": "par-1", "hr": "00"}]
-    )
+    last = {"id": 901, "dt": "par-1" if undated else "2999-01-01", "hr": "00"}
+    rec.append([{"id": 900, "dt": "2024-07-01", "hr": "a,b"}, last])
     return rec.scenario("dated partitions with a comma value and a non-date value")

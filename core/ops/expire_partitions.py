@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from core.errors import InvalidOptionError
+from core.errors import InvalidOptionError, PaimonError
 from core.format import binary_row
 from core.format.manifest import merge_entries
 from core.format.model import FileKind, ManifestEntry, Snapshot
@@ -183,6 +183,7 @@ def plan_partition_expire(
         "latest_snapshot": latest.id if latest else None,
         "partitions": [],
         "skipped": [],
+        "skipped_hint": None,
         "capped": 0,
     }
     requirements = Requirements(
@@ -219,6 +220,8 @@ def plan_partition_expire(
                 continue
         order_key = ",".join(default_name if t is None else t for t in texts)
         expired.append((order_key, st, when))
+    if details["skipped"]:
+        details["skipped_hint"] = skipped_hint(table)
     expired.sort(key=lambda item: item[0])
     details["capped"] = max(len(expired) - config.max_num, 0)
     expired = expired[: config.max_num]
@@ -248,6 +251,64 @@ def plan_partition_expire(
             ),
         )
     return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+
+
+# Partition types whose values Paimon hands its time extractor as internal text (a DATE is
+# its day number, dt=18262): values-time never reads them as a time, in Paimon or here.
+_TYPED_TIME = ("DATE", "TIMESTAMP", "TIMESTAMP_LTZ")
+
+
+def skipped_hint(table: PaimonTable) -> str:
+    """What to do about partitions values-time keeps because no time can be read from them:
+    they would otherwise stay forever, run after run."""
+    typed = [
+        k
+        for k, t in zip(table.schema.partition_keys, table.schema.partition_types, strict=True)
+        if t.root in _TYPED_TIME
+    ]
+    if typed:
+        why = (
+            f"partition key {', '.join(typed)} is typed {table.schema.partition_types[0].root}"
+            if len(typed) == 1 and table.schema.partition_keys[0] == typed[0]
+            else f"partition keys {', '.join(typed)} are typed dates/timestamps"
+        )
+        return (
+            f"{why}: Paimon's values-time strategy reads partition values as their internal "
+            "text (a DATE is its day number, dt=18262), never as a time, so these partitions "
+            "never expire (Paimon keeps them too, with a log warning). Set "
+            "partition.expiration-strategy = update-time to expire partitions by their last "
+            "update, or drop them by hand"
+        )
+    return (
+        "their values do not form a time with partition.timestamp-pattern and "
+        "partition.timestamp-formatter (or are null), so they never expire: fix those options, "
+        "set partition.expiration-strategy = update-time, or drop them by hand"
+    )
+
+
+class UnexpirablePartitionsError(PaimonError):
+    """values-time kept partitions it can never read a time from. The run did everything
+    else it could; the error makes a scheduled run fail instead of passing forever."""
+
+    kind = "partitions_never_expire"
+    blocks_later_steps = False
+
+    def __init__(self, location: str, details: Mapping[str, Any]) -> None:
+        skipped = details["skipped"]
+        names = ", ".join(_spec_text(s["partition"]) for s in skipped[:5])
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        super().__init__(
+            f"{len(skipped)} partition(s) of {location} can never expire by their values "
+            f"({names}{more})",
+            hint=details.get("skipped_hint"),
+        )
+
+
+def unexpirable_error(plan: Plan) -> UnexpirablePartitionsError | None:
+    """The error a real run ends with when the plan kept partitions it cannot judge."""
+    if not plan.details.get("skipped"):
+        return None
+    return UnexpirablePartitionsError(plan.table, plan.details)
 
 
 def _spec_text(spec: Mapping[str, str | None]) -> str:

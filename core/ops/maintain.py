@@ -30,7 +30,11 @@ from core.format.options import parse_bool
 from core.ops.auto_tags import AutoTagPlan, AutoTags, creation_mode
 from core.ops.consumer_expire import ExpireConsumers
 from core.ops.delete_orphan_files import delete_orphan_files
-from core.ops.expire_partitions import ExpirePartitions, PartitionExpireFlags
+from core.ops.expire_partitions import (
+    ExpirePartitions,
+    PartitionExpireFlags,
+    unexpirable_error,
+)
 from core.ops.expire_snapshots import ExpireSnapshots
 from core.ops.lifecycle import RunRequest, run
 from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest
@@ -89,6 +93,12 @@ class StepResult:
         return self.status in ("ok", "failed")
 
     @property
+    def finished(self) -> bool:
+        """Did its work, even if it then failed with an error that lets later steps run
+        (expire-partitions keeping partitions it can never judge)."""
+        return self.status == "ok" or (self.error is not None and not self.error.blocks_later_steps)
+
+    @property
     def files_deleted(self) -> int:
         """Files deleted: not hints or changelog-N written, not directories removed."""
         if self.report is None:
@@ -143,7 +153,7 @@ class TableResult:
     def count(self, step: str, key: str) -> int:
         """How many items a step expired (or, dry run, would expire)."""
         found = self.step(step)
-        if found is None or not found.ran or found.status == "failed":
+        if found is None or not found.ran or (found.status == "failed" and not found.finished):
             return 0
         if step == "expire-changelogs":
             return len(found.changelogs)
@@ -297,6 +307,11 @@ def _run_step(ctx: _Ctx, name: str, step: StepResult) -> None:
         step.plan = outcome.plan
     if isinstance(decision.op, ExpirePartitions):
         step.commit = outcome.result
+        # Partitions values-time can never judge fail the run (after the rest is dropped),
+        # so a scheduled maintain cannot pass while they stay forever.
+        error = None if ctx.config.dry_run else unexpirable_error(outcome.plan)
+        if error is not None:
+            raise error
 
 
 def maintain_table(
@@ -331,6 +346,6 @@ def maintain_table(
         step.seconds = time.monotonic() - start
         if step.status == "ok" and step.report is not None and step.report.failed:
             step.status = "failed"
-        if step.status == "failed":
+        if step.status == "failed" and not step.finished:
             failed = name
     return result

@@ -51,6 +51,11 @@ FAMILIES: dict[str, tuple[str, str]] = {
         "gauge",
         "Snapshots expired by the last paimon maintain run of the table.",
     ),
+    "paimon_maintenance_partitions_unexpirable": (
+        "gauge",
+        "Partitions the last paimon maintain run kept because partition.expiration-strategy "
+        "values-time can never read a time from their values (they never expire).",
+    ),
     "paimon_table_snapshots": ("gauge", "Snapshot files of the table."),
     "paimon_table_oldest_snapshot_age_seconds": (
         "gauge",
@@ -242,6 +247,15 @@ def maintenance_samples(result: TableResult, *, finished_ms: int) -> list[Sample
             table=table,
         )
     )
+    partitions = result.step("expire-partitions")
+    if partitions is not None and partitions.ran:
+        out.append(
+            Sample.of(
+                "paimon_maintenance_partitions_unexpirable",
+                len(partitions.planned("skipped")),
+                table=table,
+            )
+        )
     for step in result.steps:
         if step.ran:
             out.append(

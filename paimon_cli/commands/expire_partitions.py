@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
     from core.write.commit import CommitResult
 from paimon_cli.convert import commit_json, plan_doc
+from paimon_cli.errors import report_error
 from paimon_cli.journals import journals_json, journals_of, render_journals
 from paimon_cli.output import Mode, Output, human_bytes, human_wall_clock
 from paimon_cli.params import (
@@ -150,6 +151,9 @@ def expire_partitions(
         out,
         to_json=lambda o: _to_json(o, dry_run),
         render=lambda o, output: _render(o, output, dry_run, zone),
+        # A real run that kept partitions it can never judge fails (after dropping the
+        # rest): a cron job must not pass forever while they stay.
+        failed=lambda o: o.failed or _unexpirable(o, dry_run) is not None,
     )
     try:
         run_job(sel, job, out, debug=state.debug)
@@ -169,7 +173,17 @@ def _to_json(o: Outcome[Plan, CommitResult], dry_run: bool) -> dict[str, Any]:
         )
     doc = plan_doc(dry_run, o.plan, report)
     doc["journals"] = journals_json(journals_of(o.report))
+    error = _unexpirable(o, dry_run)
+    if error is not None:
+        doc["error"] = {"kind": error.kind, "message": error.message, "hint": error.hint}
     return doc
+
+
+def _unexpirable(o: Outcome[Plan, CommitResult], dry_run: bool) -> Any:
+    """The UnexpirablePartitionsError a real run ends with, if any (dry runs: none)."""
+    from core.ops.expire_partitions import unexpirable_error
+
+    return None if dry_run else unexpirable_error(o.plan)
 
 
 def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool, zone: Any) -> None:
@@ -223,7 +237,12 @@ def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool, zone: An
     if d.get("capped"):
         out.line(f"  {d['capped']} more expired partitions left for the next run (max expires)")
     if d.get("skipped"):
-        out.line(f"  {len(d['skipped'])} partitions kept: their values do not parse as a time")
+        out.line(
+            f"  [red]{len(d['skipped'])} partitions kept: no time can be read from their "
+            "values, they never expire[/red]"
+        )
+        if dry_run:  # a real run ends with it as its error's hint
+            out.line(f"  {d.get('skipped_hint')}")
     r = o.result
     if r is not None and r.snapshot is not None:
         render_commit(
@@ -233,6 +252,9 @@ def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool, zone: An
             "expire-snapshots",
             r.notes,
         )
+    error = _unexpirable(o, dry_run)
+    if error is not None:
+        report_error(error.kind, error.message, error.hint, as_json=False)
 
 
 def register(app: typer.Typer) -> None:

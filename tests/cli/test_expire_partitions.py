@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pypaimon_writer as pw
@@ -45,9 +46,14 @@ def test_dry_run_lists_partitions_and_changes_nothing(run, dated) -> None:
 
 
 def test_json_run_commits_and_pypaimon_reads_it(run, dated) -> None:
-    doc = run.json(
-        "expire-partitions", dated.root, "--expiration-time", "1 d", "--max-expires", "4"
+    result = run(
+        "expire-partitions", dated.root, "--expiration-time", "1 d", "--max-expires", "4", "--json"
     )
+    # dt=par-1 can never expire by value: the run drops the rest, then fails naming it.
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["error"]["kind"] == "partitions_never_expire"
+    assert "dt=par-1, hr=00" in doc["error"]["message"]
     assert doc["command"] == "expire-partitions" and doc["dry_run"] is False
     parts = [p["path"] for p in doc["plan"]["details"]["partitions"]]
     assert parts == [
@@ -75,7 +81,7 @@ def test_table_option_fallback(run, dated, tmp_path: Path) -> None:
         "partition.expiration-time=1 d,partition.timestamp-formatter=yyyyMMdd",
         "--json",
     )
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 1  # no value parses: every partition would stay forever
     assert '"source": "dynamic"' in result.stdout
     assert '"partitions": []' in result.stdout  # yyyyMMdd matches none of the values
 
