@@ -94,7 +94,8 @@ def _command(
     if name == "compact":
         return _small_files(tmp_path / "wh"), ["compact"]
     if name == "expire-partitions":
-        dated = pw.dated_partitions(tmp_path / "wh")
+        # Every value a date: a kept undated partition would fail the run (exit 1).
+        dated = pw.dated_partitions(tmp_path / "wh", undated=False)
         return dated.root, ["expire-partitions", "--expiration-time", "1 d", "--max-expires", "2"]
     return _broken(scenarios, tmp_path / "wh"), ["remove-unexisting-files"]
 

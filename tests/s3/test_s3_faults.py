@@ -92,7 +92,7 @@ def test_java_reads_a_compaction_committed_through_a_500(
 def test_expire_partitions_commit_answered_500_is_ours(
     run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, tmp_path: Path
 ) -> None:
-    dated = pw.dated_partitions(tmp_path / "src")
+    dated = pw.dated_partitions(tmp_path / "src", undated=False)  # a success exits 0
     uri = upload(s3_server, dated.root, s3_prefix)
     faults.add(Rule("PUT", SNAPSHOT_PUT, "error-after"))
     args = ["--expiration-time", "1 d", "--max-expires", "2"]
