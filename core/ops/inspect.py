@@ -10,6 +10,7 @@ from typing import Any
 from core.errors import PaimonError
 from core.format.model import Consumer, ManifestEntry, Snapshot, Tag
 from core.io.fileio import FileInfo
+from core.ops.live_rows import reader_rows, records
 from core.retention.expire_range import ExpireRange, active_consumers, compute_range, expire_config
 from core.runtime.executors.base import Executor
 from core.runtime.timeparse import local_datetime, local_wall_clock_ms, resolve_zone
@@ -92,7 +93,8 @@ class Summary:
     consumers: list[Consumer]
     branches: list[str]
     live_files: int
-    live_rows: int
+    live_records: int  # the live files' row counts, before merges and deletion vectors
+    reader_rows: int | None  # what a reader returns, where metadata says (core.ops.live_rows)
     live_bytes: int
     partitions: int
     storage_bytes: int | None
@@ -317,7 +319,8 @@ def summarize(
         consumers=consumers,
         branches=table.branches.branches(),
         live_files=len(live),
-        live_rows=sum(e.file.row_count for e in live),
+        live_records=records(live),
+        reader_rows=reader_rows(table, latest, live) if latest is not None else 0,
         live_bytes=sum(e.file.file_size for e in live),
         partitions=len({e.partition for e in live}),
         storage_bytes=storage_bytes,

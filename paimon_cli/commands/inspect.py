@@ -337,7 +337,9 @@ def _summary_json(s: Summary) -> dict[str, Any]:
         "latest_snapshot": snapshot_json(s.latest) if s.latest else None,
         "live": {
             "files": s.live_files,
-            "rows": s.live_rows,
+            "records": s.live_records,
+            "reader_rows": s.reader_rows,
+            "rows": s.live_records,  # schema 1 name of records, kept for compatibility
             "bytes": s.live_bytes,
             "partitions": s.partitions,
         },
@@ -403,8 +405,11 @@ def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
             f"  snapshots {s.earliest}..{s.latest.id} ({s.snapshot_count} files); latest "
             f"{s.latest.commit_kind} at {_when(s.latest.time_millis, zone)}"
         )
+    rows = (
+        f"{s.reader_rows} rows" if s.reader_rows is not None else "rows merged on read, not counted"
+    )
     out.line(
-        f"  live data: {s.live_files} files, {s.live_rows} rows, "
+        f"  live data: {s.live_files} files, {s.live_records} records ({rows}), "
         f"{human_bytes(s.live_bytes)} in {s.partitions} partition(s)"
     )
     if s.storage_bytes is not None:
