@@ -185,13 +185,15 @@ def _ordered(plans: Sequence[Plan]) -> list[tuple[str, str, int | None, str]]:
     return out
 
 
-def _snapshot_dirs(items: Sequence[RestoreItem]) -> dict[str, list[int]]:
-    """Restored snapshot ids by snapshot directory (one per branch)."""
+def _snapshot_dirs(items: Sequence[RestoreItem], *, lost: bool = False) -> dict[str, list[int]]:
+    """Restored snapshot ids by snapshot directory (one per branch); ``lost``: the ids of the
+    run's snapshot files that are in neither place, which never come back."""
     out: dict[str, list[int]] = {}
     for item in items:
         m = _SNAPSHOT.match(basename(item.path))
-        back = item.op == "move" and item.state != "missing"  # a lost one never comes back
-        if m and basename(parent(item.path)) == "snapshot" and back:
+        if not m or basename(parent(item.path)) != "snapshot" or item.op != "move":
+            continue
+        if (item.state == "missing") == lost:
             out.setdefault(parent(item.path), []).append(int(m.group(1)))
     return out
 
@@ -255,6 +257,17 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
                 "quarantined runs first, newest first)"
             )
         snapshots += ids
+    for directory, ids in sorted(_snapshot_dirs(items, lost=True).items()):
+        back = _snapshot_dirs(items).get(directory, [])
+        # One above the oldest restored would leave a hole or a LATEST hint naming nothing;
+        # lost ones below all restored are the oldest (expired meanwhile): harmless.
+        above = [i for i in ids if back and i > min(back)]
+        if above:
+            conflicts.append(
+                f"snapshot {above[0]} of this run is in neither {directory} nor the run's "
+                "quarantine: the restored snapshots would not be contiguous up to the latest "
+                "the run removed"
+            )
     missing = sum(1 for i in items if i.state == "missing")
     if missing:
         notes.append(

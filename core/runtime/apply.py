@@ -23,7 +23,7 @@ from core.runtime.journal import (
 )
 from core.runtime.plans import COMMIT_FILE_KINDS, FileAction, Phase, Plan, SnapshotIdentity
 from core.runtime.progress import NullProgress, Progress
-from core.runtime.quarantine import Quarantine
+from core.runtime.quarantine import Quarantine, check_run_id
 from core.runtime.quarantine import write_record as write_quarantine_record
 from core.runtime.report import ExecutionReport, PhaseReport
 from core.runtime.runs import Run
@@ -281,6 +281,10 @@ def finish_journal(
             f"{plan.command!r}; refusing to guess"
         )
     lock_paths(table, plan)  # a path outside the table is corrupt or forged: an error
+    # The quarantine's run id names directories: only one paimon-cli makes is followed.
+    quarantine_run = journal.quarantine_run
+    if quarantine_run is not None:
+        check_run_id(quarantine_run, where=f"journal {journal.path}")
     problem = _journal_problem(table, plan)
     if problem is not None:
         discard_journal(table, journal, problem, report)
@@ -301,9 +305,9 @@ def finish_journal(
             "changelog or consumer created since uses those files"
         )
     quarantine = None
-    if journal.quarantine_run is not None:
+    if quarantine_run is not None:
         # An interrupted quarantining run keeps moving into its own quarantine.
-        quarantine = Quarantine.of(view, journal.quarantine_run)
+        quarantine = Quarantine.of(view, quarantine_run)
         report.notes.append(f"journal {journal.path}: quarantine run {journal.quarantine_run}")
     run_plan(
         view,

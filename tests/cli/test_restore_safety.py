@@ -116,6 +116,19 @@ def test_a_complete_restore_still_goes_ahead(
     assert_rows_intact(wh, s)
 
 
+def test_restore_refuses_when_the_runs_newest_snapshot_is_lost(
+    run: Any, scenarios: dict[str, pw.Scenario], tmp_path: Path
+) -> None:
+    """The newest snapshot a rollback removed is gone from the quarantine: restoring the
+    rest would leave LATEST naming a snapshot that is not there."""
+    _s, _wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
+    doc = run.json("rollback", root, "--to-snapshot", "25", "--quarantine")
+    root.joinpath(*QUARANTINE, doc["run_id"], "snapshot", "snapshot-30").unlink()
+    state = _outside_runs(root)
+    assert "snapshot 30 of this run is in neither" in _refused(run, root, "--last")
+    assert _outside_runs(root) == state
+
+
 # -- defect 6: records are bound to the table they lie in ----------------------------------------
 def _quarantined(run: Any, root: Path) -> str:
     doc = run.json("expire-snapshots", root, *EXPIRE, "--quarantine")
@@ -287,3 +300,20 @@ def test_purge_never_follows_a_symlinked_quarantine(
         result = run("purge-quarantine", root, *extra)
         assert result.exit_code == 1 and "refusing to follow" in result.stderr
     assert tree_state(victim) == state
+
+
+def test_a_journal_naming_a_quarantine_outside_the_table_is_refused(
+    run: Any, scenarios: dict[str, pw.Scenario], tmp_path: Path, victim: Path
+) -> None:
+    """A journal's quarantine run id names directories too: a path there is an error before
+    the first move, as a path outside the table in its plan is."""
+    _s, _wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
+    plan = run.json("expire-snapshots", root, *EXPIRE, "--dry-run")["plan"]
+    journal = root / ".paimon-cli" / "journal" / "expire-snapshots-1-0123456789ab.json"
+    journal.parent.mkdir(parents=True)
+    journal.write_text(json.dumps({**plan, "quarantine_run": f"../../../../../{victim.name}"}))
+    state = tree_state(victim, root)
+    result = run("delete-orphan-files", root)
+    assert result.exit_code == 1
+    assert "not a paimon-cli run id" in " ".join(result.stderr.split())
+    assert tree_state(victim, root) == state
