@@ -66,8 +66,8 @@ def test_generated_table_reads_the_same_in_pypaimon_and_core(tmp_path: Path) -> 
 
         delta = [
             e
-            for m in table.manifest_list(snap.delta_manifest_list)
-            for e in table.manifest(m.file_name)
+            for m in table.manifest_list(snap, snap.delta_manifest_list)
+            for e in table.manifest(m)
         ]
         added = sum(e.file.row_count for e in delta if e.kind is FileKind.ADD)
         deleted = sum(e.file.row_count for e in delta if e.kind is FileKind.DELETE)
@@ -75,7 +75,7 @@ def test_generated_table_reads_the_same_in_pypaimon_and_core(tmp_path: Path) -> 
         assert (deleted > 0) == (snap.commit_kind == "OVERWRITE")
 
         # base = previous base + previous delta, as pypaimon commits without merging
-        base = [m.file_name for m in table.manifest_list(snap.base_manifest_list)]
+        base = [m.file_name for m in table.manifest_list(snap, snap.base_manifest_list)]
         if previous is None:
             assert base == []
         else:

@@ -1128,8 +1128,8 @@ def changes_since(
             snap = latest if sid == latest.id else table.snapshots.try_snapshot(sid)
             if snap is None:
                 return None
-            for meta in table.manifest_list(snap.delta_manifest_list):
-                for entry in table.manifest(meta.file_name):
+            for meta in table.manifest_list(snap, snap.delta_manifest_list):
+                for entry in table.manifest(meta):
                     if entry.kind is FileKind.DELETE:
                         removed.add(entry.identifier)
                     else:

@@ -3,6 +3,13 @@
 The only place where metadata rows are decoded. Format is sniffed from magic bytes
 (``Obj\\x01`` Avro, ``ORC`` ORC, ``PAR1`` Parquet) since tables written by Paimon <= 2.0
 may use ``manifest.format = orc|parquet``.
+
+Every decode takes what the referencing file records (:class:`Expected`: the size a
+snapshot, tag or changelog records for a manifest list; the size and the added + deleted
+counts a manifest list records for a manifest) and compares it with the bytes read and the
+rows decoded: an Avro file cut at a block boundary decodes without error, and reading it as
+"fewer entries" would make live files look unused (issue 28). A mismatch is corrupt
+metadata, exactly like a missing file.
 """
 
 from __future__ import annotations
@@ -19,10 +26,12 @@ from core.format.codecs import require_avro_codec
 from core.format.model import (
     DataFileMeta,
     DeletionVectorRange,
+    Expected,
     FileKind,
     IndexManifestEntry,
     ManifestEntry,
     ManifestFileMeta,
+    ManifestRef,
 )
 
 logger = logging.getLogger(__name__)
@@ -35,9 +44,25 @@ _AVRO_MAGIC = b"Obj\x01"
 Projection = Callable[[Mapping[str, Any]], dict[str, Any] | None]
 
 
-def _rows(data: bytes, path: str, project: Projection | None = None) -> Iterator[Mapping[str, Any]]:
-    """Rows of any format; ``project`` may cut an Avro writer schema down to the fields
-    the caller reads (None: keep every field), so fastavro skips the rest."""
+def _rows(
+    data: bytes, path: str, expect: Expected, project: Projection | None = None
+) -> Iterator[Mapping[str, Any]]:
+    """Rows of any format, checked against ``expect`` (the size before the first row, the
+    count after the last); ``project`` may cut an Avro writer schema down to the fields the
+    caller reads (None: keep every field), so fastavro skips the rest."""
+    problem = expect.mismatch(len(data))
+    if problem is not None:
+        raise CorruptMetadataError(path, problem)
+    count = 0
+    for row in _format_rows(data, path, project):
+        count += 1
+        yield row
+    problem = expect.mismatch(len(data), count)
+    if problem is not None:
+        raise CorruptMetadataError(path, problem)
+
+
+def _format_rows(data: bytes, path: str, project: Projection | None) -> Iterator[Mapping[str, Any]]:
     if data[:4] == _AVRO_MAGIC:
         import fastavro
 
@@ -90,9 +115,11 @@ def _row_layout(path: str) -> Iterator[None]:
         raise CorruptMetadataError(path, f"unexpected row layout ({exc!r})") from exc
 
 
-def _decode(data: bytes, path: str, convert: Callable[[Mapping[str, Any], str], T]) -> Iterator[T]:
+def _decode(
+    data: bytes, path: str, expect: Expected, convert: Callable[[Mapping[str, Any], str], T]
+) -> Iterator[T]:
     with _row_layout(path):
-        for row in _rows(data, path):
+        for row in _rows(data, path, expect):
             yield convert(row, path)
 
 
@@ -175,23 +202,24 @@ def _to_index_entry(row: Mapping[str, Any], path: str) -> IndexManifestEntry:
     )
 
 
-def decode_rows(data: bytes, path: str) -> Iterator[Mapping[str, Any]]:
+def decode_rows(data: bytes, path: str, *, expect: Expected) -> Iterator[Mapping[str, Any]]:
     """Raw rows of a metadata file (any format), for writers that copy rows unchanged."""
-    return _rows(data, path)
+    return _rows(data, path, expect)
 
 
-def decode_manifest_list_names(data: bytes, path: str) -> list[tuple[str, int]]:
-    """(file name, size) of each manifest in a list: the lean path expiry and orphan
+def decode_manifest_list_names(data: bytes, path: str, *, expect: Expected) -> list[ManifestRef]:
+    """Name, size and entries of each manifest in a list: the lean path expiry and orphan
     cleaning need (they read the base list of every expiring snapshot)."""
     out = []
     with _row_layout(path):
-        for row in _rows(data, path):
+        for row in _rows(data, path, expect):
             name = row["_FILE_NAME"]
             if row.get("_VERSION", 2) != 2:
                 _check_version(row, 2, path)
             if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
                 _plain_name(name, path)  # raises; the inline test keeps the usual case fast
-            out.append((name, int(row["_FILE_SIZE"])))
+            entries = int(row["_NUM_ADDED_FILES"]) + int(row["_NUM_DELETED_FILES"])
+            out.append(ManifestRef(name, int(row["_FILE_SIZE"]), entries))
     return out
 
 
@@ -224,13 +252,13 @@ def _names_projection(writer: Mapping[str, Any]) -> dict[str, Any] | None:
     return projected
 
 
-def decode_manifest_file_names(data: bytes, path: str) -> list[str]:
+def decode_manifest_file_names(data: bytes, path: str, *, expect: Expected) -> list[str]:
     """Data and extra file names of every entry, ADD and DELETE alike: the used-name set
     of orphan cleaning, without building entries (about twice as fast)."""
     out: list[str] = []
     append = out.append
     with _row_layout(path):
-        for row in _rows(data, path, _names_projection):
+        for row in _rows(data, path, expect, _names_projection):
             if row.get("_VERSION", 2) != 2:
                 _check_version(row, 2, path)
             f = row["_FILE"]
@@ -244,16 +272,16 @@ def decode_manifest_file_names(data: bytes, path: str) -> list[str]:
     return out
 
 
-def decode_manifest_list(data: bytes, path: str) -> list[ManifestFileMeta]:
-    return list(_decode(data, path, _to_manifest_meta))
+def decode_manifest_list(data: bytes, path: str, *, expect: Expected) -> list[ManifestFileMeta]:
+    return list(_decode(data, path, expect, _to_manifest_meta))
 
 
-def decode_manifest(data: bytes, path: str) -> Iterator[ManifestEntry]:
-    return _decode(data, path, _to_entry)
+def decode_manifest(data: bytes, path: str, *, expect: Expected) -> Iterator[ManifestEntry]:
+    return _decode(data, path, expect, _to_entry)
 
 
-def decode_index_manifest(data: bytes, path: str) -> list[IndexManifestEntry]:
-    return list(_decode(data, path, _to_index_entry))
+def decode_index_manifest(data: bytes, path: str, *, expect: Expected) -> list[IndexManifestEntry]:
+    return list(_decode(data, path, expect, _to_index_entry))
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> dict[Any, ManifestEntry]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import IntEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.errors import CorruptMetadataError
 from core.format.types import DataType, parse_type
@@ -81,6 +81,40 @@ def _check_name(name: str | None, key: str, path: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
+class Expected:
+    """What the file naming a metadata file records about it: its size and, for a manifest,
+    its entries (the list's added + deleted files). Every decode compares them, so a file
+    cut at an Avro block boundary (which decodes without error) is corrupt, never empty."""
+
+    size: int | None = None  # bytes; None where nothing records it (index manifests)
+    entries: int | None = None  # rows; None where nothing records them (manifest lists)
+    by: str = ""  # who records them, for messages
+
+    def mismatch(self, size: int, entries: int | None = None) -> str | None:
+        """Why ``size`` bytes (and ``entries`` rows, when counted) do not match, or None."""
+        by = f" ({self.by})" if self.by else ""
+        if self.size is not None and size != self.size:
+            return f"{size} bytes, but {self.size} recorded{by}: truncated or altered"
+        if self.entries is not None and entries is not None and entries != self.entries:
+            return f"{entries} entries, but {self.entries} recorded{by}: truncated or altered"
+        return None
+
+
+UNRECORDED = Expected()
+
+
+class ManifestRef(NamedTuple):
+    """A manifest as its list names it, without building a ManifestFileMeta."""
+
+    file_name: str
+    file_size: int
+    entries: int  # added + deleted files
+
+    def expected(self) -> Expected:
+        return Expected(self.file_size, self.entries, "its manifest list")
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     id: int
     schema_id: int
@@ -99,6 +133,7 @@ class Snapshot:
     statistics: str | None
     version: int
     raw: Mapping[str, Any] = field(compare=False, repr=False)
+    path: str = field(default="", compare=False, repr=False)  # the file it was read from
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], path: str) -> Snapshot:
@@ -136,7 +171,18 @@ class Snapshot:
             statistics=_check_name(_opt_str(data, "statistics", path), "statistics", path),
             version=version,
             raw=dict(data),
+            path=path,
         )
+
+    def list_expected(self, name: str) -> Expected:
+        """What this snapshot (tag, changelog) records about one of its manifest lists: the
+        size of version 3 files (older ones record none)."""
+        for key in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
+            if self.raw.get(key) == name:
+                size = self.raw.get(f"{key}Size")
+                recorded = size if isinstance(size, int) and not isinstance(size, bool) else None
+                return Expected(recorded, None, self.path.rpartition("/")[2] or "its snapshot")
+        raise ValueError(f"{name} is not a manifest list of snapshot {self.id}")
 
     @property
     def manifest_lists(self) -> tuple[str, ...]:
@@ -297,6 +343,12 @@ class ManifestFileMeta:
     min_level: int | None = None
     max_level: int | None = None
     extra_files: tuple[str, ...] = ()
+
+    def expected(self) -> Expected:
+        """Size and entries this row records for its manifest."""
+        return Expected(
+            self.file_size, self.num_added_files + self.num_deleted_files, "its manifest list"
+        )
 
 
 @dataclass(frozen=True, slots=True)

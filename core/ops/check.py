@@ -10,7 +10,13 @@ from dataclasses import dataclass, field, fields
 from functools import partial
 
 from core.errors import CorruptMetadataError, MissingFileError
-from core.format.model import IndexManifestEntry, ManifestEntry, ManifestFileMeta, Snapshot
+from core.format.model import (
+    IndexManifestEntry,
+    ManifestEntry,
+    ManifestFileMeta,
+    ManifestRef,
+    Snapshot,
+)
 from core.io.fileio import FileIO, join
 from core.retention.references import RootKind, collect_references
 from core.runtime.executors.base import Executor
@@ -90,30 +96,30 @@ class _TolerantTable(PaimonTable):
         detail = "file does not exist" if kind == "missing" else exc.message
         self.damage.setdefault(path, Problem(path, kind, role, self.ref[0], detail))
 
-    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+    def manifest_list(self, root: Snapshot, name: str) -> list[ManifestFileMeta]:
         try:
-            return super().manifest_list(name)
+            return super().manifest_list(root, name)
         except (MissingFileError, CorruptMetadataError) as exc:
             self._record(exc, "manifest-list")
             return []
 
-    def manifest_list_names(self, name: str) -> list[tuple[str, int]]:
+    def manifest_list_names(self, root: Snapshot, name: str) -> list[ManifestRef]:
         try:
-            return super().manifest_list_names(name)
+            return super().manifest_list_names(root, name)
         except (MissingFileError, CorruptMetadataError) as exc:
             self._record(exc, "manifest-list")
             return []
 
-    def manifest(self, name: str) -> Iterator[ManifestEntry]:
+    def manifest(self, ref: ManifestFileMeta | ManifestRef) -> Iterator[ManifestEntry]:
         try:
-            return iter(list(super().manifest(name)))
+            return iter(list(super().manifest(ref)))
         except (MissingFileError, CorruptMetadataError) as exc:
             self._record(exc, "manifest")
             return iter(())
 
-    def index_manifest(self, name: str) -> list[IndexManifestEntry]:
+    def index_manifest(self, root: Snapshot) -> list[IndexManifestEntry]:
         try:
-            return super().index_manifest(name)
+            return super().index_manifest(root)
         except (MissingFileError, CorruptMetadataError) as exc:
             self._record(exc, "index-manifest")
             return []

@@ -310,19 +310,19 @@ def _skipping_set(
         for name in (snap.base_manifest_list, snap.delta_manifest_list):
             if exists(name):
                 names.add(name)
-                names.update(n for n, _ in table.manifest_list_names(name))
+                names.update(m.file_name for m in table.manifest_list_names(snap, name))
         if snap.index_manifest and exists(snap.index_manifest):
             names.add(snap.index_manifest)
-            names.update(e.file_name for e in table.index_manifest(snap.index_manifest))
+            names.update(e.file_name for e in table.index_manifest(snap))
         if snap.statistics:
             names.add(snap.statistics)
     return names
 
 
-def _unused_list(acts: _Actions, name: str, skip: set[str], reason: str) -> None:
+def _unused_list(acts: _Actions, root: Snapshot, name: str, skip: set[str], reason: str) -> None:
     """collectUnusedManifestList: the list's manifests, then the list, unless skipped."""
     table = acts.table
-    for manifest, size in table.manifest_list_names(name):
+    for manifest, size, _entries in table.manifest_list_names(root, name):
         if manifest not in skip:
             skip.add(manifest)
             acts.add(acts.manifests, table.paths.manifest_path(manifest), "manifest", size, reason)
@@ -333,7 +333,7 @@ def _unused_list(acts: _Actions, name: str, skip: set[str], reason: str) -> None
 
 def _delta_deletes(table: PaimonTable, snap: Snapshot) -> list[ManifestEntry]:
     pending: dict[str, ManifestEntry] = {}
-    for entry in table.entries(table.manifest_list(snap.delta_manifest_list)):
+    for entry in table.entries(table.manifest_list(snap, snap.delta_manifest_list)):
         path = table.paths.data_file_path(entry)
         if entry.kind is FileKind.ADD:
             pending.pop(path, None)
@@ -357,7 +357,7 @@ def _plan_one(
             for entry in table.changelog_files(cl):
                 if entry.kind is FileKind.ADD:
                     acts.add_entry(entry, "changelog", reason)
-            _unused_list(acts, cl.changelog_manifest_list, skip, reason)
+            _unused_list(acts, cl, cl.changelog_manifest_list, skip, reason)
         return
     tag = tag_keys(cl.id)
     if exists(cl.delta_manifest_list):
@@ -367,9 +367,9 @@ def _plan_one(
                 acts.kept.append({"path": table.paths.data_file_path(entry), "kept_by": tag[0]})
                 continue
             acts.add_entry(entry, "data", reason)
-        _unused_list(acts, cl.delta_manifest_list, skip, reason)
+        _unused_list(acts, cl, cl.delta_manifest_list, skip, reason)
     if exists(cl.base_manifest_list):
-        _unused_list(acts, cl.base_manifest_list, skip, reason)
+        _unused_list(acts, cl, cl.base_manifest_list, skip, reason)
 
 
 @dataclass(frozen=True, slots=True)

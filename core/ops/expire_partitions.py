@@ -321,8 +321,9 @@ def live_raw_entries(table: PaimonTable, snapshot: Snapshot) -> list[dict[str, A
 
     merged: dict[Any, dict[str, Any]] = {}
     for list_name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
-        for meta in table.manifest_list(list_name):
-            for row in read_raw_rows(table.fileio, table.paths.manifest_path(meta.file_name)):
+        for meta in table.manifest_list(snapshot, list_name):
+            path = table.paths.manifest_path(meta.file_name)
+            for row in read_raw_rows(table.fileio, path, expect=meta.expected()):
                 key = entry_identifier(row)
                 if row["_KIND"] == 0:
                     merged[key] = row

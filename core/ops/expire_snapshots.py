@@ -185,8 +185,8 @@ def _vanished_or_raise(table: PaimonTable, snap: Snapshot, read: Callable[[], T]
 def _delta_deletions(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]]:
     """Files DELETEd by a snapshot's delta and not re-ADDed in it, keyed by physical path."""
     pending: dict[str, ManifestEntry] = {}
-    for meta in table.manifest_list(snap.delta_manifest_list):
-        for entry in table.manifest(meta.file_name):
+    for meta in table.manifest_list(snap, snap.delta_manifest_list):
+        for entry in table.manifest(meta):
             path = table.paths.data_file_path(entry)
             if entry.kind is FileKind.ADD:
                 pending.pop(path, None)
@@ -207,7 +207,7 @@ def _check_retained(
         newest = next((s for s in reversed(kept) if s is not None), None)
     if newest is not None:
         for name in newest.manifest_lists:
-            table.manifest_list_names(name)
+            table.manifest_list_names(newest, name)
 
 
 def _read_delta(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]] | None:
@@ -219,23 +219,13 @@ def _skipping_names(table: PaimonTable, roots: Iterable[Snapshot]) -> set[str]:
     for snap in roots:
         for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
             names.add(list_name)
-            names.update(name for name, _size in table.manifest_list_names(list_name))
+            names.update(m.file_name for m in table.manifest_list_names(snap, list_name))
         if snap.index_manifest:
             names.add(snap.index_manifest)
-            names.update(e.file_name for e in table.index_manifest(snap.index_manifest))
+            names.update(e.file_name for e in table.index_manifest(snap))
         if snap.statistics:
             names.add(snap.statistics)
     return names
-
-
-def _recorded_list_size(snap: Snapshot, list_name: str) -> int | None:
-    """The manifest list's size as the snapshot records it (Paimon 0.9+, pypaimon)."""
-    recorded = {
-        snap.base_manifest_list: snap.raw.get("baseManifestListSize"),
-        snap.delta_manifest_list: snap.raw.get("deltaManifestListSize"),
-        snap.changelog_manifest_list: snap.raw.get("changelogManifestListSize"),
-    }.get(list_name)
-    return recorded if isinstance(recorded, int) else None
 
 
 # Files whose size no metadata records: one stat each, so plans and reports show real bytes.
@@ -271,14 +261,14 @@ def _plan_manifests(
         if list_name in skip:
             continue
         skip.add(list_name)
-        for name, size in table.manifest_list_names(list_name):
+        for name, size, _entries in table.manifest_list_names(snap, list_name):
             if name not in skip:
                 skip.add(name)
                 b.add(b.manifests, paths.manifest_path(name), "manifest", size, reason)
-        recorded = _recorded_list_size(snap, list_name)
+        recorded = snap.list_expected(list_name).size
         b.add(b.manifests, paths.manifest_path(list_name), "manifest-list", recorded, reason)
     if snap.index_manifest and snap.index_manifest not in skip:
-        for ie in table.index_manifest(snap.index_manifest):
+        for ie in table.index_manifest(snap):
             if ie.file_name not in skip:
                 skip.add(ie.file_name)
                 b.add(b.data, paths.index_file_path(ie), "index", ie.file_size, reason)

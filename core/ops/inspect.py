@@ -184,7 +184,7 @@ def manifest_rows(table: PaimonTable, snapshot: Snapshot) -> list[ManifestRow]:
     if snapshot.changelog_manifest_list:
         lists.append(("changelog", snapshot.changelog_manifest_list))
     for kind, name in lists:
-        for m in table.manifest_list(name):
+        for m in table.manifest_list(snapshot, name):
             out.append(
                 ManifestRow(
                     m.file_name,

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError, SafetyRefusalError
 from core.format.manifest import decode_manifest_file_names
-from core.format.model import Snapshot
+from core.format.model import Expected, ManifestRef, Snapshot
 from core.io.fileio import FileInfo, FileIO, join, parent
 from core.retention.references import RootKind, producer_of, root_lists
 from core.runtime.executors.base import Executor
@@ -66,7 +66,7 @@ PROCESS_MIN_ROOTS = 64
 @dataclass
 class _Used:
     names: set[str] = field(default_factory=set)
-    manifests: dict[str, int] = field(default_factory=dict)  # name -> size
+    manifests: dict[str, ManifestRef] = field(default_factory=dict)  # by name
 
 
 def _views(table: PaimonTable) -> list[PaimonTable]:
@@ -96,14 +96,14 @@ def _root_names(view: PaimonTable, kind: RootKind, snap: Snapshot, used: _Used) 
     for list_name in (*lists.required, *present):
         used.names.add(list_name)
         try:
-            pairs = view.manifest_list_names(list_name)
+            refs = view.manifest_list_names(snap, list_name)
         except MissingFileError:
             if list_name in lists.required:
                 raise
             continue  # an optional list deleted meanwhile
-        for name, size in pairs:
-            used.names.add(name)
-            used.manifests[name] = size
+        for ref in refs:
+            used.names.add(ref.file_name)
+            used.manifests[ref.file_name] = ref
     # Snapshot expiry handles index files, so a changelog's may be gone (as in Paimon).
     index_gone = (
         kind == "changelog"
@@ -114,7 +114,7 @@ def _root_names(view: PaimonTable, kind: RootKind, snap: Snapshot, used: _Used) 
         # Paimon treats a missing index manifest as empty, which would make the live
         # deletion vectors look like orphans; here it is missing metadata (D3).
         used.names.add(snap.index_manifest)
-        used.names.update(e.file_name for e in view.index_manifest(snap.index_manifest))
+        used.names.update(e.file_name for e in view.index_manifest(snap))
     if snap.statistics:
         used.names.add(snap.statistics)
 
@@ -137,20 +137,23 @@ def _root_chunk(
     return len(jobs), part
 
 
-def _names_in_manifest_files(fileio: FileIO, paths: list[str]) -> tuple[int, list[str], list[str]]:
-    """(manifests read, names, paths of missing manifests) for a chunk of manifests
-    (worker processes read big chunks). A missing manifest is never "empty": the caller
-    aborts unless no root present references it any more (``check_missing_manifests``)."""
+def _names_in_manifest_files(
+    fileio: FileIO, manifests: list[tuple[str, Expected]]
+) -> tuple[int, list[str], list[str]]:
+    """(manifests read, names, paths of missing manifests) for a chunk of (path, what its
+    list records) pairs (worker processes read big chunks). A missing manifest is never
+    "empty": the caller aborts unless no root present references it any more
+    (``check_missing_manifests``); a truncated one is corrupt metadata."""
     out: list[str] = []
     missing: list[str] = []
-    for path in paths:
+    for path, expect in manifests:
         try:
             data = fileio.read_bytes(path)
         except FileNotFoundError:
             missing.append(path)
             continue
-        out += decode_manifest_file_names(data, path)
-    return len(paths), out, missing
+        out += decode_manifest_file_names(data, path, expect=expect)
+    return len(manifests), out, missing
 
 
 def check_missing_manifests(views: list[PaimonTable], missing: Iterable[str]) -> None:
@@ -172,12 +175,12 @@ def check_missing_manifests(views: list[PaimonTable], missing: Iterable[str]) ->
             lists = root_lists(_ROOT_KINDS[kind], snap, producer_of(view))
             for list_name in (*lists.required, *lists.optional):
                 try:
-                    entries = view.manifest_list_names(list_name)
+                    refs = view.manifest_list_names(snap, list_name)
                 except MissingFileError:
                     if list_name in lists.optional:
                         continue
                     raise
-                hit = next((n for n, _size in entries if n in names), None)
+                hit = next((r.file_name for r in refs if r.file_name in names), None)
                 if hit is not None:
                     raise SafetyRefusalError(
                         f"{kind} {key} of branch {view.branch} references missing manifest "
@@ -280,10 +283,13 @@ def used_names(
         used.names |= part.names
         used.manifests.update(part.manifests)
     progress.finish()
-    paths = [reader.paths.manifest_path(m) for m in sorted(used.manifests)]
+    paths = [
+        (reader.paths.manifest_path(name), ref.expected())
+        for name, ref in sorted(used.manifests.items())
+    ]
     progress.start("reading manifests", len(paths))
     read_names = partial(_names_in_manifest_files, reader.fileio)
-    if local and sum(used.manifests.values()) >= PROCESS_MIN_BYTES:
+    if local and sum(r.file_size for r in used.manifests.values()) >= PROCESS_MIN_BYTES:
         names_of = executor.map_cpu(
             read_names, _chunks(paths, executor), on_result=_advance(progress)
         )

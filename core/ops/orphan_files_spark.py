@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any, ClassVar
 
 from core.errors import SafetyRefusalError
+from core.format.model import ManifestRef
 from core.io.fileio import FileIO, parent
 from core.ops.orphan_files import (
     COMMAND,
@@ -134,6 +135,8 @@ def _emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any
     for batch in batches:
         names: list[str] = []
         flags: list[bool] = []
+        sizes: list[int | None] = []
+        entries: list[int | None] = []
         for branch, kind, key in zip(
             batch.column("branch").to_pylist(),
             batch.column("kind").to_pylist(),
@@ -142,9 +145,23 @@ def _emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any
         ):
             _, part = _root_chunk(views, [(branch, kind, int(key) if kind != "tag" else key)])
             for name in part.names:
+                ref = part.manifests.get(name)
                 names.append(name)
-                flags.append(name in part.manifests)
-        yield pa.RecordBatch.from_pydict({"name": names, "manifest": flags})
+                flags.append(ref is not None)
+                # What the list records, so the executor reading it can check it (issue 28).
+                sizes.append(ref.file_size if ref is not None else None)
+                entries.append(ref.entries if ref is not None else None)
+        yield pa.RecordBatch.from_pydict(
+            {"name": names, "manifest": flags, "size": sizes, "entries": entries},
+            schema=pa.schema(
+                [
+                    ("name", pa.string()),
+                    ("manifest", pa.bool_()),
+                    ("size", pa.int64()),
+                    ("entries", pa.int64()),
+                ]
+            ),
+        )
 
 
 def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
@@ -152,8 +169,16 @@ def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterato
 
     reader: PaimonTable = pickle.loads(reader_bytes)
     for batch in batches:
-        paths = [reader.paths.manifest_path(m) for m in batch.column("name").to_pylist()]
-        _count, found, missing = _names_in_manifest_files(reader.fileio, paths)
+        manifests = [
+            (reader.paths.manifest_path(name), ManifestRef(name, size, entries).expected())
+            for name, size, entries in zip(
+                batch.column("name").to_pylist(),
+                batch.column("size").to_pylist(),
+                batch.column("entries").to_pylist(),
+                strict=True,
+            )
+        ]
+        _count, found, missing = _names_in_manifest_files(reader.fileio, manifests)
         names = list(set(found))
         yield pa.RecordBatch.from_pydict(
             {"name": names + missing, "missing": [False] * len(names) + [True] * len(missing)},
@@ -253,10 +278,13 @@ class SparkOrphanClean:
         views_bytes = pickle.dumps({v.branch: v for v in views})
         root_names = (
             ex.dataframe(root_rows, "branch string, kind string, key string")
-            .mapInArrow(partial(_emit_root_names, views_bytes), "name string, manifest boolean")
+            .mapInArrow(
+                partial(_emit_root_names, views_bytes),
+                "name string, manifest boolean, size long, entries long",
+            )
             .persist()
         )
-        manifests = root_names.filter("manifest").select("name").distinct()
+        manifests = root_names.filter("manifest").select("name", "size", "entries").distinct()
         manifests = manifests.repartition(ex.parallelism)
         entry_names = manifests.mapInArrow(
             partial(_emit_manifest_names, pickle.dumps(views[0])), "name string, missing boolean"

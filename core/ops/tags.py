@@ -294,7 +294,7 @@ def _tag_candidates(table: PaimonTable, tag: Tag, cache: ManifestCache) -> list[
         snap.delta_manifest_list: snap.raw.get("deltaManifestListSize"),
     }
     for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
-        for meta in table.manifest_list(list_name):
+        for meta in table.manifest_list(snap, list_name):
             out.append(
                 FileAction(
                     "delete",
@@ -310,7 +310,7 @@ def _tag_candidates(table: PaimonTable, tag: Tag, cache: ManifestCache) -> list[
             )
         )
     if snap.index_manifest:
-        for ie in table.index_manifest(snap.index_manifest):
+        for ie in table.index_manifest(snap):
             out.append(
                 FileAction("delete", paths.index_file_path(ie), "index", ie.file_size, reason)
             )

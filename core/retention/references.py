@@ -68,7 +68,7 @@ def delta_changelog_files(table: PaimonTable, snap: Snapshot) -> list[ManifestEn
     source; compaction outputs are not changelog and Paimon's expiry deletes them)."""
     return [
         e
-        for e in table.entries(table.manifest_list(snap.delta_manifest_list))
+        for e in table.entries(table.manifest_list(snap, snap.delta_manifest_list))
         if e.kind is FileKind.ADD and e.file.file_source in (None, APPEND_SOURCE)
     ]
 
@@ -103,7 +103,7 @@ def collect_references(
     lists = root_lists(kind, snap, producer).required
     for name in lists:
         want(paths.manifest_path(name), sizes.get(name), "manifest-list")
-        for meta in table.manifest_list(name):
+        for meta in table.manifest_list(snap, name):
             want(paths.manifest_path(meta.file_name), meta.file_size, "manifest")
     if live is not None and kind != "changelog":
         _want_entries(table, live.values(), "data", want)
@@ -116,7 +116,7 @@ def collect_references(
         return  # index and statistics files belong to snapshots, never to changelogs
     if snap.index_manifest:
         want(paths.manifest_path(snap.index_manifest), None, "index-manifest")
-        for ie in table.index_manifest(snap.index_manifest):
+        for ie in table.index_manifest(snap):
             want(paths.index_file_path(ie), ie.file_size, "index")
     if snap.statistics:
         want(paths.statistics_path(snap.statistics), None, "statistics")

@@ -15,8 +15,8 @@ from core.table.table import PaimonTable
 LiveSet = dict[Any, ManifestEntry]
 
 
-def _read_manifest(table: PaimonTable, name: str) -> list[ManifestEntry]:
-    return list(table.manifest(name))
+def _read_manifest(table: PaimonTable, meta: ManifestFileMeta) -> list[ManifestEntry]:
+    return list(table.manifest(meta))
 
 
 class ManifestCache:
@@ -28,14 +28,15 @@ class ManifestCache:
         self.max_manifests = max_manifests
         self._cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
 
-    def prefetch(self, names: Iterable[str]) -> None:
-        missing = [n for n in dict.fromkeys(names) if n not in self._cache]
-        for name, entries in zip(
+    def prefetch(self, manifests: Iterable[ManifestFileMeta]) -> None:
+        by_name = {m.file_name: m for m in manifests}
+        missing = [m for name, m in by_name.items() if name not in self._cache]
+        for meta, entries in zip(
             missing,
             self.executor.map(partial(_read_manifest, self.table), missing),
             strict=True,
         ):
-            self._put(name, entries)
+            self._put(meta.file_name, entries)
 
     def _put(self, name: str, entries: list[ManifestEntry]) -> None:
         self._cache[name] = entries
@@ -43,19 +44,19 @@ class ManifestCache:
         while len(self._cache) > self.max_manifests:
             self._cache.popitem(last=False)
 
-    def entries(self, name: str) -> list[ManifestEntry]:
-        cached = self._cache.get(name)
+    def entries(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
+        cached = self._cache.get(meta.file_name)
         if cached is None:
-            cached = list(self.table.manifest(name))
-            self._put(name, cached)
+            cached = list(self.table.manifest(meta))
+            self._put(meta.file_name, cached)
         else:
-            self._cache.move_to_end(name)
+            self._cache.move_to_end(meta.file_name)
         return cached
 
     def entries_of(self, manifests: list[ManifestFileMeta]) -> Iterator[ManifestEntry]:
-        self.prefetch(m.file_name for m in manifests)
+        self.prefetch(manifests)
         for meta in manifests:
-            yield from self.entries(meta.file_name)
+            yield from self.entries(meta)
 
 
 def full_live_set(table: PaimonTable, snapshot: Snapshot, cache: ManifestCache) -> LiveSet:
@@ -80,7 +81,7 @@ def next_live_set(
 ) -> LiveSet:
     """Live set of ``snap``, from the previous snapshot's set when ids are consecutive."""
     if previous is not None and previous[0] == snap.id - 1:
-        delta = cache.entries_of(table.manifest_list(snap.delta_manifest_list))
+        delta = cache.entries_of(table.manifest_list(snap, snap.delta_manifest_list))
         return apply_delta(previous[1], delta)
     return full_live_set(table, snap, cache)
 

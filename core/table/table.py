@@ -15,9 +15,11 @@ from core.format.manifest import (
     live_entries,
 )
 from core.format.model import (
+    UNRECORDED,
     IndexManifestEntry,
     ManifestEntry,
     ManifestFileMeta,
+    ManifestRef,
     Snapshot,
     TableSchema,
 )
@@ -73,32 +75,39 @@ class PaimonTable:
         except FileNotFoundError:
             raise MissingFileError(path, what) from None
 
-    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+    # Every read passes what the referencing file records (format.manifest): the size a
+    # root records for its lists, the size and entry count a list records for a manifest.
+    def manifest_list(self, root: Snapshot, name: str) -> list[ManifestFileMeta]:
+        """One of ``root``'s manifest lists (``root``: a snapshot, tag or changelog)."""
         path, data = self._read(name, "manifest list")
-        return decode_manifest_list(data, path)
+        return decode_manifest_list(data, path, expect=root.list_expected(name))
 
-    def manifest_list_names(self, name: str) -> list[tuple[str, int]]:
-        """(manifest name, size) pairs of a manifest list, without building objects."""
+    def manifest_list_names(self, root: Snapshot, name: str) -> list[ManifestRef]:
+        """The manifests of one of ``root``'s lists, without building ManifestFileMeta."""
         path, data = self._read(name, "manifest list")
-        return decode_manifest_list_names(data, path)
+        return decode_manifest_list_names(data, path, expect=root.list_expected(name))
 
-    def manifest(self, name: str) -> Iterator[ManifestEntry]:
-        path, data = self._read(name, "manifest")
-        return decode_manifest(data, path)
+    def manifest(self, ref: ManifestFileMeta | ManifestRef) -> Iterator[ManifestEntry]:
+        """The entries of a manifest, as its list names it."""
+        path, data = self._read(ref.file_name, "manifest")
+        return decode_manifest(data, path, expect=ref.expected())
 
-    def index_manifest(self, name: str) -> list[IndexManifestEntry]:
-        path, data = self._read(name, "index manifest")
-        return decode_index_manifest(data, path)
+    def index_manifest(self, root: Snapshot) -> list[IndexManifestEntry]:
+        """``root``'s index manifest (nothing records its size)."""
+        if not root.index_manifest:
+            return []
+        path, data = self._read(root.index_manifest, "index manifest")
+        return decode_index_manifest(data, path, expect=UNRECORDED)
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """Manifests of the snapshot's data view: base list, then delta list."""
-        return self.manifest_list(snapshot.base_manifest_list) + self.manifest_list(
-            snapshot.delta_manifest_list
+        return self.manifest_list(snapshot, snapshot.base_manifest_list) + self.manifest_list(
+            snapshot, snapshot.delta_manifest_list
         )
 
     def entries(self, manifests: list[ManifestFileMeta]) -> Iterator[ManifestEntry]:
         for meta in manifests:
-            yield from self.manifest(meta.file_name)
+            yield from self.manifest(meta)
 
     def live_files(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """Files of a snapshot (base + delta replayed, ADD/DELETE merged)."""
@@ -107,12 +116,10 @@ class PaimonTable:
     def changelog_files(self, snapshot: Snapshot) -> list[ManifestEntry]:
         if not snapshot.changelog_manifest_list:
             return []
-        return list(self.entries(self.manifest_list(snapshot.changelog_manifest_list)))
+        return list(self.entries(self.manifest_list(snapshot, snapshot.changelog_manifest_list)))
 
     def index_files(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
-        if not snapshot.index_manifest:
-            return []
-        return self.index_manifest(snapshot.index_manifest)
+        return self.index_manifest(snapshot)
 
 
 def open_table(

@@ -37,7 +37,7 @@ from typing import Any
 from core import __version__
 from core.errors import PaimonError, SafetyRefusalError, StorageError, WriteOutcomeUnknownError
 from core.format.metadata_io import read_json
-from core.format.model import Snapshot
+from core.format.model import UNRECORDED, Snapshot
 from core.format.options import parse_duration_ms
 from core.io.fileio import FileIO, join
 from core.runtime.interrupts import critical
@@ -409,7 +409,9 @@ def build_snapshot(
     base_rows = [
         conform_manifest_meta(r)
         for name in (latest.base_manifest_list, latest.delta_manifest_list)
-        for r in read_raw_rows(table.fileio, table.paths.manifest_path(name))
+        for r in read_raw_rows(
+            table.fileio, table.paths.manifest_path(name), expect=latest.list_expected(name)
+        )
     ]
     base = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, base_rows)
     delta = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, delta_lists)
@@ -418,7 +420,11 @@ def build_snapshot(
         keep = [
             {**conform_index_entry(r), "_VERSION": INDEX_MANIFEST_VERSION}
             for r in (
-                read_raw_rows(table.fileio, table.paths.manifest_path(latest.index_manifest))
+                read_raw_rows(
+                    table.fileio,
+                    table.paths.manifest_path(latest.index_manifest),
+                    expect=UNRECORDED,  # nothing records an index manifest's size
+                )
                 if latest.index_manifest
                 else ()
             )

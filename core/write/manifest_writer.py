@@ -24,6 +24,7 @@ from core.errors import InvalidOptionError
 from core.format import binary_row
 from core.format.codecs import require_avro_codec
 from core.format.manifest import decode_rows
+from core.format.model import Expected
 from core.format.types import DataType
 from core.io.fileio import FileIO
 
@@ -284,10 +285,11 @@ def encode_avro(schema: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], co
     return buf.getvalue()
 
 
-def read_raw_rows(fileio: FileIO, path: str) -> list[dict[str, Any]]:
-    """Every row of a metadata file as a dict (any manifest format); rows the decoder
-    already made dicts are not copied."""
-    return [r if type(r) is dict else dict(r) for r in decode_rows(fileio.read_bytes(path), path)]
+def read_raw_rows(fileio: FileIO, path: str, *, expect: Expected) -> list[dict[str, Any]]:
+    """Every row of a metadata file as a dict (any manifest format), checked against what
+    its referrer records; rows the decoder already made dicts are not copied."""
+    data = fileio.read_bytes(path)
+    return [r if type(r) is dict else dict(r) for r in decode_rows(data, path, expect=expect)]
 
 
 # -- manifest-list statistics -------------------------------------------------------------------

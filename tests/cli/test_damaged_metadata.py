@@ -10,9 +10,16 @@ from typing import Any
 import pypaimon_writer as pw
 import pytest
 from invariants import tree_state
-from metadata_damage import DAMAGES, Damage, damaged_copy
+from metadata_damage import (
+    DAMAGES,
+    TCB,
+    Damage,
+    _long_lived_changelogs,
+    _no_preparation,
+    damaged_copy,
+)
 
-from core.table.table import open_table
+from core.table.table import PaimonTable, open_table
 
 
 @pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.id)
@@ -43,7 +50,7 @@ def test_check_reports_the_damaged_file_once(
     problems = json.loads(result.stdout)["check"]["problems"]
     named = [p for p in problems if p["path"] == str(damaged)]
     assert len(named) == 1, problems
-    assert named[0]["kind"] == damage.mode.replace("truncated", "unreadable")
+    assert named[0]["kind"] == ("missing" if damage.mode == "missing" else "unreadable")
 
 
 def test_check_keeps_checking_what_is_still_reachable(
@@ -56,7 +63,14 @@ def test_check_keeps_checking_what_is_still_reachable(
     healthy = run.json("inspect", src, "--check")["check"]
     root, damaged, _orphan = damaged_copy(scenarios, damage, tmp_path)
     original = open_table(str(src))
-    hidden = {e.file.file_name for e in original.manifest(damaged.name)}
+    meta = next(
+        m
+        for snap in original.snapshots.snapshots()
+        for name in snap.manifest_lists
+        for m in original.manifest_list(snap, name)
+        if m.file_name == damaged.name
+    )
+    hidden = {e.file.file_name for e in original.manifest(meta)}
     latest_files = [f["path"] for f in run.json("inspect", src, "files")["files"]]
     lost = next(
         p.replace(str(src), str(root)) for p in latest_files if p.rpartition("/")[2] not in hidden
@@ -73,3 +87,67 @@ def test_check_keeps_checking_what_is_still_reachable(
     assert by_path[str(damaged)]["role"] == "manifest"
     assert by_path[lost]["kind"] == "missing"
     assert check["files_checked"] >= healthy["files_checked"] - 2
+
+
+# Every command that decodes manifests compares what it read with what the referrer
+# records: a file cut at a block boundary (zero entries, no decode error) stops each one
+# before any change, as a missing file does (issue 28 defect 2).
+def _first_manifest(table: PaimonTable, root: Path) -> Path:
+    """The first snapshot's delta manifest: every later base list names it again."""
+    first = table.snapshots.snapshot(table.snapshots.ids()[0])
+    return root / "manifest" / table.manifest_list_names(first, first.delta_manifest_list)[0][0]
+
+
+def _first_changelog_manifest(table: PaimonTable, root: Path) -> Path:
+    """The first long-lived changelog's delta manifest (its changelog, producer none)."""
+    first = table.changelogs.snapshot(table.changelogs.ids()[0])
+    return root / "manifest" / table.manifest_list_names(first, first.delta_manifest_list)[0][0]
+
+
+def _latest_delta_list(table: PaimonTable, root: Path) -> Path:
+    latest = table.snapshots.latest()
+    assert latest is not None
+    return root / "manifest" / latest.delta_manifest_list
+
+
+CUTS = {
+    "manifest": (TCB, _first_manifest),
+    "delta-list": (TCB, _latest_delta_list),
+    "partitioned-manifest": ("append_partitioned", _first_manifest),
+    "changelog-manifest": ("many_commits", _first_changelog_manifest),
+}
+STOPPED = [
+    ("manifest", "delete-orphan-files", []),
+    ("manifest", "expire-snapshots", ["--retain-max", "1", "--retain-min", "1"]),
+    ("manifest", "compact", []),
+    ("manifest", "delete-tag", ["TAG"]),
+    ("partitioned-manifest", "expire-partitions", ["--expiration-time", "1 d"]),
+    ("delta-list", "delete-orphan-files", []),
+    ("delta-list", "expire-snapshots", ["--retain-max", "1", "--retain-min", "1"]),
+    ("delta-list", "compact", []),
+    ("changelog-manifest", "expire-changelogs", ["--delete-all"]),
+]
+
+
+@pytest.mark.parametrize(("cut", "command", "args"), STOPPED, ids=lambda v: str(v))
+def test_a_file_cut_at_a_block_boundary_stops_every_command(
+    run: Any,
+    scenarios: dict[str, pw.Scenario],
+    tmp_path: Path,
+    cut: str,
+    command: str,
+    args: list[str],
+) -> None:
+    scenario, pick = CUTS[cut]
+    prepare = _long_lived_changelogs if cut == "changelog-manifest" else _no_preparation
+    root, damaged, orphan = damaged_copy(
+        scenarios, Damage(cut, "cut", scenario, pick, prepare), tmp_path
+    )
+    tags = open_table(str(root)).tags.names()
+    before = tree_state(root)
+    result = run(command, root, *[tags[0] if a == "TAG" else a for a in args])
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert damaged.name in result.stderr and "truncated or altered" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert tree_state(root) == before
+    assert orphan.exists()

@@ -265,7 +265,7 @@ def _referenced(root: Path, name: str) -> bool:
             lists.append(snap.changelog_manifest_list)
         if snap.index_manifest == name or name in lists:
             return True
-        if any(m.file_name == name for lst in lists for m in table.manifest_list(lst)):
+        if any(m.file_name == name for lst in lists for m in table.manifest_list(snap, lst)):
             return True
     return False
 

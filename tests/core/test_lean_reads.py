@@ -14,31 +14,32 @@ from fixtures import java_table_params
 
 from core.errors import CorruptMetadataError, StorageError
 from core.format.manifest import decode_manifest, decode_manifest_file_names
+from core.format.model import UNRECORDED, ManifestFileMeta
 from core.io.fileio import FileIO
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import PaimonTable, open_table
 
 
-def _manifest_names(table: PaimonTable) -> set[str]:
-    names: set[str] = set()
+def _manifests(table: PaimonTable) -> dict[str, ManifestFileMeta]:
+    metas: dict[str, ManifestFileMeta] = {}
     views = [table] + [table.for_branch(b) for b in table.branches.branches()]
     for view in views:
         for snap in view.snapshots.snapshots():
             for list_name in snap.manifest_lists:
-                names.update(m.file_name for m in view.manifest_list(list_name))
-    return names
+                metas.update((m.file_name, m) for m in view.manifest_list(snap, list_name))
+    return metas
 
 
 def _assert_names_match_full_decode(table: PaimonTable) -> int:
     checked = 0
-    for name in sorted(_manifest_names(table)):
+    for name, meta in sorted(_manifests(table).items()):
         path = table.paths.manifest_path(name)
         data = Path(path).read_bytes()
         full: list[str] = []
-        for entry in decode_manifest(data, path):
+        for entry in decode_manifest(data, path, expect=meta.expected()):
             full.append(entry.file.file_name)
             full.extend(entry.file.extra_files)
-        assert decode_manifest_file_names(data, path) == full, path
+        assert decode_manifest_file_names(data, path, expect=meta.expected()) == full, path
         checked += 1
     return checked
 
@@ -59,12 +60,12 @@ def test_names_only_decoding_refuses_what_full_decoding_refuses(
     scenarios: dict[str, pw.Scenario],
 ) -> None:
     table = open_table(str(scenarios["append_partitioned"].root))
-    path = table.paths.manifest_path(sorted(_manifest_names(table))[0])
+    path = table.paths.manifest_path(sorted(_manifests(table))[0])
     data = Path(path).read_bytes()
     with pytest.raises(CorruptMetadataError):
-        decode_manifest_file_names(data[: len(data) // 2], path)
+        decode_manifest_file_names(data[: len(data) // 2], path, expect=UNRECORDED)
     with pytest.raises(CorruptMetadataError):
-        decode_manifest_file_names(b"", path)
+        decode_manifest_file_names(b"", path, expect=UNRECORDED)
     reader = fastavro.reader(io.BytesIO(data))
     rows = list(reader)
     rows[0]["_FILE"]["_FILE_NAME"] = "../../outside.parquet"
@@ -72,9 +73,9 @@ def test_names_only_decoding_refuses_what_full_decoding_refuses(
     fastavro.writer(out, fastavro.parse_schema(reader.writer_schema), rows)
     evil = out.getvalue()
     with pytest.raises(CorruptMetadataError, match="not a plain file name"):
-        list(decode_manifest(evil, path))
+        list(decode_manifest(evil, path, expect=UNRECORDED))
     with pytest.raises(CorruptMetadataError, match="not a plain file name"):
-        decode_manifest_file_names(evil, path)
+        decode_manifest_file_names(evil, path, expect=UNRECORDED)
 
 
 # -- FileIO.scan_dir -----------------------------------------------------------------------

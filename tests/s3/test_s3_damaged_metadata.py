@@ -8,12 +8,12 @@ from typing import Any
 
 import pypaimon_writer as pw
 import pytest
-from metadata_damage import DAMAGES, Damage, damaged_copy
+from metadata_damage import REMOTE_DAMAGES, Damage, damaged_copy
 
 pytestmark = pytest.mark.s3
 
 
-@pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.id)
+@pytest.mark.parametrize("damage", REMOTE_DAMAGES, ids=lambda d: d.id)
 def test_orphan_cleaning_aborts_on_s3(
     run: Any,
     s3_server: Any,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pypaimon_writer as pw
 import pytest
 from invariants import tree_state
-from metadata_damage import DAMAGES, Damage, damaged_copy
+from metadata_damage import REMOTE_DAMAGES, Damage, damaged_copy
 
 from core.errors import PaimonError
 from core.ops.orphan_files_spark import SparkOrphanClean
@@ -17,7 +17,7 @@ from core.runtime.executors.spark import SparkExecutor
 from core.table.table import open_table
 
 
-@pytest.mark.parametrize("damage", DAMAGES, ids=lambda d: d.id)
+@pytest.mark.parametrize("damage", REMOTE_DAMAGES, ids=lambda d: d.id)
 def test_spark_orphan_cleaning_aborts(
     spark_executor: SparkExecutor,
     scenarios: dict[str, pw.Scenario],

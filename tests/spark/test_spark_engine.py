@@ -15,6 +15,7 @@ from fixtures import java_tables
 from invariants import assert_no_dangling_references, files_under
 from support.lifecycle import apply
 
+from core.format.model import ManifestRef
 from core.ops.check import check_table
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
 from core.ops.orphan_files import RootWatcher, plan_orphan_clean
@@ -200,8 +201,9 @@ def test_engine_errors_come_back_typed(
     root = copy_table(scenarios["many_commits"].root)
     manifest = sorted((root / "manifest").glob("manifest-[0-9a-f]*"))[0]
     manifest.write_bytes(b"garbage")
+    ref = ManifestRef(manifest.name, len(b"garbage"), 1)
     with pytest.raises(CorruptMetadataError) as info:
-        spark_executor.map(lambda name: list(open_table(str(root)).manifest(name)), [manifest.name])
+        spark_executor.map(lambda r: list(open_table(str(root)).manifest(r)), [ref])
     assert info.value.path.endswith(manifest.name)
 
 
