@@ -158,11 +158,23 @@ def refusals(table: PaimonTable) -> list[str]:
         external = opts.get("global-index.external-path")
         if external:
             out.append(f"global-index.external-path={external} (new vector index files)")
-    for key in ("data-evolution.enabled", "row-tracking.enabled"):
-        if _true(table, key):
-            out.append(f"{key}=true")
+    # Paimon master compacts these through machinery paimon-cli does not reproduce yet;
+    # each refusal says what a rewrite would have to carry (issue 23.3).
+    if _true(table, "data-evolution.enabled"):
+        out.append(
+            "data-evolution.enabled=true (partial-column files are merged by row-id range, "
+            "with their BLOB files, deletion vectors and global indexes)"
+        )
+    if _true(table, "row-tracking.enabled"):
+        out.append(
+            "row-tracking.enabled=true (compacted files must carry each row's _ROW_ID and "
+            "_SEQUENCE_NUMBER columns)"
+        )
     if opts.bucket == -2:
-        out.append("bucket=-2 (postpone bucket)")
+        out.append(
+            "bucket=-2 (postpone bucket: records are redistributed into real buckets by "
+            "Paimon's bucket hash, then compacted there)"
+        )
     for key in (
         "record-level.expire-time",
         "file.format.per.level",
