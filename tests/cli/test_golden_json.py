@@ -106,7 +106,10 @@ CASES: dict[str, Case] = {
     "expire-partitions-dry-run": Case(
         "dated", ("expire-partitions", "TABLE", "--expiration-time", "1 d", "--dry-run")
     ),
-    "expire-partitions": Case("dated", ("expire-partitions", "TABLE", "--expiration-time", "1 d")),
+    # a partition without a date in its values is kept and fails the real run (exit 1)
+    "expire-partitions": Case(
+        "dated", ("expire-partitions", "TABLE", "--expiration-time", "1 d"), exit_code=1
+    ),
     # delete-orphan-files
     "delete-orphan-files-dry-run": Case(
         "append", ("delete-orphan-files", "TABLE", "--dry-run"), _orphans
