@@ -151,7 +151,7 @@ def arrow_table(fs: list[DataField], start: int, n: int) -> Any:
     """Rows as an Arrow table of Paimon's Arrow types (maps as key/value pairs)."""
     import pyarrow as pa
 
-    from core.format.data_files import arrow_type
+    from core.format.arrow_types import arrow_type
 
     schema = pa.schema([pa.field(f.name, arrow_type(f.type), nullable=f.type.nullable) for f in fs])
     data = rows(fs, start, n)

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.format.arrow_types import arrow_type as logical
 from core.format.codecs import require_avro_codec
 from core.format.types import DataType
 
@@ -126,8 +127,6 @@ def arrow_type(t: DataType, fmt: str, field_id: int | None = None, depth: int = 
     """The Arrow type pyarrow must be handed to write ``t`` as Java does in ``fmt``; for
     parquet nested fields carry their ids (``field_id`` is the top-level column's)."""
     import pyarrow as pa
-
-    from core.format.data_files import arrow_type as logical
 
     def child(name: str, c: DataType, cid: int | None, *, nullable: bool) -> Any:
         meta = None if cid is None or fmt != "parquet" else {b"PARQUET:field_id": str(cid).encode()}
