@@ -90,7 +90,8 @@ def _long_lived_changelogs(root: Path) -> None:
     """Decoupled expiry writes changelog-N files for the expired snapshots."""
     from support.lifecycle import apply
 
-    from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+    from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+    from core.ops.expire_snapshots_checks import recheck
     from core.runtime.executors.local import LocalExecutor
 
     table = open_table(str(root), dynamic_options={"changelog.num-retained.min": "25"})

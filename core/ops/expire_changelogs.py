@@ -20,13 +20,13 @@ from core.errors import InvalidOptionError, StalePlanError
 from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
 from core.format.options import INT_MAX
 from core.io.fileio import join
-from core.ops.expire_snapshots import (
+from core.retention.expire_range import expire_config
+from core.retention.protection import (
     branch_protection,
     empty_dir_actions,
     find_skipping_tags,
     other_views,
 )
-from core.retention.expire_range import expire_config
 from core.retention.references import Want, changelog_references, collect_references
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor

@@ -27,7 +27,8 @@ from core.ops.expire_changelogs import (
     plan_expire_changelogs,
 )
 from core.ops.expire_changelogs import recheck as cl_recheck
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expire_snapshots_checks import recheck
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table

@@ -11,8 +11,8 @@ from core.errors import InvalidOptionError
 from core.format.model import Consumer, Snapshot, Tag
 from core.format.options import INT_MAX, TableOptions
 from core.io.fileio import FileIO
-from core.ops.expire_snapshots import find_skipping_tags
 from core.retention.expire_range import compute_range, expire_config
+from core.retention.protection import find_skipping_tags
 from core.table.snapshot_manager import SnapshotManager
 
 MIN = 60_000

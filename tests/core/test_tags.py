@@ -14,7 +14,7 @@ from support.lifecycle import apply
 
 from core.errors import InvalidOptionError
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.ops.expire_snapshots import recheck as expire_recheck
+from core.ops.expire_snapshots_checks import recheck as expire_recheck
 from core.ops.tags import (
     TagError,
     apply_create_tag,

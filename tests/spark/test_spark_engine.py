@@ -17,7 +17,8 @@ from support.lifecycle import apply
 
 from core.format.model import ManifestRef
 from core.ops.check import check_table
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots, recheck
+from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expire_snapshots_checks import recheck
 from core.ops.orphan_files import RootWatcher, plan_orphan_clean
 from core.ops.orphan_files_spark import SparkOrphanClean
 from core.runtime.executors.local import LocalExecutor

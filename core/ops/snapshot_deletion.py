@@ -1,0 +1,356 @@
+"""Paimon's SnapshotDeletion, as planned actions: the data files the expiring snapshots'
+deltas removed, their changelog files, and the manifests, index and statistics files no
+kept root (the new earliest snapshot, a skipping tag) still uses; then the pointer phases,
+pointers first (DECISIONS D2)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, TypeVar
+
+from core.errors import MissingFileError, SafetyRefusalError
+from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
+from core.format.options import ExpireConfig
+from core.io.fileio import join
+from core.retention.protection import empty_dir_actions
+from core.runtime.executors.base import Executor
+from core.runtime.plans import FileAction, Phase, SnapshotIdentity
+from core.runtime.progress import Progress
+from core.table.table import PaimonTable
+
+T = TypeVar("T")
+KeySet = set[tuple[bytes, int, str]]
+
+
+@dataclass
+class DeletionBuilder:
+    """Accumulates actions; a path is planned at most once."""
+
+    table: PaimonTable
+    seen: set[str] = field(default_factory=set)
+    data: list[FileAction] = field(default_factory=list)
+    manifests: list[FileAction] = field(default_factory=list)
+    kept_by_tag: list[dict[str, Any]] = field(default_factory=list)
+    kept_by_branch: list[dict[str, Any]] = field(default_factory=list)
+    kept_for_changelog: int = 0
+    kept_by_changelog: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)
+
+    def add(
+        self, into: list[FileAction], path: str, kind: str, size: int | None, reason: str
+    ) -> None:
+        if path in self.seen:
+            return
+        if not self.table.paths.is_inside_table(path):
+            raise SafetyRefusalError(
+                f"metadata references {path} ({kind}), outside the table root and its declared "
+                "external paths; refusing to plan any deletion",
+                hint="check data-file.external-paths, or the manifest is corrupt",
+            )
+        self.seen.add(path)
+        into.append(FileAction("delete", path, kind, size, reason))
+
+
+def vanished_or_raise(table: PaimonTable, snap: Snapshot, read: Callable[[], T]) -> T | None:
+    """Run a metadata read for ``snap``. Missing metadata of a snapshot that is itself gone
+    means a concurrent expiry got there first (None); otherwise it is a clear error: we never
+    plan deletions from incomplete metadata (safer than Paimon, which skips and leaks)."""
+    try:
+        return read()
+    except MissingFileError as exc:
+        if not table.fileio.exists(table.snapshots.path(snap.id)):
+            return None
+        err = MissingFileError(
+            exc.path, f"metadata of snapshot {snap.id}: " + exc.message.split(" not found")[0]
+        )
+        err.hint = "nothing was deleted; `paimon inspect TABLE --check` lists what is missing"
+        raise err from None
+
+
+def _delta_deletions(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]]:
+    """Files DELETEd by a snapshot's delta and not re-ADDed in it, keyed by physical path."""
+    pending: dict[str, ManifestEntry] = {}
+    for meta in table.manifest_list(snap, snap.delta_manifest_list):
+        for entry in table.manifest(meta):
+            path = table.paths.data_file_path(entry)
+            if entry.kind is FileKind.ADD:
+                pending.pop(path, None)
+            else:
+                pending[path] = entry
+    return list(pending.items())
+
+
+def check_retained(
+    table: PaimonTable, end: Snapshot, latest: int | None, executor: Executor
+) -> None:
+    """Every kept snapshot must parse and the latest one's manifest lists must read before
+    anything goes: with a broken latest snapshot the older ones may be all that is left to
+    roll back to (safer than Paimon, which never looks; README "incomplete metadata")."""
+    newest: Snapshot | None = end
+    if latest is not None and latest > end.id:
+        kept = executor.map(table.snapshots.try_snapshot, range(end.id + 1, latest + 1))
+        newest = next((s for s in reversed(kept) if s is not None), None)
+    if newest is not None:
+        for name in newest.manifest_lists:
+            table.manifest_list_names(newest, name)
+
+
+def _read_delta(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]] | None:
+    return vanished_or_raise(table, snap, partial(_delta_deletions, table, snap))
+
+
+def skipping_names(table: PaimonTable, roots: Iterable[Snapshot]) -> set[str]:
+    names: set[str] = set()
+    for snap in roots:
+        for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
+            names.add(list_name)
+            names.update(m.file_name for m in table.manifest_list_names(snap, list_name))
+        if snap.index_manifest:
+            names.add(snap.index_manifest)
+            names.update(e.file_name for e in table.index_manifest(snap))
+        if snap.statistics:
+            names.add(snap.statistics)
+    return names
+
+
+# Files whose size no metadata records: one stat each, so plans and reports show real bytes.
+_STAT_KINDS = frozenset({"snapshot", "manifest-list", "index-manifest", "statistics"})
+
+
+def with_sizes(table: PaimonTable, executor: Executor, phases: list[Phase]) -> list[Phase]:
+    unknown = [
+        a.path
+        for p in phases
+        for a in p.actions
+        if a.op == "delete" and a.size is None and a.kind in _STAT_KINDS
+    ]
+    if not unknown:
+        return phases
+    infos = executor.map_local(table.fileio.info, unknown)
+    sizes = {path: info.size for path, info in zip(unknown, infos, strict=True) if info is not None}
+    return [
+        replace(p, actions=tuple(replace(a, size=sizes.get(a.path, a.size)) for a in p.actions))
+        for p in phases
+    ]
+
+
+def _plan_manifests(
+    b: DeletionBuilder, snap: Snapshot, skip: set[str], *, data_lists: bool, changelog_list: bool
+) -> None:
+    table, paths = b.table, b.table.paths
+    reason = f"only used by expired snapshot {snap.id}"
+    lists = [snap.base_manifest_list, snap.delta_manifest_list] if data_lists else []
+    if changelog_list and snap.changelog_manifest_list:
+        lists.append(snap.changelog_manifest_list)
+    for list_name in lists:
+        if list_name in skip:
+            continue
+        skip.add(list_name)
+        for name, size, _entries in table.manifest_list_names(snap, list_name):
+            if name not in skip:
+                skip.add(name)
+                b.add(b.manifests, paths.manifest_path(name), "manifest", size, reason)
+        recorded = snap.list_expected(list_name).size
+        b.add(b.manifests, paths.manifest_path(list_name), "manifest-list", recorded, reason)
+    if snap.index_manifest and snap.index_manifest not in skip:
+        for ie in table.index_manifest(snap):
+            if ie.file_name not in skip:
+                skip.add(ie.file_name)
+                b.add(b.data, paths.index_file_path(ie), "index", ie.file_size, reason)
+        skip.add(snap.index_manifest)
+        b.add(b.manifests, paths.manifest_path(snap.index_manifest), "index-manifest", None, reason)
+    if snap.statistics and snap.statistics not in skip:
+        skip.add(snap.statistics)
+        b.add(b.data, paths.statistics_path(snap.statistics), "statistics", None, reason)
+
+
+def note_tagged_changelogs(
+    b: DeletionBuilder, expiring: list[Snapshot], tags: list[Tag], decoupled: bool
+) -> None:
+    """Say what happens to the changelog of a tagged snapshot: as in Paimon, a tag keeps its
+    data, not its changelog (issue 12.4; README "Long-lived changelogs")."""
+    if decoupled:
+        return  # the changelog moves to changelog-N and keeps its files
+    tagged = {t.snapshot.id: t.name for t in tags}
+    hit = [s for s in expiring if s.changelog_manifest_list and s.id in tagged]
+    if hit:
+        names = ", ".join(f"{tagged[s.id]} (snapshot {s.id})" for s in hit)
+        b.notes.append(
+            f"changelog files of tagged snapshots are deleted, as Paimon does: {names}; a tag "
+            "keeps the data it reads, not the changelog"
+        )
+
+
+def plan_deleted_data(
+    b: DeletionBuilder,
+    deltas: Iterable[tuple[Snapshot, list[tuple[str, ManifestEntry]] | None]],
+    tags: list[Tag],
+    keys_of: Callable[[Tag], KeySet],
+    branch_files: Mapping[str, str],
+    config: ExpireConfig,
+) -> None:
+    """Step 1: the data files each expiring delta deleted, unless the newest earlier tag
+    still reads them, another branch uses them, or (decoupled, no producer) they are the
+    changelog."""
+    decoupled = config.changelog_decoupled
+    produce_changelog = config.changelog_producer != "none"
+    for snap, deleted in deltas:
+        if deleted is None:
+            continue
+        previous = [t for t in tags if t.snapshot.id < snap.id]
+        keys = keys_of(previous[-1]) if previous else set()
+        for path, entry in deleted:
+            f = entry.file
+            if decoupled and not produce_changelog and f.file_source in (None, 0):
+                b.kept_for_changelog += 1  # producer none: APPEND files are the changelog
+                continue
+            if (entry.partition, entry.bucket, f.file_name) in keys:
+                b.kept_by_tag.append({"path": path, "tag": previous[-1].name})
+                continue
+            extras = b.table.paths.extra_file_paths(entry.partition, entry.bucket, f)
+            if path in branch_files:
+                b.kept_by_branch.append({"path": path, "branch": branch_files[path]})
+                continue
+            reason = f"removed by snapshot {snap.id}"
+            b.add(b.data, path, "data", f.file_size, reason)
+            for extra in extras:
+                b.add(b.data, extra, "extra", None, reason)
+            b.buckets[(entry.partition, entry.bucket)] = None
+
+
+def plan_coupled_changelogs(
+    b: DeletionBuilder, expiring: list[Snapshot], branch_files: Mapping[str, str]
+) -> None:
+    """Step 2 (coupled lifecycle only): the changelog files of the expiring snapshots; as
+    in Paimon, tags do not protect them."""
+    table = b.table
+    for snap in expiring:
+        if not snap.changelog_manifest_list:
+            continue
+        entries = vanished_or_raise(table, snap, partial(table.changelog_files, snap))
+        if entries is None:
+            continue
+        for entry in entries:
+            if entry.kind is not FileKind.ADD:
+                continue
+            path = table.paths.data_file_path(entry)
+            if path in branch_files:
+                b.kept_by_branch.append({"path": path, "branch": branch_files[path]})
+                continue
+            reason = f"changelog of expired snapshot {snap.id}"
+            b.add(b.data, path, "changelog", entry.file.file_size, reason)
+            for extra in table.paths.extra_file_paths(entry.partition, entry.bucket, entry.file):
+                b.add(b.data, extra, "extra", None, reason)
+            b.buckets[(entry.partition, entry.bucket)] = None
+
+
+def plan_unused_metadata(
+    b: DeletionBuilder,
+    expiring: list[Snapshot],
+    skip: set[str],
+    config: ExpireConfig,
+    branch_files: Mapping[str, str],
+    changelog_files: Mapping[str, int],
+) -> None:
+    """Step 3: manifests, index and statistics files not used by the new earliest snapshot
+    or the skipping tags (``skip``); then what another branch or a long-lived changelog
+    still uses is kept."""
+    decoupled = config.changelog_decoupled
+    data_lists = not decoupled or config.changelog_producer != "none"
+    for snap in expiring:
+        plan_one = partial(
+            _plan_manifests, b, snap, skip, data_lists=data_lists, changelog_list=not decoupled
+        )
+        vanished_or_raise(b.table, snap, plan_one)
+    for bucket in (b.manifests, b.data):
+        kept = [a for a in bucket if a.path in branch_files]
+        for a in kept:
+            b.kept_by_branch.append({"path": a.path, "branch": branch_files[a.path]})
+        bucket[:] = [a for a in bucket if a.path not in branch_files]
+        for a in bucket:
+            if a.path in changelog_files:
+                b.kept_by_changelog.append({"path": a.path, "changelog": changelog_files[a.path]})
+        bucket[:] = [a for a in bucket if a.path not in changelog_files]
+
+
+def pointer_phases(
+    b: DeletionBuilder, expiring: list[Snapshot], end: int, config: ExpireConfig
+) -> list[Phase]:
+    """Step 4, pointers first: changelog-N (decoupled), snapshot files ascending and
+    EARLIEST, then manifests, then data files, then empty directories."""
+    table = b.table
+    phases: list[Phase] = []
+    if config.changelog_decoupled:
+        phases.append(_changelog_pointers(table, expiring))
+    snapshot_actions = [
+        FileAction(
+            "delete",
+            table.snapshots.path(s.id),
+            "snapshot",
+            None,
+            "expired",
+            identity=SnapshotIdentity.of(s),
+        )
+        for s in expiring
+    ]
+    snapshot_actions.append(
+        FileAction(
+            "write",
+            join(table.snapshots.directory, "EARLIEST"),
+            "hint",
+            None,
+            "new earliest snapshot",
+            str(end),
+        )
+    )
+    phases.append(Phase("snapshot-files", tuple(snapshot_actions), sequential=True))
+    phases.append(Phase("manifests", tuple(b.manifests)))
+    phases.append(Phase("data-files", tuple(b.data)))
+    if config.clean_empty_directories and b.buckets:
+        phases.append(
+            Phase("empty-directories", tuple(empty_dir_actions(table, b.buckets)), sequential=True)
+        )
+    return phases
+
+
+def _changelog_pointers(table: PaimonTable, expiring: list[Snapshot]) -> Phase:
+    """Decoupled lifecycle: each expiring snapshot becomes ``changelog/changelog-N``."""
+    writes = [
+        FileAction(
+            "write",
+            table.changelogs.path(s.id),
+            "changelog-json",
+            None,
+            "keeps the changelog of an expired snapshot (decoupled lifecycle)",
+            json.dumps(dict(s.raw), indent=2),
+        )
+        for s in expiring
+    ]
+    if expiring:
+        writes.append(
+            FileAction(
+                "write",
+                join(table.changelogs.directory, "LATEST"),
+                "hint",
+                None,
+                "long-lived changelog hint",
+                str(expiring[-1].id),
+            )
+        )
+    return Phase("changelog-pointers", tuple(writes), sequential=True)
+
+
+def read_deltas(
+    table: PaimonTable, snaps: list[Snapshot], executor: Executor, progress: Progress
+) -> list[tuple[Snapshot, list[tuple[str, ManifestEntry]] | None]]:
+    """Each snapshot's delta deletions (None when the snapshot vanished meanwhile)."""
+    progress.start("reading deltas", len(snaps))
+    deltas = executor.map(
+        partial(_read_delta, table), snaps, on_result=lambda _r: progress.advance()
+    )
+    progress.finish()
+    return list(zip(snaps, deltas, strict=True))
