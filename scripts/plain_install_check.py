@@ -27,18 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# The Java-written corpus: in the repository once it moved there, else beside it.
-CORPUS_CANDIDATES = (REPO / "tests" / "data", REPO.parent / "shared" / "fixtures")
+# The Java-written tables of the repository's test data (tests/data/README.md).
+CORPUS = REPO / "tests" / "data"
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
     ("inspect", "--check"),
     ("expire-snapshots", "--dry-run", "--retain-min", "1", "--retain-max", "1"),
     ("delete-orphan-files", "--dry-run"),
 )
-
-
-def default_corpus() -> Path | None:
-    return next((c for c in CORPUS_CANDIDATES if (c / "java-written").is_dir()), None)
 
 
 def table_roots(corpus: Path) -> list[Path]:
@@ -145,7 +141,7 @@ def check_tables(tables: Sequence[Path]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--venv", type=Path, help="venv to (re)use; default: a new temporary one")
-    parser.add_argument("--corpus", type=Path, default=default_corpus(), help="Java corpus")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="Java corpus")
     parser.add_argument(
         "--writer-python",
         type=Path,
@@ -157,8 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.check:
         return check_tables(args.check)
-    if args.corpus is None or not args.corpus.is_dir():
-        parser.error(f"Java corpus not found (looked in {', '.join(map(str, CORPUS_CANDIDATES))})")
+    if not (args.corpus / "java-written").is_dir():
+        parser.error(f"no Java-written corpus in {args.corpus} (java-written/ missing)")
     work = Path(tempfile.mkdtemp(prefix="paimon-plain-install-"))
     try:
         python = make_venv(args.venv or work / "venv")

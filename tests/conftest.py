@@ -1,4 +1,4 @@
-"""Shared fixtures: tables written by real Paimon writers (pypaimon here, Java in shared/)."""
+"""Shared fixtures: tables written by real Paimon writers (pypaimon, Java, tests/data/)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import java_paimon
+import java_toolchain
 import java_writer as jw
 import pypaimon_writer as pw
 import pytest
-from fixtures import Run
+from fixtures import JAVA_BUILT, MISSING_DATA, Run
 from hypothesis import HealthCheck, settings
 
 from core.runtime.executors.spark import SparkExecutor
@@ -56,39 +57,39 @@ def dated(tmp_path: Path) -> tuple[Path, pw.Scenario]:
     return wh, pw.dated_partitions(wh)
 
 
-def _require_java(reason: str | None) -> None:
-    """Skip when Java cannot run here, unless CI requires it (PAIMON_CLI_REQUIRE_JAVA=1)."""
+def _require_java() -> None:
+    """Skip, saying what is missing and how to get it, when the tests' Java programs cannot
+    run here; fail instead when CI requires them (PAIMON_CLI_REQUIRE_JAVA=1)."""
+    reason = java_toolchain.unavailable()
     if reason:
-        if java_paimon.REQUIRED:
-            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {reason}")
-        pytest.skip(reason)
+        message = f"Apache Paimon (Java) {reason}"
+        if java_toolchain.REQUIRED:
+            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {message}")
+        pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
 def java() -> java_paimon.JavaPaimon:
-    """Apache Paimon (Java) as an independent reader; skips (or fails in CI) without it."""
-    _require_java(java_paimon.unavailable())
+    """Apache Paimon (Java) as an independent reader (tests/javaverify)."""
+    _require_java()
     return java_paimon.JavaPaimon()
 
 
 @pytest.fixture(scope="session")
 def java_writer() -> jw.JavaWriter:
-    """Apache Paimon (Java) as a table writer (tests/java_writer.py); skips (or fails in CI)
-    without a JDK or the java-paimon tool."""
-    _require_java(jw.unavailable())
+    """Apache Paimon (Java) as a table writer (tests/java_writer.py, tests/javawriter)."""
+    _require_java()
     return jw.JavaWriter()
 
 
 @pytest.fixture
 def java_built(tmp_path: Path) -> Callable[[str], Path]:
-    """A writable copy (times kept) of a table of ../shared/fixtures/java-0.9-built/."""
+    """A writable copy of a table of tests/data/java-0.9-built/."""
 
     def copy(name: str) -> Path:
-        src = java_paimon.JAVA_BUILT / name / "table"
+        src = JAVA_BUILT / name / "table"
         if not src.is_dir():
-            if java_paimon.REQUIRED:
-                pytest.fail(f"Java-built fixture {src} not found")
-            pytest.skip(f"Java-built fixture {src} not found")
+            pytest.fail(f"Java-built table {src} {MISSING_DATA}")
         dest = tmp_path / "java-built" / name
         shutil.copytree(src, dest, symlinks=True)
         return dest
@@ -109,9 +110,9 @@ settings.register_profile(
 # -- Spark ---------------------------------------------------------------------------------------
 def _why_no_spark() -> str | None:
     if importlib.util.find_spec("pyspark") is None:
-        return "pyspark is not installed (pip install 'paimon-cli[spark]')"
+        return "needs pyspark (a test dependency): pip install -e '.[dev]'"
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return "no Java on this machine: Spark tests skipped (CI installs openjdk-17)"
+        return f"needs Java for Spark (no java on PATH, no JAVA_HOME): {java_toolchain.JDK_HINT}"
     return None
 
 
@@ -120,7 +121,9 @@ def spark_executor() -> Iterator[SparkExecutor]:
     """One local[2] Spark session for all Spark tests (start-up costs seconds)."""
     reason = _why_no_spark()
     if reason:
-        pytest.skip(reason)
+        if java_toolchain.REQUIRED:  # CI: Spark runs there, never skipped
+            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but Spark {reason}")
+        pytest.skip(f"Spark {reason}")
     executor = SparkExecutor.start(master="local[2]", parallelism=4)
     executor.owned = False  # shared: tests must not stop it
     yield executor

@@ -1,9 +1,9 @@
-"""Helpers shared by the tests: where the Java fixture corpus is, and a CLI runner."""
+"""Helpers shared by the tests: where the Java-written tables are, and a CLI runner."""
 
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,30 +13,33 @@ from typer.testing import CliRunner
 from paimon_cli.main import app
 
 REPO = Path(__file__).resolve().parents[1]
-JAVA_FIXTURES = Path(
-    os.environ.get("PAIMON_CLI_FIXTURES", REPO.parent / "shared" / "fixtures" / "java-written")
-)
+# Test data (tests/data/README.md): the paimon-cpp corpus of Java-written tables, and tables
+# this project built with Paimon 0.9.0 (Java). Read-only: tests copy a table first.
+DATA = REPO / "tests" / "data"
+JAVA_FIXTURES = DATA / "java-written"
+JAVA_BUILT = DATA / "java-0.9-built"
+MISSING_DATA = "is missing from this checkout: restore it with `git checkout -- tests/data`"
+
+
+def dev_dependency(module: str, package: str | None = None) -> Any:
+    """Import a test dependency (pyproject's ``dev`` extra), or skip saying how to get it."""
+    reason = f"needs {package or module} (a test dependency): pip install -e '.[dev]'"
+    return pytest.importorskip(module, reason=reason)
 
 
 def java_tables() -> list[Path]:
-    """Every Java-written table root in the shared corpus (dirs holding schema/)."""
-    if not JAVA_FIXTURES.is_dir():
-        return []
-    return sorted(p.parent for p in JAVA_FIXTURES.glob("*/*.db/*/schema"))
-
-
-def java_table_params() -> list[Any]:
-    tables = java_tables()
+    """Every table root of the Java-written corpus (dirs holding schema/); a checkout
+    without it is broken, not a reason to skip."""
+    tables = sorted(p.parent for p in JAVA_FIXTURES.glob("*/*.db/*/schema"))
     if not tables:
-        return [
-            pytest.param(
-                None,
-                marks=pytest.mark.skip(
-                    reason=f"shared Java fixture corpus not found at {JAVA_FIXTURES}"
-                ),
-            )
-        ]
-    return [pytest.param(t, id=f"{t.parents[1].name}/{t.name}") for t in tables]
+        raise FileNotFoundError(f"the Java-written corpus {JAVA_FIXTURES} {MISSING_DATA}")
+    return tables
+
+
+def java_table_params(keep: Callable[[Path], bool] = lambda _root: True) -> list[Any]:
+    """The corpus tables as test parameters; ``keep`` leaves out, when collecting, the
+    tables a test cannot apply to (rather than skipping them every run)."""
+    return [pytest.param(t, id=f"{t.parents[1].name}/{t.name}") for t in java_tables() if keep(t)]
 
 
 class Run:

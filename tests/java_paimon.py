@@ -1,70 +1,43 @@
-"""Apache Paimon (Java) as an independent reader: ``../shared/tools/java-paimon``.
+"""Apache Paimon (Java) as an independent reader: ``tests/javaverify/Verify.java``.
 
 pypaimon is a lenient reader; whatever paimon-cli writes or leaves behind must also read in
-Java. ``JavaPaimon.verify(root)`` runs ``paimon-java verify`` (Paimon 0.9.0) and returns its
-JSON document: for ``latest``, every snapshot and every tag the rows and an order-independent
-checksum (``entries``), plus ``missing_files``, ``errors`` and ``ok``.
+Java. ``JavaPaimon.verify(root)`` runs ``Verify`` (Paimon 0.9.0, through the tests' JVM
+toolchain, ``java_toolchain``) and returns its JSON document: snapshot, changelog, schema,
+tag and consumer ids, the latest snapshot's partitions and live files, for ``latest``, every
+snapshot and every tag the rows and an order-independent checksum (``entries``), plus
+``missing_files``, ``errors`` and ``ok`` (see the class comment of ``Verify``).
 
-Tests take the ``java`` fixture (conftest) and carry ``@pytest.mark.java``. Without the tool or
-a JDK they skip, saying why, unless ``PAIMON_CLI_REQUIRE_JAVA=1`` (set by ``.ci/run`` when the
-tool is present): then a missing Java is a failure, never a silent skip.
+Tests take the ``java`` fixture (conftest) and carry ``@pytest.mark.java``. Without a JDK or
+the jars they skip, saying what is missing and how to get it, unless
+``PAIMON_CLI_REQUIRE_JAVA=1`` (set by ``.ci/run``): then a missing Java is a failure, never a
+silent skip.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fixtures import REPO
+import java_toolchain
+from java_toolchain import REQUIRED, JavaProgramError, unavailable
 
-TOOL = Path(
-    os.environ.get(
-        "PAIMON_JAVA_TOOL", REPO.parent / "shared" / "tools" / "java-paimon" / "paimon-java"
-    )
-)
-JAVA_BUILT = Path(
-    os.environ.get("PAIMON_CLI_JAVA_BUILT", REPO.parent / "shared" / "fixtures" / "java-0.9-built")
-)
-REQUIRED = os.environ.get("PAIMON_CLI_REQUIRE_JAVA") == "1"
+__all__ = ["REQUIRED", "JavaPaimon", "JavaVerifyError", "unavailable"]
 
-
-def unavailable() -> str | None:
-    """Why Java Paimon cannot run here, or None when it can."""
-    if not TOOL.is_file():
-        return f"java-paimon tool not found at {TOOL}"
-    if shutil.which("java") is None:
-        return "no `java` on PATH (install openjdk-17-jdk-headless)"
-    return None
-
-
-class JavaVerifyError(AssertionError):
-    pass
+JavaVerifyError = JavaProgramError
 
 
 class JavaPaimon:
-    """Runs ``paimon-java verify``; one JVM per call (about 2 s once warm)."""
-
-    def __init__(self, tool: Path = TOOL) -> None:
-        self.tool = tool
+    """Runs ``Verify`` in the tests' warm JVM (about a second for a small table)."""
 
     def verify(self, table: Path | str, *, read: bool = True) -> dict[str, Any]:
-        args = [str(self.tool), "verify", "--table", str(table)]
-        if not read:
-            args.append("--no-read")
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=900, check=False)
-        if proc.returncode != 0:
-            raise JavaVerifyError(
-                f"paimon-java crashed (exit {proc.returncode}) on {table}:\n{proc.stderr[-3000:]}"
-            )
+        args = [str(table)] + ([] if read else ["--no-read"])
+        stdout = java_toolchain.shared().run("paimonclitest.Verify", *args)
         try:
-            doc: dict[str, Any] = json.loads(proc.stdout)
+            doc: dict[str, Any] = json.loads(stdout)
         except json.JSONDecodeError as exc:
-            raise JavaVerifyError(f"paimon-java printed no JSON: {proc.stdout[-2000:]}") from exc
+            raise JavaVerifyError(f"Verify printed no JSON for {table}: {stdout[-2000:]}") from exc
         return doc
 
 

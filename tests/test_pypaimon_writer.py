@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pypaimon_writer as pw
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures" / "java-written"
+from fixtures import JAVA_FIXTURES, REPO
 
 
 def _all_files(*roots: Path) -> dict[str, Path]:
@@ -242,11 +240,9 @@ def test_scan_at_root_matches_catalog(tmp_path: Path) -> None:
 
 def test_scan_java_written_avro_fixture() -> None:
     name = "append_with_multiple_ts_precision_and_timezone"
-    root = FIXTURES / "avro" / f"{name}.db" / name
-    if not root.is_dir():
-        pytest.skip(f"shared fixture corpus not found at {FIXTURES}")
+    root = JAVA_FIXTURES / "avro" / f"{name}.db" / name
     names = pw.scan_file_names_at_root(root)
-    assert names == pw.scan_file_names(FIXTURES / "avro", f"{name}.{name}")
+    assert names == pw.scan_file_names(JAVA_FIXTURES / "avro", f"{name}.{name}")
     assert names and all(list(root.rglob(n)) for n in names)
 
 

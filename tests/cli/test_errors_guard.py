@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import typer
+from fixtures import dev_dependency
 
 from core.errors import EngineError, StorageError
 from core.runtime.executors.spark import spark_failures
@@ -57,7 +58,7 @@ def test_spark_executor_close_survives_a_dead_session() -> None:
 
 
 def test_s3_without_credentials_is_a_hint_not_a_bug(run) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("s3fs", reason="s3fs is needed to reach S3")
+    dev_dependency("s3fs")
     env = {
         "AWS_ACCESS_KEY_ID": None,
         "AWS_SECRET_ACCESS_KEY": None,

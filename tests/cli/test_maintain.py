@@ -10,7 +10,7 @@ from typing import Any
 
 import pypaimon_writer as pw
 import pytest
-from fixtures import Run
+from fixtures import Run, dev_dependency
 from invariants import (
     assert_no_dangling_references,
     files_under,
@@ -234,7 +234,7 @@ def test_a_single_table_by_location(run: Run, source: Any, tmp_path: Path) -> No
 
 
 def read_metrics(path: Path) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
-    parser = pytest.importorskip("prometheus_client.parser")
+    parser = dev_dependency("prometheus_client.parser", "prometheus_client")
     out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
     for family in parser.text_string_to_metric_families(path.read_text()):
         for s in family.samples:

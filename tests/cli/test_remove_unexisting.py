@@ -128,7 +128,10 @@ def _as_service_user(root: Path, *args: str) -> subprocess.CompletedProcess[str]
     else:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
-            pytest.skip("running as root without setpriv: cannot drop to a user chmod denies")
+            pytest.skip(
+                "running as root needs setpriv to drop to a user chmod denies: "
+                "apt-get install util-linux"
+            )
         uid = 65534  # nobody
         for dirpath, dirs, files in os.walk(root.parents[1]):
             for name in [".", *dirs, *files]:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
 from compaction import NOW, compact, expire_all_but_latest
-from fixtures import Run
+from fixtures import Run, dev_dependency
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 
@@ -48,7 +48,7 @@ from core.table.table import open_table
 )
 @pytest.mark.parametrize("optimize", [False, True])
 def test_portable_roaring32_round_trip(values: list[int], optimize: bool) -> None:
-    pyroaring = pytest.importorskip("pyroaring")
+    pyroaring = dev_dependency("pyroaring")
     bm = pyroaring.BitMap(values)
     if optimize:
         bm.run_optimize()  # run containers, as Java's runOptimize writes them
@@ -62,7 +62,7 @@ def _java_vector(magic_be: bytes, body: bytes) -> bytes:
 
 
 def test_both_vector_formats() -> None:
-    pyroaring = pytest.importorskip("pyroaring")
+    pyroaring = dev_dependency("pyroaring")
     low = pyroaring.BitMap([1, 2, 500]).serialize()
     v1 = _java_vector(struct.pack(">i", 1581511376), low)
     assert read_vector(v1, 1, "idx") == [1, 2, 500]

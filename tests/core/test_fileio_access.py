@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures import dev_dependency
 
 from core.errors import StorageAccessError, StorageError
 from core.io.fileio import FileIO
@@ -30,7 +31,7 @@ def test_a_refused_permission_names_what_to_change(monkeypatch: pytest.MonkeyPat
 
 
 def test_missing_s3_credentials_name_the_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("s3fs", reason="s3fs is needed to reach S3")
+    dev_dependency("s3fs")
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")

@@ -6,11 +6,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import pytest
+from fixtures import dev_dependency
 
 from core.ops.metrics import Sample, merge, parse, render, write_metrics
 
-prometheus_parser = pytest.importorskip("prometheus_client.parser")
+prometheus_parser = dev_dependency("prometheus_client.parser", "prometheus_client")
 
 
 def families(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:

@@ -28,11 +28,14 @@ def test_java_fixture_live_rows_match_total_record_count(root: Path) -> None:
             assert sum(e.file.row_count for e in view.live_files(snap)) == snap.total_record_count
 
 
-@pytest.mark.parametrize("root", java_table_params())
+def _avro_manifests(root: Path) -> bool:
+    """pypaimon reads Avro manifests only."""
+    return (open_table(str(root)).options.get("manifest.format") or "avro") == "avro"
+
+
+@pytest.mark.parametrize("root", java_table_params(_avro_manifests))
 def test_java_fixture_live_set_equals_pypaimon_scan_where_readable(root: Path) -> None:
     table = open_table(str(root))
-    if (table.options.get("manifest.format") or "avro") != "avro":
-        pytest.skip("pypaimon reads Avro manifests only")
     for snap in table.snapshots.snapshots():
         expected = pw.scan_file_names_at_root(root, snapshot_id=snap.id)
         assert {e.file.file_name for e in table.live_files(snap)} == expected

@@ -100,7 +100,8 @@ class Case:
     expect: Mapping[str, Expect]
     argv: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     verify: Verify | None = None  # extra checks of a successful run
-    skip: Callable[[], str | None] | None = None
+    # Why the case cannot apply on this machine (it is then not collected), or None.
+    inapplicable: Callable[[], str | None] | None = None
     note: str = ""
 
     def command(self, key: str) -> tuple[str, ...]:
@@ -933,7 +934,7 @@ CASES: list[Case] = [
             "expire": Expect(0),
             "orphans": Expect(1, "{culprit}"),
         },
-        skip=_running_as_root,
+        inapplicable=_running_as_root,
     ),
     Case(
         "permission_denied_bucket_simulated",

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from compaction import NOW, compact, expire_all_but_latest
-from fixtures import Run
+from fixtures import Run, dev_dependency
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 from java_writer import JavaWriter
@@ -234,7 +234,7 @@ def _roaring64_vector(positions: list[int]) -> bytes:
     """A Bitmap64DeletionVector as Paimon serializes it: length (big endian), then little
     endian magic and OptimizedRoaringBitmap64 (count, then per high int a RoaringBitmap),
     then the CRC of magic + bitmap."""
-    pyroaring = pytest.importorskip("pyroaring")
+    pyroaring = dev_dependency("pyroaring")
     highs: dict[int, list[int]] = {}
     for p in positions:
         highs.setdefault(p >> 32, []).append(p & 0xFFFFFFFF)

@@ -7,8 +7,8 @@ pypaimon's own encodings (decimals as FIXED_LEN_BYTE_ARRAY, nanosecond INT64 tim
 ...) are not Java's. Java reads the table (the "before"), ``paimon compact`` rewrites it, and
 Java reads the latest snapshot with the same rows and checksum.
 
-MULTISET is left out here: the Java tool's value printer has no MULTISET case (its checksum
-would hash object identities); tests/core/test_physical.py checks its layout without Java.
+MULTISET is left out here: pypaimon cannot write it (tests/java/test_java_verify.py compacts
+a MULTISET column the Java writer wrote; tests/core/test_physical.py checks its layout).
 """
 
 from __future__ import annotations

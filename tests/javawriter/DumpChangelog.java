@@ -29,50 +29,46 @@ import java.util.Map;
 public final class DumpChangelog {
     private DumpChangelog() {}
 
-    public static void main(String[] argv) throws Exception {
-        int rc = 0;
-        try {
-            long snapshot = Long.parseLong(argv[1]);
-            Map<String, String> dynamic = new HashMap<>();
-            dynamic.put("scan.mode", "from-snapshot");
-            dynamic.put("scan.snapshot-id", argv[1]);
-            FileStoreTable table =
-                    FileStoreTableFactory.create(LocalFileIO.create(), new Path(argv[0]))
-                            .copy(dynamic);
-            ReadBuilder rb = table.newReadBuilder();
-            StreamTableScan scan = rb.newStreamScan();
-            TableRead read = rb.newRead();
-            RowType rowType = table.rowType();
-            StringBuilder out = new StringBuilder();
-            // The first plan only positions the scan; later ones read one snapshot each.
-            for (int i = 0; i < 1000; i++) {
-                TableScan.Plan plan = scan.plan();
-                Long next = scan.checkpoint();
-                for (Split split : plan.splits()) {
-                    DataSplit ds = (DataSplit) split;
-                    if (ds.snapshotId() != snapshot) {
-                        continue;
-                    }
-                    out.append("# partition=")
-                            .append(ds.partition().hashCode())
-                            .append(" bucket=")
-                            .append(ds.bucket())
-                            .append('\n');
-                    try (RecordReader<InternalRow> reader = read.createReader(split)) {
-                        reader.forEachRemaining(
-                                row -> out.append(DumpRows.line(row, rowType)).append('\n'));
-                    }
+    public static void main(String[] argv) {
+        Serve.oneShot(DumpChangelog::run, argv);
+    }
+
+    public static void run(String[] argv) throws Exception {
+        long snapshot = Long.parseLong(argv[1]);
+        Map<String, String> dynamic = new HashMap<>();
+        dynamic.put("scan.mode", "from-snapshot");
+        dynamic.put("scan.snapshot-id", argv[1]);
+        FileStoreTable table =
+                FileStoreTableFactory.create(LocalFileIO.create(), new Path(argv[0]))
+                        .copy(dynamic);
+        ReadBuilder rb = table.newReadBuilder();
+        StreamTableScan scan = rb.newStreamScan();
+        TableRead read = rb.newRead();
+        RowType rowType = table.rowType();
+        StringBuilder out = new StringBuilder();
+        // The first plan only positions the scan; later ones read one snapshot each.
+        for (int i = 0; i < 1000; i++) {
+            TableScan.Plan plan = scan.plan();
+            Long next = scan.checkpoint();
+            for (Split split : plan.splits()) {
+                DataSplit ds = (DataSplit) split;
+                if (ds.snapshotId() != snapshot) {
+                    continue;
                 }
-                if (next == null || next > snapshot) {
-                    break;
+                out.append("# partition=")
+                        .append(ds.partition().hashCode())
+                        .append(" bucket=")
+                        .append(ds.bucket())
+                        .append('\n');
+                try (RecordReader<InternalRow> reader = read.createReader(split)) {
+                    reader.forEachRemaining(
+                            row -> out.append(DumpRows.line(row, rowType)).append('\n'));
                 }
             }
-            System.out.print(out);
-        } catch (Throwable e) {
-            e.printStackTrace();
-            rc = 1;
+            if (next == null || next > snapshot) {
+                break;
+            }
         }
-        System.out.flush();
-        System.exit(rc);
+        System.out.print(out);
     }
 }

@@ -30,39 +30,35 @@ import java.util.Map;
 public final class DumpRows {
     private DumpRows() {}
 
-    public static void main(String[] argv) throws Exception {
-        int rc = 0;
-        try {
-            Map<String, String> dynamic = new HashMap<>();
-            if (argv.length > 1) {
-                if (argv[1].startsWith("tag:")) {
-                    dynamic.put("scan.tag-name", argv[1].substring(4));
-                } else {
-                    dynamic.put("scan.snapshot-id", argv[1]);
-                }
+    public static void main(String[] argv) {
+        Serve.oneShot(DumpRows::run, argv);
+    }
+
+    public static void run(String[] argv) throws Exception {
+        Map<String, String> dynamic = new HashMap<>();
+        if (argv.length > 1) {
+            if (argv[1].startsWith("tag:")) {
+                dynamic.put("scan.tag-name", argv[1].substring(4));
+            } else {
+                dynamic.put("scan.snapshot-id", argv[1]);
             }
-            FileStoreTable table =
-                    FileStoreTableFactory.create(LocalFileIO.create(), new Path(argv[0]))
-                            .copy(dynamic);
-            ReadBuilder rb = table.newReadBuilder();
-            RowType rowType = table.rowType();
-            List<String> lines = new ArrayList<>();
-            try (RecordReader<InternalRow> reader =
-                    rb.newRead().createReader(rb.newScan().plan().splits())) {
-                reader.forEachRemaining(row -> lines.add(line(row, rowType)));
-            }
-            Collections.sort(lines);
-            StringBuilder out = new StringBuilder();
-            for (String l : lines) {
-                out.append(l).append('\n');
-            }
-            System.out.print(out);
-        } catch (Throwable e) {
-            e.printStackTrace();
-            rc = 1;
         }
-        System.out.flush();
-        System.exit(rc);
+        FileStoreTable table =
+                FileStoreTableFactory.create(LocalFileIO.create(), new Path(argv[0]))
+                        .copy(dynamic);
+        ReadBuilder rb = table.newReadBuilder();
+        RowType rowType = table.rowType();
+        List<String> lines = new ArrayList<>();
+        try (RecordReader<InternalRow> reader =
+                rb.newRead().createReader(rb.newScan().plan().splits())) {
+            reader.forEachRemaining(row -> lines.add(line(row, rowType)));
+        }
+        Collections.sort(lines);
+        StringBuilder out = new StringBuilder();
+        for (String l : lines) {
+            out.append(l).append('\n');
+        }
+        System.out.print(out);
     }
 
     static String line(InternalRow row, RowType type) {

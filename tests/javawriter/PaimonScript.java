@@ -77,21 +77,15 @@ public final class PaimonScript {
 
     private PaimonScript() {}
 
-    public static void main(String[] argv) throws Exception {
-        int rc = 0;
-        try {
-            if (argv.length != 2) {
-                System.err.println("usage: PaimonScript WAREHOUSE SCRIPT.json");
-                System.exit(2);
-            }
-            run(argv[0], MAPPER.readTree(Files.readAllBytes(Paths.get(argv[1]))));
-        } catch (Throwable e) {
-            e.printStackTrace();
-            rc = 1;
+    public static void main(String[] argv) {
+        Serve.oneShot(PaimonScript::run, argv);
+    }
+
+    public static void run(String[] argv) throws Exception {
+        if (argv.length != 2) {
+            throw new IllegalArgumentException("usage: PaimonScript WAREHOUSE SCRIPT.json");
         }
-        System.out.flush();
-        // Paimon keeps non-daemon pools alive; exit explicitly.
-        System.exit(rc);
+        run(argv[0], MAPPER.readTree(Files.readAllBytes(Paths.get(argv[1]))));
     }
 
     static void run(String warehouse, JsonNode script) throws Exception {
@@ -185,7 +179,8 @@ public final class PaimonScript {
     static void write(FileStoreTable table, JsonNode rows) throws Exception {
         RowType rowType = table.rowType();
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
-        try (BatchTableWrite write = (BatchTableWrite) builder.newWrite().withIOManager(ioManager());
+        try (IOManager io = ioManager();
+                BatchTableWrite write = (BatchTableWrite) builder.newWrite().withIOManager(io);
                 BatchTableCommit commit = builder.newCommit()) {
             for (JsonNode r : rows) {
                 write.write(row(rowType, r));
@@ -283,7 +278,10 @@ public final class PaimonScript {
         return a;
     }
 
-    /** Spill and lookup files (first-row, lookup compaction, deletion vectors) go to tmp. */
+    /**
+     * Spill and lookup files (first-row, lookup compaction, deletion vectors) go to tmp; the
+     * caller closes it (a warm JVM runs many scripts).
+     */
     static IOManager ioManager() {
         return IOManager.create(System.getProperty("java.io.tmpdir"));
     }
@@ -300,7 +298,8 @@ public final class PaimonScript {
                 || t.coreOptions().bucket() == -1 && t.primaryKeys().isEmpty()) {
             UnawareAppendTableCompactionCoordinator coordinator =
                     new UnawareAppendTableCompactionCoordinator(t, false);
-            try (TableWriteImpl<?> write = t.newWrite(user).withIOManager(ioManager())) {
+            try (IOManager io = ioManager();
+                    TableWriteImpl<?> write = t.newWrite(user).withIOManager(io)) {
                 AppendOnlyFileStoreWrite store = (AppendOnlyFileStoreWrite) write.getWrite();
                 for (UnawareAppendCompactionTask task : coordinator.run()) {
                     messages.add(task.doCompact(t, store));
@@ -308,7 +307,8 @@ public final class PaimonScript {
             }
         } else {
             Set<List<Object>> seen = new LinkedHashSet<>();
-            try (TableWriteImpl<?> write = t.newWrite(user).withIOManager(ioManager())) {
+            try (IOManager io = ioManager();
+                    TableWriteImpl<?> write = t.newWrite(user).withIOManager(io)) {
                 for (Split split : t.newSnapshotReader().read().splits()) {
                     DataSplit ds = (DataSplit) split;
                     BinaryRow partition = ds.partition();

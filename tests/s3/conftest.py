@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fixtures import dev_dependency
 from s3.fault_proxy import FaultProxy
 
 
@@ -66,8 +67,8 @@ class S3:
 
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3]:
-    pytest.importorskip("moto", reason="moto[server] is needed for the S3 tests")
-    pytest.importorskip("s3fs", reason="s3fs is needed for the S3 tests")
+    dev_dependency("moto", "moto[server]")
+    dev_dependency("s3fs")
     from moto.server import ThreadedMotoServer
 
     saved = {

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fixtures import java_tables
+from fixtures import dev_dependency, java_tables
 from invariants import assert_no_dangling_references, files_under
 from support.lifecycle import apply
 
@@ -129,8 +129,7 @@ def test_orphans_identical_plans_and_final_files(
 
 def test_orphans_on_java_fixture_copies(spark_executor: SparkExecutor, tmp_path: Path) -> None:
     tables = [t for t in java_tables() if "branch" in t.name or "dv_index_in_data_no" in t.name]
-    if not tables:
-        pytest.skip("shared Java fixture corpus not present")
+    assert tables
     for src in tables:
         local_root, spark_root = _twins(src, tmp_path / src.name)
         now = int(time.time() * 1000)
@@ -222,7 +221,7 @@ def test_cli_spark_connect_dry_run(
     spark_executor: SparkExecutor, scenarios, tmp_path: Path
 ) -> None:
     """Spark Connect (DataFrame operations only) gives the same plan as the local engine."""
-    pytest.importorskip("grpc", reason="Spark Connect needs pyspark[connect] (grpcio)")
+    dev_dependency("grpc", "pyspark[connect] (grpcio, for Spark Connect)")
     src = scenarios["append_partitioned"].root
     root = _prepared_copy(src, tmp_path / "spark" / src.parent.name / src.name)
     local = _cli("delete-orphan-files", str(root), "--dry-run", "--json")
