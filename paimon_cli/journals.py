@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from paimon_cli.output import red
+
 if TYPE_CHECKING:
     from core.runtime.report import ExecutionReport
     from paimon_cli.output import Output
@@ -34,4 +36,4 @@ def render_journals(report: ExecutionReport | None, out: Output) -> None:
         out.line(f"  note: {note}")
     for phase in report.phases:
         for path, error in phase.failures:
-            out.line(f"  [red]failed[/red] {path}: {error}", markup=True)
+            out.line("  ", red("failed"), f" {path}: {error}")

@@ -33,9 +33,12 @@ def configure(verbosity: int, level_name: str | None) -> None:
             root.removeHandler(old)
     handler: logging.Handler
     if sys.stderr.isatty():
+        from rich.console import Console
         from rich.logging import RichHandler
 
-        handler = RichHandler(show_path=False, rich_tracebacks=False)
+        # Log messages carry paths and names: never read as markup or emoji codes.
+        console = Console(file=sys.stderr, markup=False, emoji=False)
+        handler = RichHandler(console=console, show_path=False, rich_tracebacks=False, markup=False)
         handler.setFormatter(logging.Formatter("%(message)s"))
     else:
         handler = _StderrHandler()

@@ -1,4 +1,10 @@
-"""Output: the only writer to stdout. Human (Rich), JSON, or quiet; diagnostics to stderr."""
+"""Output: the only writer to stdout. Human (Rich), JSON, or quiet; diagnostics to stderr.
+
+Everything given to Output is data, shown exactly as it is: table names, paths, partition
+values, tag names and messages may hold ``[bold]``, ``[/]`` or ``:smile:``, and Rich never
+reads them as markup or emoji codes. Our own styling is explicit: a ``Styled`` part
+(``bold("expire-snapshots")``, ``red("failed")``) among the parts of a line or a cell.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,11 @@ import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 SCHEMA_VERSION = 1
 # Wider than any row: Rich sizes tables to their content, so nothing is padded to it.
@@ -96,6 +103,54 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
     return f"{n} {noun if n == 1 else many or noun + 's'}"
 
 
+class Styled(NamedTuple):
+    """Text shown in a Rich style (never parsed: it may be data too)."""
+
+    text: str
+    style: str
+
+
+def bold(text: str) -> Styled:
+    return Styled(text, "bold")
+
+
+def dim(text: str) -> Styled:
+    return Styled(text, "dim")
+
+
+def green(text: str) -> Styled:
+    return Styled(text, "green")
+
+
+def red(text: str) -> Styled:
+    return Styled(text, "red")
+
+
+def yellow(text: str) -> Styled:
+    return Styled(text, "yellow")
+
+
+Part = str | Styled
+
+
+def rich_text(*parts: Part) -> Text:
+    """The parts as one Rich ``Text``: plain strings as they are, ``Styled`` in their style;
+    nothing is read as markup or emoji."""
+    text = Text()
+    for part in parts:
+        if isinstance(part, Styled):
+            text.append(printable(part.text), style=part.style)
+        else:
+            text.append(printable(part))
+    return text
+
+
+def _cell(value: Any) -> Text:
+    if isinstance(value, Styled):
+        return rich_text(value)
+    return rich_text("-" if value is None else str(value))
+
+
 class _Streamed(list[Any]):
     """A lazy sequence the (pure-Python, indenting) JSON encoder iterates as an array:
     it only asks lists for truth and iteration."""
@@ -128,10 +183,13 @@ class Output:
         color = None if not no_color and mode is Mode.HUMAN else False
         # Pipes and files get no width limit: a path is never folded, so grep finds it.
         width = None if sys.stdout.isatty() else _UNLIMITED_WIDTH
+        # markup and emoji off: a string that reaches a console anyway stays as it is.
         self.console = Console(
             file=sys.stdout,
             no_color=no_color or None,
             highlight=False,
+            markup=False,
+            emoji=False,
             force_terminal=None if color is None else False,
             soft_wrap=False,
             width=width,
@@ -140,6 +198,8 @@ class Output:
             file=sys.stderr,
             no_color=no_color or None,
             highlight=False,
+            markup=False,
+            emoji=False,
             soft_wrap=not sys.stderr.isatty(),
         )
 
@@ -165,9 +225,10 @@ class Output:
         sys.stdout.write("".join(buffer))
         sys.stdout.flush()
 
-    def line(self, text: str = "", *, markup: bool = True) -> None:
+    def line(self, *parts: Part) -> None:
+        """One line of human output: its parts side by side (see ``rich_text``)."""
         if self.mode is Mode.HUMAN:
-            self.console.print(printable(text), markup=markup, highlight=False)
+            self.console.print(rich_text(*parts))
 
     def plain(self, text: str) -> None:
         """Unstyled line for quiet mode and pipes."""
@@ -184,22 +245,30 @@ class Output:
     ) -> None:
         if self.mode is not Mode.HUMAN:
             return
-        t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+        """A table of values (``None`` shows as ``-``; a ``Styled`` cell keeps its style)."""
+        if self.mode is not Mode.HUMAN:
+            return
+        t = Table(
+            title=None if title is None else rich_text(title),
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
+        )
         for col in columns:
-            t.add_column(col, overflow="fold")
+            t.add_column(rich_text(col), overflow="fold")
         shown = 0
         for row in rows:
             if limit is not None and shown >= limit:
                 break
-            t.add_row(*["-" if v is None else printable(str(v)) for v in row])
+            t.add_row(*[_cell(v) for v in row])
             shown += 1
         self.console.print(t)
         if total is not None and limit is not None and total > shown:
-            self.console.print(f"[dim]... {total - shown} more (use --json for all)[/dim]")
+            self.line(dim(f"... {total - shown} more (use --json for all)"))
 
     def warn(self, text: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {printable(text)}", highlight=False)
+        self.err.print(rich_text(yellow("warning:"), " ", text))
 
     def info(self, text: str) -> None:
         if self.mode is Mode.HUMAN:
-            self.err.print(printable(text), highlight=False)
+            self.err.print(rich_text(text))

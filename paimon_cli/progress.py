@@ -75,11 +75,12 @@ class RichProgress:
         from rich.progress import Progress as Bars
 
         self._bars = Bars(
-            TextColumn("{task.description}"),
+            # A phase may name a table, tag or partition: shown as is, never as markup.
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=Console(file=sys.stderr),
+            console=Console(file=sys.stderr, markup=False, emoji=False),
             transient=True,
         )
         self._task: TaskID | None = None

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from core.runtime.plans import Plan
     from core.runtime.report import ExecutionReport, PhaseReport
-from paimon_cli.output import Output, human_bytes, human_duration
+from paimon_cli.output import Output, Part, green, human_bytes, human_duration, red
 
 SCREEN = 40
 
@@ -27,7 +27,7 @@ def report_failed(outcome: _Reported) -> bool:
 
 def render_commit(out: Output, snapshot_id: int, summary: str, notes: Iterable[str]) -> None:
     """The "committed snapshot N (KIND)..." line of a commit, then its notes."""
-    out.line(f"  [green]committed[/green] snapshot {snapshot_id} {summary}")
+    out.line("  ", green("committed"), f" snapshot {snapshot_id} {summary}")
     for note in notes:
         out.line(f"  note: {note}")
 
@@ -134,11 +134,11 @@ def render_report(report: ExecutionReport, out: Output) -> None:
         )
     for phase in report.phases:
         for path, error in phase.failures:
-            out.line(f"  [red]failed[/red] {path}: {error}", markup=True)
-    status = (
-        "[red]partial[/red]: the journal stays and the next run finishes it"
+            out.line("  ", red("failed"), f" {path}: {error}")
+    status: list[Part] = (
+        [red("partial"), ": the journal stays and the next run finishes it"]
         if report.failed
-        else "[green]done[/green]"
+        else [green("done")]
     )
     ms = round(report.seconds * 1000)
-    out.line(f"  {status} in {human_duration(ms if ms < 1000 else ms - ms % 1000)}")
+    out.line("  ", *status, f" in {human_duration(ms if ms < 1000 else ms - ms % 1000)}")

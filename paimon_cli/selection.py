@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from core.runtime.operation import Operation, Outcome
     from core.table.table import PaimonTable
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
-from paimon_cli.output import SCHEMA_VERSION, Output
+from paimon_cli.output import SCHEMA_VERSION, Output, bold
 from paimon_cli.progress import progress_for
 
 logger = logging.getLogger(__name__)
@@ -167,7 +167,7 @@ def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> No
         )
         if not as_json:
             out.table_root = table.location
-            out.line(f"[bold]== {location}[/bold]")
+            out.line(bold(f"== {location}"))
             job.render(result, out)
             out.line()
     if as_json:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.journals import journals_json, journals_of, render_journals
-from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.output import Mode, Output, bold, human_bytes
 from paimon_cli.params import (
     AllowUnsafeOpt,
     BranchOpt,
@@ -171,7 +171,7 @@ def _render(o: Outcome[CompactPlan, CompactResult], out: Output, dry_run: bool) 
                     out.plain(f"{t['path']}/{f['name']}")
         return
     title = "compact" + (" (dry run)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold] {o.plan.plan.table}")
+    out.line(bold(title), f" {o.plan.plan.table}")
     target = d.get("config", {}).get("target-file-size", {})
     out.line(
         f"  {d.get('mode')} table, strategy {d.get('strategy')}, target file size "

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
-from paimon_cli.output import Mode, Output, human_bytes, human_duration, human_time
+from paimon_cli.output import Mode, Output, bold, human_bytes, human_duration, human_time
 from paimon_cli.params import (
     DryRunOpt,
     Engine,
@@ -150,7 +150,7 @@ def _render(o: Outcome[Plan, None], out: Output, zone: Any, dry_run: bool) -> No
                 out.plain(orphan["path"])
         return
     title = "delete-orphan-files" + (" (dry run)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold] {o.plan.table}")
+    out.line(bold(title), f" {o.plan.table}")
     out.line(
         f"  files older than {human_time(d['older_than_ms'], zone)}; "
         f"{d['used_names']} names in use by {len(d['branches'])} branch(es)"

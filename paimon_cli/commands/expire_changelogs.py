@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
-from paimon_cli.output import Mode, Output
+from paimon_cli.output import Mode, Output, bold, yellow
 from paimon_cli.params import (
     BranchOpt,
     DryRunOpt,
@@ -176,14 +176,14 @@ def _render(o: Outcome[Plan, None], out: Output, dry_run: bool) -> None:
         return
     title = "expire-changelogs" + (" (dry run)" if dry_run else "")
     out.line(
-        f"[bold]{title}[/bold] {o.plan.table}"
-        + (f" (branch {o.plan.branch})" if o.plan.branch != "main" else "")
+        bold(title),
+        f" {o.plan.table}" + (f" (branch {o.plan.branch})" if o.plan.branch != "main" else ""),
     )
     render_changelog_details(d, out)
     if o.pending_journals:
         out.line(
-            f"  [yellow]{o.pending_journals} unfinished run(s) found: a real run finishes "
-            "them first[/yellow]"
+            "  ",
+            yellow(f"{o.pending_journals} unfinished run(s) found: a real run finishes them first"),
         )
     render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=dry_run)
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.errors import report_error
 from paimon_cli.journals import journals_json, journals_of, render_journals
-from paimon_cli.output import Mode, Output, human_bytes, human_wall_clock
+from paimon_cli.output import Mode, Output, bold, human_bytes, human_wall_clock, red
 from paimon_cli.params import (
     AllowUnsafeOpt,
     BranchOpt,
@@ -196,7 +196,7 @@ def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool, zone: An
         return
     cfg = d.get("config", {})
     title = "expire-partitions" + (" (dry run)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold] {o.plan.table}")
+    out.line(bold(title), f" {o.plan.table}")
     strategy = cfg.get("strategy", {}).get("value")
     out.line(
         f"  strategy {strategy}, expiration {cfg.get('expiration_time', {}).get('value')} "
@@ -238,8 +238,11 @@ def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool, zone: An
         out.line(f"  {d['capped']} more expired partitions left for the next run (max expires)")
     if d.get("skipped"):
         out.line(
-            f"  [red]{len(d['skipped'])} partitions kept: no time can be read from their "
-            "values, they never expire[/red]"
+            "  ",
+            red(
+                f"{len(d['skipped'])} partitions kept: no time can be read from their "
+                "values, they never expire"
+            ),
         )
         if dry_run:  # a real run ends with it as its error's hint
             out.line(f"  {d.get('skipped_hint')}")

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 from paimon_cli.convert import plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
-from paimon_cli.output import Mode, Output, human_duration, human_limit, human_time
+from paimon_cli.output import Mode, Output, bold, human_duration, human_limit, human_time, yellow
 from paimon_cli.params import (
     BranchOpt,
     DryRunOpt,
@@ -212,8 +212,8 @@ def _render(o: Outcome[Plan, None], out: Output, zone: Any, dry_run: bool) -> No
     cfg = d.get("config", {})
     title = "expire-snapshots" + (" (dry run)" if dry_run else "")
     out.line(
-        f"[bold]{title}[/bold] {o.plan.table}"
-        + (f" (branch {o.plan.branch})" if o.plan.branch != "main" else "")
+        bold(title),
+        f" {o.plan.table}" + (f" (branch {o.plan.branch})" if o.plan.branch != "main" else ""),
     )
     if cfg:
         rmax = cfg["retain_max"]["value"]
@@ -259,8 +259,8 @@ def _render(o: Outcome[Plan, None], out: Output, zone: Any, dry_run: bool) -> No
         render_changelog_details(d["changelog_expiry"], out)
     if o.pending_journals:
         out.line(
-            f"  [yellow]{o.pending_journals} unfinished run(s) found: a real run finishes "
-            "them first[/yellow]"
+            "  ",
+            yellow(f"{o.pending_journals} unfinished run(s) found: a real run finishes them first"),
         )
     render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=dry_run)
 

@@ -19,12 +19,15 @@ from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.output import (
     Mode,
     Output,
+    bold,
+    green,
     human_bytes,
     human_duration,
     human_limit,
     human_time,
     human_wall_clock,
     plural,
+    red,
 )
 from paimon_cli.params import (
     BranchOpt,
@@ -369,13 +372,14 @@ def _check_json(r: CheckReport) -> dict[str, Any]:
 def _render_check(r: CheckReport, out: Output) -> None:
     if r.ok:
         out.line(
-            f"[green]OK[/green]: {r.files_checked} files referenced by {r.roots} snapshots, "
-            "tags and changelogs all present with their recorded sizes"
+            green("OK"),
+            f": {r.files_checked} files referenced by {r.roots} snapshots, "
+            "tags and changelogs all present with their recorded sizes",
         )
         return
     out.line(
-        f"[red]{plural(len(r.problems), 'problem')}[/red] among {r.files_checked} referenced files "
-        f"({r.roots} roots):"
+        red(plural(len(r.problems), "problem")),
+        f" among {r.files_checked} referenced files ({r.roots} roots):",
     )
     out.table(
         None,
@@ -393,7 +397,7 @@ def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
     kind = "primary-key" if t.is_primary_key else "append-only"
     keys = f" by ({', '.join(t.schema.partition_keys)})" if t.schema.partition_keys else ""
     branch = f"  (branch {t.branch})" if t.branch != "main" else ""
-    out.line(f"[bold]{t.location}[/bold]{branch}")
+    out.line(bold(t.location), branch)
     out.line(
         f"  {kind} table{keys}, bucket {t.options.bucket}, "
         f"format {t.options.get('file.format')}, schema {t.schema.id}"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.engine import EngineChoice, ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard
-from paimon_cli.output import SCHEMA_VERSION, Mode, Output, human_bytes
+from paimon_cli.output import SCHEMA_VERSION, Mode, Output, Part, bold, dim, human_bytes, red
 from paimon_cli.params import (
     AllowUnsafeOpt,
     DryRunOpt,
@@ -421,12 +421,12 @@ def _planned(r: TableResult, step: str, key: str) -> list[Any]:
 
 
 # -- human output ----------------------------------------------------------------------------
-def _step_line(s: StepResult) -> str:
+def _step_line(s: StepResult) -> list[Part]:
     if s.status in ("skipped", "not-run"):
-        return f"    {s.name:<20} {s.status:<8} {s.reason}"
+        return [f"    {s.name:<20} {s.status:<8} {s.reason}"]
     if s.status == "failed":
         message = s.error.message if s.error is not None else "a phase failed (see --json)"
-        return f"    {s.name:<20} [red]failed[/red]   {message}"
+        return [f"    {s.name:<20} ", red("failed"), f"   {message}"]
     what = "nothing to do"
     if s.changelogs:
         what = f"changelogs {s.changelogs[0]}..{s.changelogs[-1]} ({len(s.changelogs)})"
@@ -440,19 +440,19 @@ def _step_line(s: StepResult) -> str:
         for key in ("tags", "partitions"):
             if s.name != "expire-snapshots" and d.get(key):
                 what = f"{len(d[key])} {key}, " + what
-    return f"    {s.name:<20} ran      {what} [dim]({s.reason})[/dim]"
+    return [f"    {s.name:<20} ran      {what} ", dim(f"({s.reason})")]
 
 
 def _render(results: list[TableResult], skipped: list[str], out: Output, dry_run: bool) -> None:
     title = "maintain" + (" (dry run: nothing changed)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold]")
+    out.line(bold(title))
     for r in results:
         if dry_run or r.failed:
             out.line(f"  {r.name}")
             if r.error is not None:
-                out.line(f"    [red]failed[/red]: {r.error.message}")
+                out.line("    ", red("failed"), f": {r.error.message}")
             for s in r.steps:
-                out.line(_step_line(s))
+                out.line(*_step_line(s))
     verb = "would be " if dry_run else ""
     rows = []
     for r in results:
@@ -468,7 +468,7 @@ def _render(results: list[TableResult], skipped: list[str], out: Output, dry_run
                 t["files_deleted"],
                 human_bytes(t["bytes_deleted"]),
                 f"{r.seconds:.2f}",
-                "[red]failed[/red]" if r.failed else "ok",
+                red("failed") if r.failed else "ok",
             ]
         )
     rows += [[loc, 0, 0, 0, 0, 0, 0, "-", "-", "skipped"] for loc in skipped]

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
     from core.write.commit import CommitResult
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.output import Mode, Output, bold, human_bytes
 from paimon_cli.params import (
     AllowUnsafeOpt,
     BranchOpt,
@@ -115,7 +115,7 @@ def _render(o: Outcome[Plan, CommitResult], out: Output, dry_run: bool) -> None:
                 out.plain(f["path"])
         return
     title = "remove-unexisting-files" + (" (dry run)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold] {o.plan.table}")
+    out.line(bold(title), f" {o.plan.table}")
     if d.get("snapshot_id") is None:
         out.line("  the table has no snapshots: nothing to do")
         return

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
 from paimon_cli.convert import plan_doc
-from paimon_cli.output import Mode, Output
+from paimon_cli.output import Mode, Output, bold
 from paimon_cli.params import (
     BranchOpt,
     DryRunOpt,
@@ -118,7 +118,7 @@ def _render(o: Outcome[Plan, None], out: Output, dry_run: bool) -> None:
     target = f"snapshot {d['target_snapshot']}" + (
         f" (tag {d['target_tag']})" if d["target_tag"] else ""
     )
-    out.line(f"[bold]{title}[/bold] {o.plan.table} to {target}")
+    out.line(bold(title), f" {o.plan.table} to {target}")
     out.line(
         f"  snapshots removed: {_span(d['snapshots'])}; changelogs removed: "
         f"{_span(d['changelogs'])}; tags removed: "

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from core.runtime.report import ExecutionReport
 from paimon_cli.convert import plan_doc
 from paimon_cli.journals import journals_json, journals_of, render_journals
-from paimon_cli.output import Mode, Output
+from paimon_cli.output import Mode, Output, bold, green
 from paimon_cli.params import (
     BranchOpt,
     DryRunOpt,
@@ -86,7 +86,7 @@ def _render(
                     out.plain(a.path)
         return
     d = o.plan.details
-    out.line(f"[bold]{title}{' (dry run)' if dry_run else ''}[/bold] {o.plan.table}")
+    out.line(bold(title + (" (dry run)" if dry_run else "")), f" {o.plan.table}")
     for name in d.get("missing") or []:
         out.warn(f"tag {name!r} does not exist")
     for t in d.get("tags") or []:
@@ -104,7 +104,7 @@ def _render(
     if shown is not None:
         render_report(shown, out)
     elif o.report is not None:
-        out.line("  [green]done[/green]")
+        out.line("  ", green("done"))
 
 
 def create_tag(

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from core.runtime.operation import Outcome
     from core.runtime.quarantine import PurgeRun
 from paimon_cli.convert import instant
-from paimon_cli.output import Mode, Output, human_bytes
+from paimon_cli.output import Mode, Output, bold, green, human_bytes, red
 from paimon_cli.params import (
     DryRunOpt,
     FsOpt,
@@ -115,7 +115,7 @@ def _render_restore(o: Outcome[RestorePlan, RestoreReport], out: Output, dry_run
                     out.plain(item.path)
         return
     title = "restore" + (" (dry run)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold] run {p.run_id} ({p.command})")
+    out.line(bold(title), f" run {p.run_id} ({p.command})")
     if p.snapshots:
         out.line(f"  snapshots {_ranges(p.snapshots)}")
     if p.tags:
@@ -127,7 +127,7 @@ def _render_restore(o: Outcome[RestorePlan, RestoreReport], out: Output, dry_run
     for conflict in p.conflicts:
         out.warn(f"conflict: {conflict}")
     if p.conflicts:
-        out.line("  [red]refused[/red]: nothing would be moved")
+        out.line("  ", red("refused"), ": nothing would be moved")
     for note in p.notes:
         out.line(f"  note: {note}")
     if dry_run:
@@ -141,8 +141,10 @@ def _render_restore(o: Outcome[RestorePlan, RestoreReport], out: Output, dry_run
     if o.result is not None:
         r = o.result
         out.line(
-            f"  [green]restored[/green] {r.restored} files ({human_bytes(r.bytes)}), "
-            f"{r.already_in_place} already in place, {r.missing} missing, {r.seconds:.2f}s"
+            "  ",
+            green("restored"),
+            f" {r.restored} files ({human_bytes(r.bytes)}), "
+            f"{r.already_in_place} already in place, {r.missing} missing, {r.seconds:.2f}s",
         )
 
 
@@ -235,7 +237,7 @@ def _render_purge(o: Outcome[list[PurgeRun], int], out: Output, dry_run: bool) -
                     out.plain(path)
         return
     title = "purge-quarantine" + (" (dry run)" if dry_run else "")
-    out.line(f"[bold]{title}[/bold]")
+    out.line(bold(title))
     if not o.plan:
         out.line("  nothing to do")
         return
@@ -255,7 +257,7 @@ def _render_purge(o: Outcome[list[PurgeRun], int], out: Output, dry_run: bool) -
         ),
     )
     if o.report is not None:
-        out.line(f"  [green]deleted[/green] {o.result or 0} files of {len(o.plan)} run(s)")
+        out.line("  ", green("deleted"), f" {o.result or 0} files of {len(o.plan)} run(s)")
 
 
 def register(app: typer.Typer) -> None:
