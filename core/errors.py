@@ -73,7 +73,8 @@ class StorageError(PaimonError):
 
 
 class StorageAccessError(StorageError):
-    """Storage refused us: no usable credentials, or the ones in use lack a permission."""
+    """Storage refused or could not be reached: no usable credentials, a missing permission,
+    an unreachable endpoint (network, DNS, TLS), a client library that does not load."""
 
     kind = "storage_access"
 

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 
 import typer
 
-from core.errors import InvalidOptionError, PaimonError
+from core.errors import InvalidOptionError, PaimonError, StorageAccessError
+from core.io.retry import is_network_failure, summary
 from paimon_cli.output import printable
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,15 @@ def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         if debug_enabled(debug):
             traceback.print_exc()
+        if is_network_failure(exc):  # a storage library's own error, past every retry
+            report_error(
+                StorageAccessError.kind,
+                f"the connection to the storage failed: {summary(exc)}",
+                "check the network and the store's health, then run again (a run cut short "
+                "is finished or discarded by the next one)",
+                as_json=as_json,
+            )
+            raise typer.Exit(EXIT_FAILURE) from None
         report_error(
             "internal_error",
             f"unexpected {type(exc).__name__}: {exc}",

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
 from core.errors import StorageAccessError, StorageError, WriteOutcomeUnknownError
-from core.io.retry import RateLimiter, Retrier
+from core.io.retry import RateLimiter, Retrier, is_unreachable, summary
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +131,9 @@ class FileIO:
         self._lock = threading.Lock()
         self._filesystems: dict[str, Any] = {}
         limiter = RateLimiter(max_requests_per_second) if max_requests_per_second else None
-        self._retrier = Retrier(retries=retries, limiter=limiter)
+        self._retrier = Retrier(
+            retries=retries, limiter=limiter, unreachable_hint=_unreachable_hint
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors (Spark) get the configuration, never live clients.
@@ -180,6 +182,8 @@ class FileIO:
                         f"cannot open storage for {protocol or 'file'}://: {exc}",
                         hint=_install_hint(protocol),
                     ) from exc
+                except OSError as exc:  # clients that connect or load native code here (HDFS)
+                    raise _open_error(protocol, path, exc) from exc
                 self._filesystems[protocol] = fs
         return fs, fs._strip_protocol(path)
 
@@ -187,7 +191,10 @@ class FileIO:
         if protocol in _LOCAL_PROTOCOLS:
             return {}
         # A cached listing could hide a file a writer just added: always ask the store.
-        return {"use_listings_cache": False, **self.storage_options}
+        options: dict[str, Any] = {"use_listings_cache": False}
+        if protocol in ("s3", "s3a"):
+            options["config_kwargs"] = dict(_S3_CLIENT_CONFIG)
+        return {**options, **self.storage_options}
 
     # -- reading --------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
@@ -584,6 +591,67 @@ def _write_temp_beside(path: str, data: bytes) -> str:
 def _quiet_unlink(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+# botocore's own retries (5 attempts, backoff up to 8 s, 60 s connect timeouts) would run
+# inside each of our attempts and multiply them: an unreachable endpoint took a minute of
+# silence. Connect within 5 s (Hadoop S3A's default) and retry once inside; our Retrier does
+# the rest, bounded and announced.
+_S3_CLIENT_CONFIG: Mapping[str, Any] = {
+    "connect_timeout": 5,
+    "retries": {"max_attempts": 2, "mode": "standard"},
+}
+
+# What each store needs to be reached: its endpoint setting.
+_ENDPOINT_SETTINGS = {
+    "s3": "--fs-option endpoint_url=... (or AWS_ENDPOINT_URL)",
+    "gs": "--fs-option endpoint_url=...",
+    "abfs": "--fs-option account_name=... (or AZURE_STORAGE_ACCOUNT_NAME)",
+    "oss": "--fs-option endpoint=...",
+    "hdfs": "the namenode host and port in the path (hdfs://host:port/...)",
+}
+_ENDPOINT_SETTINGS |= {
+    "s3a": _ENDPOINT_SETTINGS["s3"],
+    "gcs": _ENDPOINT_SETTINGS["gs"],
+    "az": _ENDPOINT_SETTINGS["abfs"],
+    "viewfs": _ENDPOINT_SETTINGS["hdfs"],
+}
+
+
+def _unreachable_hint(path: str, tls: bool) -> str:
+    endpoint = _ENDPOINT_SETTINGS.get(protocol_of(path), "the storage endpoint")
+    if tls:
+        return (
+            f"the endpoint does not speak TLS or its certificate is not trusted: check "
+            f"{endpoint} (http:// for an endpoint without TLS), or trust its certificate "
+            "(AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE or SSL_CERT_FILE)"
+        )
+    return (
+        f"check {endpoint}, this machine's network and DNS, and proxy settings "
+        "(HTTPS_PROXY, NO_PROXY)"
+    )
+
+
+# Native client libraries that fail to load raise OSError listing every place they looked.
+_NATIVE_LIBRARY_TEXT = ("Unable to load libjvm", "Unable to load libhdfs", "dlopen(")
+
+
+def _open_error(protocol: str, path: str, exc: OSError) -> StorageError:
+    """The error for a client that could not be created (HDFS connects and loads libjvm
+    and libhdfs in its constructor)."""
+    if any(text in str(exc) for text in _NATIVE_LIBRARY_TEXT):
+        return StorageAccessError(
+            f"cannot open {protocol}:// storage: a native library did not load ({summary(exc)})",
+            hint="HDFS through pyarrow needs a JVM and libhdfs: set JAVA_HOME to a JDK, "
+            "HADOOP_HOME (or ARROW_LIBHDFS_DIR to the directory of libhdfs.so) and "
+            "CLASSPATH=$(hadoop classpath --glob)",
+        )
+    if is_unreachable(exc):
+        return StorageAccessError(
+            f"cannot reach the storage for {path}: {summary(exc)}",
+            hint=_unreachable_hint(path, tls=False),
+        )
+    return StorageError(f"cannot open storage for {protocol}://: {summary(exc)}")
 
 
 def _install_hint(protocol: str) -> str | None:
