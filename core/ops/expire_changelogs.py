@@ -11,15 +11,24 @@ remaining changelog or the nearest earlier tag still needs are kept (D3).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from core.errors import InvalidOptionError, StalePlanError
 from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
-from core.format.options import INT_MAX
 from core.io.fileio import join
+from core.retention.changelog_range import (
+    ChangelogConfig,
+    ChangelogFlags,
+    TableState,
+    commit_config,
+    compute_changelog_range,
+    current_state,
+    delete_all_range,
+    procedure_config,
+)
 from core.retention.expire_range import expire_config
 from core.retention.protection import (
     branch_protection,
@@ -39,220 +48,8 @@ from core.table.table import PaimonTable
 logger = logging.getLogger(__name__)
 
 COMMAND = "expire-changelogs"
-NEVER_MS = 2**63 - 1  # Paimon's Duration.ofMillis(Long.MAX_VALUE): no time bound
 
 
-@dataclass(frozen=True, slots=True)
-class ChangelogFlags:
-    """``expire_changelogs`` arguments; None means the procedure's default."""
-
-    retain_max: int | None = None
-    retain_min: int | None = None
-    older_than_ms: int | None = None  # an instant: changelogs committed before it may go
-    max_deletes: int | None = None
-    delete_all: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ChangelogConfig:
-    retain_max: int
-    retain_min: int
-    time_retained_ms: int  # NEVER_MS: no time bound
-    max_deletes: int
-    clean_empty_directories: bool = False
-
-    def to_json(self, sources: Mapping[str, str]) -> dict[str, Any]:
-        return {
-            "retain_max": {"value": self.retain_max, "source": sources["retain_max"]},
-            "retain_min": {"value": self.retain_min, "source": sources["retain_min"]},
-            "time_retained_ms": {
-                "value": None if self.time_retained_ms >= NEVER_MS else self.time_retained_ms,
-                "source": sources["time_retained_ms"],
-            },
-            "max_deletes": {"value": self.max_deletes, "source": sources["max_deletes"]},
-            "clean_empty_directories": self.clean_empty_directories,
-        }
-
-
-def procedure_config(
-    table: PaimonTable, flags: ChangelogFlags, now_ms: int
-) -> tuple[ChangelogConfig, dict[str, str]]:
-    """The procedure's builder: max unlimited, min 1, no time bound, deletes unlimited."""
-    for name, value in (
-        ("retain-max", flags.retain_max),
-        ("retain-min", flags.retain_min),
-        ("max-deletes", flags.max_deletes),
-    ):
-        if value is not None and value < 1:
-            raise InvalidOptionError(f"{name} must be at least 1, got {value}")
-    config = ChangelogConfig(
-        retain_max=INT_MAX if flags.retain_max is None else flags.retain_max,
-        retain_min=1 if flags.retain_min is None else flags.retain_min,
-        time_retained_ms=NEVER_MS if flags.older_than_ms is None else now_ms - flags.older_than_ms,
-        max_deletes=INT_MAX if flags.max_deletes is None else flags.max_deletes,
-        clean_empty_directories=table.options.get_bool("snapshot.clean-empty-directories"),
-    )
-    if config.retain_max < config.retain_min:
-        raise InvalidOptionError(
-            f"retain-max ({config.retain_max}) must not be less than retain-min "
-            f"({config.retain_min})",
-            hint="Paimon refuses this combination as well",
-        )
-    sources = {
-        k: "flag" if v is not None else "default"
-        for k, v in (
-            ("retain_max", flags.retain_max),
-            ("retain_min", flags.retain_min),
-            ("time_retained_ms", flags.older_than_ms),
-            ("max_deletes", flags.max_deletes),
-        )
-    }
-    return config, sources
-
-
-def commit_config(
-    table: PaimonTable,
-    *,
-    retain_min: int | None = None,
-    retain_max: int | None = None,
-    time_retained_ms: int | None = None,
-    expire_limit: int | None = None,
-) -> tuple[ChangelogConfig, dict[str, str]]:
-    """The commit path: ``changelog.*`` options, each falling back to the (effective)
-    snapshot setting; the limit is ``snapshot.expire.limit``."""
-    snap = expire_config(
-        table.options,
-        retain_min=retain_min,
-        retain_max=retain_max,
-        time_retained_ms=time_retained_ms,
-        expire_limit=expire_limit,
-    )
-    opts = table.options
-    cl_max, cl_min = (
-        opts.get_int("changelog.num-retained.max"),
-        opts.get_int("changelog.num-retained.min"),
-    )
-    cl_time = opts.get_duration_ms("changelog.time-retained")
-    config = ChangelogConfig(
-        retain_max=snap.retain_max if cl_max is None else cl_max,
-        retain_min=snap.retain_min if cl_min is None else cl_min,
-        time_retained_ms=snap.time_retained_ms if cl_time is None else cl_time,
-        max_deletes=snap.expire_limit,
-        clean_empty_directories=snap.clean_empty_directories,
-    )
-    if config.retain_max < config.retain_min:
-        raise InvalidOptionError(
-            f"changelog retain-max ({config.retain_max}) must not be less than changelog "
-            f"retain-min ({config.retain_min})"
-        )
-
-    def source(value: int | None, key: str) -> str:
-        return opts.lookup(key).source if value is not None else "snapshot setting"
-
-    sources = {
-        "retain_max": source(cl_max, "changelog.num-retained.max"),
-        "retain_min": source(cl_min, "changelog.num-retained.min"),
-        "time_retained_ms": source(cl_time, "changelog.time-retained"),
-        "max_deletes": opts.lookup("snapshot.expire.limit").source
-        if expire_limit is None
-        else "flag",
-    }
-    return config, sources
-
-
-@dataclass(frozen=True, slots=True)
-class TableState:
-    """What changelog expiry looks at: snapshot ids and the changelogs (after a snapshot
-    expiry in the same plan: its new ``changelog-N`` included)."""
-
-    earliest_snapshot: Snapshot | None
-    latest_snapshot_id: int | None
-    changelogs: Mapping[int, Snapshot]  # id -> changelog, present or about to be written
-
-    @property
-    def changelog_ids(self) -> list[int]:
-        return sorted(self.changelogs)
-
-
-class LazyChangelogs(Mapping[int, Snapshot]):
-    """Changelogs by id, read on first access: the range formula reads only the ids it
-    probes (a listing of a long changelog history costs one request, its files many)."""
-
-    def __init__(self, table: PaimonTable, ids: Iterable[int], extra: Mapping[int, Snapshot]):
-        self._table = table
-        self._ids = sorted({*ids, *extra})
-        self._read: dict[int, Snapshot | None] = dict(extra)
-
-    def __getitem__(self, cid: int) -> Snapshot:
-        if cid not in self._read:
-            self._read[cid] = self._table.changelogs.try_snapshot(cid) if cid in self._ids else None
-        snap = self._read[cid]
-        if snap is None:
-            raise KeyError(cid)
-        return snap
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._ids)
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-
-@dataclass(frozen=True, slots=True)
-class ChangelogRange:
-    earliest: int | None
-    latest: int | None
-    end: int | None  # changelogs [earliest, end) expire
-    stop: str  # retain-min | consumer | limit | latest-changelog | time | empty | delete-all
-    detail: str
-
-    @property
-    def ids(self) -> list[int]:
-        if self.earliest is None or self.end is None:
-            return []
-        return list(range(self.earliest, self.end))
-
-
-def compute_changelog_range(
-    state: TableState, config: ChangelogConfig, min_next_snapshot: int | None, now_ms: int
-) -> ChangelogRange:
-    """ExpireChangelogImpl.expire(), exactly: a changelog's own time decides (not its
-    successor's), consumers always apply, and the newest changelog is never expired."""
-    ids = state.changelog_ids
-    latest_snap, earliest_snap = state.latest_snapshot_id, state.earliest_snapshot
-    if latest_snap is None or earliest_snap is None or not ids:
-        return ChangelogRange(None, None, None, "empty", "no long-lived changelogs")
-    earliest, latest = ids[0], ids[-1]
-    older_than = now_ms - config.time_retained_ms
-    min_id = max(latest_snap - config.retain_max + 1, earliest)
-    max_exclusive = latest_snap - config.retain_min + 1
-    stop, detail = "retain-min", f"the newest {config.retain_min} snapshot ids keep theirs"
-    if min_next_snapshot is not None and min_next_snapshot < max_exclusive:
-        max_exclusive = min_next_snapshot
-        stop, detail = "consumer", f"a consumer still needs snapshot {min_next_snapshot}"
-    if earliest + config.max_deletes < max_exclusive:
-        max_exclusive = earliest + config.max_deletes
-        stop, detail = "limit", f"at most {config.max_deletes} changelogs per run"
-    if latest < max_exclusive:
-        max_exclusive = latest
-        stop, detail = "latest-changelog", f"the newest changelog ({latest}) is kept"
-    if max_exclusive <= earliest:
-        return ChangelogRange(earliest, latest, None, stop, detail)
-    for cid in range(min_id, max_exclusive + 1):
-        cl = state.changelogs.get(cid)
-        if cl is not None and older_than <= cl.time_millis:
-            if cid == min_id and min_id > earliest:
-                stop, detail = (
-                    "retain-max",
-                    (f"changelogs of the newest {config.retain_max} snapshot ids are kept"),
-                )
-            else:
-                stop, detail = "time", f"changelog {cid} is newer than the retention"
-            return ChangelogRange(earliest, latest, cid, stop, detail)
-    return ChangelogRange(earliest, latest, max_exclusive, stop, detail)
-
-
-# -- planning the deletions --------------------------------------------------------------------
 @dataclass
 class _Actions:
     table: PaimonTable
@@ -346,7 +143,7 @@ def _plan_one(
     acts: _Actions,
     cl: Snapshot,
     skip: set[str],
-    tag_keys: Callable[[int], tuple[str, set[tuple[bytes, int, str]]] | None],
+    tag_keys: TagKeys,
     exists: Callable[[str | None], bool],
 ) -> None:
     """ChangelogDeletion for one changelog: its files, then its unused manifests."""
@@ -399,7 +196,7 @@ def plan_changelog_part(
     """What expiring long-lived changelogs deletes, pointers first (pure). ``absent_lists``:
     manifest lists an earlier part of the same plan deletes (Paimon runs this afterwards)."""
     if delete_all:
-        rng = _delete_all_range(state)
+        rng = delete_all_range(state)
     else:
         rng = compute_changelog_range(state, config, min_next_snapshot, now_ms)
     details: dict[str, Any] = {
@@ -416,69 +213,24 @@ def plan_changelog_part(
         return ChangelogPart((), (), (), (), details, ())
     assert rng.earliest is not None and rng.end is not None
     tags = sorted(table.tags.tags(), key=lambda t: (t.snapshot.id, t.name))
-    if delete_all:
-        skipping = [t.snapshot for t in find_skipping_tags(tags, rng.earliest, rng.end)]
-    else:
+    skipping = [t.snapshot for t in find_skipping_tags(tags, rng.earliest, rng.end)]
+    if not delete_all:
         end_cl = state.changelogs.get(rng.end)
         if end_cl is None:
             details["notes"].append(
                 f"changelog {rng.end} is missing; nothing expired (Paimon stops here too)"
             )
             return ChangelogPart((), (), (), (), details, ())
-        skipping = [t.snapshot for t in find_skipping_tags(tags, rng.earliest, rng.end)]
         skipping.append(end_cl)
     skipping.append(state.earliest_snapshot)
     exists = _exists_in(table, absent_lists)
     skip = _skipping_set(table, skipping, exists)
-    protected = dict(protected_extra or {})
-    protected.update(_remaining_needs(table, state, set(rng.ids)))
-    others = other_views(table)
-    if others:
-        protected.update({p: f"branch {b}" for p, b in branch_protection(others, executor).items()})
+    protected = _protected(table, state, rng.ids, protected_extra, executor)
     acts = _Actions(table, protected)
-    cache = ManifestCache(table, executor)
-    tag_cache: dict[str, set[tuple[bytes, int, str]]] = {}
-
-    def tag_keys(cid: int) -> tuple[str, set[tuple[bytes, int, str]]] | None:
-        previous = _previous_tag(tags, cid)
-        if previous is None:
-            return None
-        if previous.name not in tag_cache:
-            live = full_live_set(table, previous.snapshot, cache)
-            tag_cache[previous.name] = {
-                (e.partition, e.bucket, e.file.file_name) for e in live.values()
-            }
-        return f"tag {previous.name}", tag_cache[previous.name]
-
+    tag_keys = _previous_tag_keys(table, tags, executor)
     for cl in expiring:
         _plan_one(acts, cl, skip, tag_keys, exists)
-        acts.pointers.append(
-            FileAction(
-                "delete",
-                table.changelogs.path(cl.id),
-                "changelog-json",
-                None,
-                "expired long-lived changelog",
-                identity=SnapshotIdentity.of(cl),
-            )
-        )
-    hint_dir = table.changelogs.directory
-    if delete_all:
-        for hint in ("EARLIEST", "LATEST"):
-            acts.pointers.append(
-                FileAction("delete", join(hint_dir, hint), "hint", None, "every changelog expired")
-            )
-    else:
-        acts.pointers.append(
-            FileAction(
-                "write",
-                join(hint_dir, "EARLIEST"),
-                "hint",
-                None,
-                "new earliest long-lived changelog",
-                str(rng.end),
-            )
-        )
+    acts.pointers += _pointer_actions(table, expiring, rng.end, delete_all=delete_all)
     dirs: list[FileAction] = []
     if config.clean_empty_directories and acts.buckets:
         dirs = empty_dir_actions(table, acts.buckets)
@@ -493,21 +245,83 @@ def plan_changelog_part(
     )
 
 
+def _protected(
+    table: PaimonTable,
+    state: TableState,
+    doomed: list[int],
+    extra: Mapping[str, str] | None,
+    executor: Executor,
+) -> dict[str, str]:
+    """path -> what keeps it: the caller's extra roots, the remaining changelogs, and every
+    file another branch uses."""
+    protected = dict(extra or {})
+    protected.update(_remaining_needs(table, state, set(doomed)))
+    others = other_views(table)
+    if others:
+        protected.update({p: f"branch {b}" for p, b in branch_protection(others, executor).items()})
+    return protected
+
+
+TagKeys = Callable[[int], tuple[str, set[tuple[bytes, int, str]]] | None]
+
+
+def _previous_tag_keys(table: PaimonTable, tags: list[Tag], executor: Executor) -> TagKeys:
+    """For a changelog id: the nearest earlier tag and its live files, read once per tag."""
+    cache = ManifestCache(table, executor)
+    tag_cache: dict[str, set[tuple[bytes, int, str]]] = {}
+
+    def tag_keys(cid: int) -> tuple[str, set[tuple[bytes, int, str]]] | None:
+        previous = _previous_tag(tags, cid)
+        if previous is None:
+            return None
+        if previous.name not in tag_cache:
+            live = full_live_set(table, previous.snapshot, cache)
+            tag_cache[previous.name] = {
+                (e.partition, e.bucket, e.file.file_name) for e in live.values()
+            }
+        return f"tag {previous.name}", tag_cache[previous.name]
+
+    return tag_keys
+
+
+def _pointer_actions(
+    table: PaimonTable, expiring: list[Snapshot], end: int, *, delete_all: bool
+) -> list[FileAction]:
+    """The changelog-N files (with the commit each holds), then the changelog hints."""
+    actions = [
+        FileAction(
+            "delete",
+            table.changelogs.path(cl.id),
+            "changelog-json",
+            None,
+            "expired long-lived changelog",
+            identity=SnapshotIdentity.of(cl),
+        )
+        for cl in expiring
+    ]
+    hint_dir = table.changelogs.directory
+    if delete_all:
+        for hint in ("EARLIEST", "LATEST"):
+            actions.append(
+                FileAction("delete", join(hint_dir, hint), "hint", None, "every changelog expired")
+            )
+    else:
+        actions.append(
+            FileAction(
+                "write",
+                join(hint_dir, "EARLIEST"),
+                "hint",
+                None,
+                "new earliest long-lived changelog",
+                str(end),
+            )
+        )
+    return actions
+
+
 def _previous_tag(tags: list[Tag], cid: int) -> Tag | None:
     previous = [t for t in tags if t.snapshot.id < cid]
     return previous[-1] if previous else None
-
-
-def _delete_all_range(state: TableState) -> ChangelogRange:
-    ids = state.changelog_ids
-    if not ids or state.earliest_snapshot is None:
-        return ChangelogRange(None, None, None, "empty", "no long-lived changelogs")
-    if ids[-1] >= state.earliest_snapshot.id:
-        raise InvalidOptionError(
-            f"latest changelog {ids[-1]} is not older than the earliest snapshot "
-            f"{state.earliest_snapshot.id}; refusing --delete-all (Paimon refuses too)"
-        )
-    return ChangelogRange(ids[0], ids[-1], ids[-1] + 1, "delete-all", "every changelog expires")
 
 
 def _remaining_needs(table: PaimonTable, state: TableState, doomed: set[int]) -> dict[str, str]:
@@ -526,17 +340,6 @@ def _remaining_needs(table: PaimonTable, state: TableState, doomed: set[int]) ->
 
 
 # -- the expire-changelogs command ---------------------------------------------------------------
-def current_state(table: PaimonTable) -> TableState:
-    ids = table.snapshots.ids()
-    changelogs = {c.id: c for c in table.changelogs.snapshots()}
-    earliest = None
-    for sid in ids:
-        earliest = table.snapshots.try_snapshot(sid)
-        if earliest is not None:
-            break
-    return TableState(earliest, ids[-1] if ids else None, changelogs)
-
-
 def part_phases(part: ChangelogPart) -> list[Phase]:
     return [
         Phase("changelog-files", part.pointers, sequential=True),
@@ -732,19 +535,12 @@ class ExpireChangelogs(Deletion):
 
 __all__ = [
     "COMMAND",
-    "ExpireChangelogs",
-    "ChangelogConfig",
-    "ChangelogFlags",
     "ChangelogPart",
-    "TableState",
-    "commit_config",
-    "compute_changelog_range",
-    "current_state",
+    "ExpireChangelogs",
     "filter_for_resume",
     "part_phases",
     "plan_changelog_part",
     "plan_commit_changelog_expiry",
     "plan_expire_changelogs",
-    "procedure_config",
     "recheck",
 ]

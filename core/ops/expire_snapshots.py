@@ -15,12 +15,7 @@ from typing import Any, ClassVar
 from core.format.model import Consumer, Snapshot, Tag
 from core.format.options import ExpireConfig
 from core.io.fileio import join
-from core.ops.expire_changelogs import (
-    ChangelogPart,
-    TableState,
-    commit_config,
-    plan_changelog_part,
-)
+from core.ops.expire_changelogs import ChangelogPart, plan_changelog_part
 from core.ops.expire_snapshots_checks import (
     NewRootWatcher,
     filter_for_resume,
@@ -41,6 +36,7 @@ from core.ops.snapshot_deletion import (
     skipping_names,
     with_sizes,
 )
+from core.retention.changelog_range import TableState, commit_config
 from core.retention.expire_range import ExpireRange, active_consumers, compute_range, expire_config
 from core.retention.protection import (
     branch_protection,

@@ -234,7 +234,7 @@ def changelog_backlog(
 ) -> ChangelogBacklog:
     """Changelog expiry as the commit path would run it after the snapshot expiry ending at
     ``end`` (its new changelog-N counted), on the table's own settings (semantics 2.10)."""
-    from core.ops.expire_changelogs import (
+    from core.retention.changelog_range import (
         LazyChangelogs,
         TableState,
         commit_config,

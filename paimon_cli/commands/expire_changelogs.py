@@ -109,7 +109,8 @@ def expire_changelogs(
 ) -> None:
     """Expire long-lived changelogs (changelog/changelog-N) and the files only they use,
     as Paimon's expire_changelogs procedure does."""
-    from core.ops.expire_changelogs import ChangelogFlags, ExpireChangelogs
+    from core.ops.expire_changelogs import ExpireChangelogs
+    from core.retention.changelog_range import ChangelogFlags
     from core.runtime.clock import SystemClock
     from core.runtime.timeparse import parse_instant, resolve_zone
 

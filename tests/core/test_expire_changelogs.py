@@ -21,14 +21,11 @@ from invariants import (
 )
 from support.lifecycle import apply, finish_journals
 
-from core.ops.expire_changelogs import (
-    ChangelogFlags,
-    plan_commit_changelog_expiry,
-    plan_expire_changelogs,
-)
+from core.ops.expire_changelogs import plan_commit_changelog_expiry, plan_expire_changelogs
 from core.ops.expire_changelogs import recheck as cl_recheck
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
 from core.ops.expire_snapshots_checks import recheck
+from core.retention.changelog_range import ChangelogFlags
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table
