@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError
-from core.format.model import Snapshot, Tag
+from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import join
 from core.ops.tags import branches_from_tag
 from core.runtime.apply import apply_phases, commit_problem
@@ -88,44 +88,14 @@ def plan_rollback(
     latest = ids[-1] if ids else None
     if latest is None and from_tag is None:
         raise RollbackError(f"{table.location} has no snapshots")
-    snapshot_missing = snapshots.try_snapshot(tid) is None
+    restored = from_tag if from_tag is not None and snapshots.try_snapshot(tid) is None else None
     doomed_snapshots = sorted((i for i in ids if i > tid), reverse=True)
     doomed_tags = sorted(
         (t for t in table.tags.tags() if t.snapshot.id > tid), key=lambda t: t.name
     )
     changelog_ids = table.changelogs.ids()
     doomed_changelogs = sorted((i for i in changelog_ids if i > tid), reverse=True)
-
-    consumers = [c for c in table.consumers.consumers() if c.next_snapshot > tid + 1]
-    branches = {t.name: branches_from_tag(table, t) for t in doomed_tags}
-    branches = {k: v for k, v in branches.items() if v}
-    if (consumers or branches) and not force:
-        why = [
-            f"consumer {c.id!r} has read up to snapshot {c.next_snapshot - 1}" for c in consumers
-        ] + [f"branch {', '.join(v)} was created from tag {k!r}" for k, v in branches.items()]
-        raise SafetyRefusalError(
-            f"refusing to roll back {table.location} to snapshot {tid}: " + "; ".join(why),
-            hint="pass --force to roll back anyway (consumers then re-read reused snapshot ids)",
-        )
-
-    pointers: list[FileAction] = []
-    if from_tag is not None and snapshot_missing:
-        pointers.append(
-            FileAction(
-                "write",
-                snapshots.path(tid),
-                "snapshot",
-                None,
-                f"restored from tag {from_tag.name} (its snapshot had expired)",
-                snapshot_json(from_tag.snapshot.raw),
-            )
-        )
-    if doomed_snapshots or pointers:
-        pointers.append(
-            FileAction(
-                "write", join(snapshots.directory, "LATEST"), "hint", None, "rolled back", str(tid)
-            )
-        )
+    consumers, branches = _dependents(table, tid, doomed_tags, force=force)
     # Each delete names the commit it removes: a resume never removes one committed since.
     snapshot_actions = [
         FileAction(
@@ -138,29 +108,6 @@ def plan_rollback(
         )
         for s in _present(snapshots, doomed_snapshots)
     ]
-    changelog_actions = [
-        FileAction(
-            "delete",
-            table.changelogs.path(c.id),
-            "changelog-json",
-            None,
-            f"after {tid}",
-            identity=SnapshotIdentity.of(c),
-        )
-        for c in _present(table.changelogs, doomed_changelogs)
-    ]
-    if doomed_changelogs:
-        remaining = [i for i in changelog_ids if i <= tid]
-        changelog_actions.append(
-            FileAction(
-                "write",
-                join(table.changelogs.directory, "LATEST"),
-                "hint",
-                None,
-                "long-lived changelog hint",
-                str(remaining[-1] if remaining else -1),
-            )
-        )
     tag_actions = [
         FileAction(
             "delete",
@@ -172,22 +119,10 @@ def plan_rollback(
         )
         for t in doomed_tags
     ]
-    earliest: list[FileAction] = []
-    if from_tag is not None and snapshot_missing:
-        earliest.append(
-            FileAction(
-                "write",
-                join(snapshots.directory, "EARLIEST"),
-                "hint",
-                None,
-                "the tag's snapshot is the only one left",
-                str(tid),
-            )
-        )
     details: dict[str, Any] = {
         "target_snapshot": tid,
         "target_tag": from_tag.name if from_tag else None,
-        "snapshot_restored_from_tag": bool(from_tag and snapshot_missing),
+        "snapshot_restored_from_tag": restored is not None,
         "latest_snapshot": latest,
         "snapshots": sorted(doomed_snapshots),
         "changelogs": sorted(doomed_changelogs),
@@ -197,7 +132,7 @@ def plan_rollback(
         "forced": force and bool(consumers or branches),
         # The snapshot kept as latest, when it exists: a resume finds the same commit there.
         "journal_guard": {
-            "target": None if snapshot_missing else SnapshotIdentity.of(target).to_json()
+            "target": None if restored is not None else SnapshotIdentity.of(target).to_json()
         },
         "notes": [
             "data files, manifests and index files are kept, as Paimon (1.2+) does: those "
@@ -205,11 +140,19 @@ def plan_rollback(
         ],
     }
     phases = (
-        Phase("snapshot-pointers", tuple(pointers), sequential=True),
+        Phase(
+            "snapshot-pointers",
+            _pointer_actions(table, tid, restored, bool(doomed_snapshots)),
+            sequential=True,
+        ),
         Phase("snapshot-files", tuple(snapshot_actions), sequential=True),
-        Phase("changelog-files", tuple(changelog_actions), sequential=True),
+        Phase(
+            "changelog-files",
+            _changelog_actions(table, tid, doomed_changelogs, changelog_ids),
+            sequential=True,
+        ),
         Phase("tag-files", tuple(tag_actions), sequential=True),
-        Phase("earliest-hint", tuple(earliest), sequential=True),
+        Phase("earliest-hint", _earliest_action(table, tid, restored), sequential=True),
     )
     return Plan(
         "rollback",
@@ -219,6 +162,99 @@ def plan_rollback(
         phases,
         _requirements(table, latest),
         details,
+    )
+
+
+def _dependents(
+    table: PaimonTable, tid: int, doomed_tags: list[Tag], *, force: bool
+) -> tuple[list[Consumer], dict[str, list[str]]]:
+    """Consumers that read past the target and branches created from a removed tag: a
+    refusal unless ``force`` (safer than Paimon, D3)."""
+    consumers = [c for c in table.consumers.consumers() if c.next_snapshot > tid + 1]
+    branches = {t.name: branches_from_tag(table, t) for t in doomed_tags}
+    branches = {k: v for k, v in branches.items() if v}
+    if (consumers or branches) and not force:
+        why = [
+            f"consumer {c.id!r} has read up to snapshot {c.next_snapshot - 1}" for c in consumers
+        ] + [f"branch {', '.join(v)} was created from tag {k!r}" for k, v in branches.items()]
+        raise SafetyRefusalError(
+            f"refusing to roll back {table.location} to snapshot {tid}: " + "; ".join(why),
+            hint="pass --force to roll back anyway (consumers then re-read reused snapshot ids)",
+        )
+    return consumers, branches
+
+
+def _pointer_actions(
+    table: PaimonTable, tid: int, restored: Tag | None, snapshots_go: bool
+) -> tuple[FileAction, ...]:
+    """The new pointers first: the target's snapshot file from its tag when it had
+    expired, then ``LATEST``."""
+    snapshots = table.snapshots
+    pointers: list[FileAction] = []
+    if restored is not None:
+        pointers.append(
+            FileAction(
+                "write",
+                snapshots.path(tid),
+                "snapshot",
+                None,
+                f"restored from tag {restored.name} (its snapshot had expired)",
+                snapshot_json(restored.snapshot.raw),
+            )
+        )
+    if snapshots_go or pointers:
+        pointers.append(
+            FileAction(
+                "write", join(snapshots.directory, "LATEST"), "hint", None, "rolled back", str(tid)
+            )
+        )
+    return tuple(pointers)
+
+
+def _changelog_actions(
+    table: PaimonTable, tid: int, doomed: list[int], changelog_ids: list[int]
+) -> tuple[FileAction, ...]:
+    """The long-lived changelogs after the target, then their ``LATEST`` hint (``-1`` when
+    none remain, as Paimon writes)."""
+    actions = [
+        FileAction(
+            "delete",
+            table.changelogs.path(c.id),
+            "changelog-json",
+            None,
+            f"after {tid}",
+            identity=SnapshotIdentity.of(c),
+        )
+        for c in _present(table.changelogs, doomed)
+    ]
+    if doomed:
+        remaining = [i for i in changelog_ids if i <= tid]
+        actions.append(
+            FileAction(
+                "write",
+                join(table.changelogs.directory, "LATEST"),
+                "hint",
+                None,
+                "long-lived changelog hint",
+                str(remaining[-1] if remaining else -1),
+            )
+        )
+    return tuple(actions)
+
+
+def _earliest_action(table: PaimonTable, tid: int, restored: Tag | None) -> tuple[FileAction, ...]:
+    """Rolling back to an expired tag leaves its snapshot the only one: ``EARLIEST`` too."""
+    if restored is None:
+        return ()
+    return (
+        FileAction(
+            "write",
+            join(table.snapshots.directory, "EARLIEST"),
+            "hint",
+            None,
+            "the tag's snapshot is the only one left",
+            str(tid),
+        ),
     )
 
 
