@@ -15,7 +15,7 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError
@@ -345,6 +345,57 @@ def plan_delete_tags(
     existing = {t.name: t for t in table.tags.tags()}
     missing = [n for n in names if n not in existing]
     doomed = [existing[n] for n in dict.fromkeys(names) if n in existing]
+    refused = _refuse_branch_bases(table, doomed, force=force)
+    exclude = {f"{table.branch}/{t.name}": t.snapshot.id for t in doomed}
+    freeing = _Freeing(table, _root_references(table, executor, exclude) if doomed else set())
+    cache = ManifestCache(table, executor)
+    tag_actions: list[FileAction] = []
+    per_tag: list[dict[str, Any]] = []
+    for tag in doomed:
+        reason = (reasons or {}).get(tag.name, "deleted on request")
+        tag_actions.append(
+            FileAction(
+                "delete",
+                table.tags.path(tag.name),
+                "tag",
+                None,
+                reason,
+                identity=SnapshotIdentity.of(tag.snapshot),
+            )
+        )
+        snapshot_alive = table.snapshots.try_snapshot(tag.snapshot.id) is not None
+        freed = 0 if snapshot_alive else freeing.add(tag, _tag_candidates(table, tag, cache))
+        per_tag.append(
+            {
+                "tag": tag.name,
+                "snapshot_id": tag.snapshot.id,
+                "snapshot_exists": snapshot_alive,
+                "files_freed": freed,
+                "reason": reason,
+                "branches": refused.get(tag.name, []),
+            }
+        )
+    details = {"tags": per_tag, "missing": missing, "forced": bool(refused) and force}
+    phases = (
+        Phase("tag-files", tuple(tag_actions), sequential=True),
+        Phase("manifests", tuple(freeing.manifests)),
+        Phase("data-files", tuple(freeing.data)),
+    )
+    return Plan(
+        command,
+        table.location,
+        table.branch,
+        now_ms,
+        phases,
+        _requirements(table, {t.name: t.snapshot.id for t in doomed}),
+        details,
+    )
+
+
+def _refuse_branch_bases(
+    table: PaimonTable, doomed: list[Tag], *, force: bool
+) -> dict[str, list[str]]:
+    """Tag -> branches created from it; a refusal unless ``force`` (Paimon issue #6272)."""
     refused: dict[str, list[str]] = {}
     for tag in doomed:
         branches = branches_from_tag(table, tag)
@@ -359,65 +410,34 @@ def plan_delete_tags(
             "could delete files the branch still uses (Paimon issue #6272)",
             hint="pass --force to delete the tag anyway (files the branch uses are still kept)",
         )
-    exclude = {f"{table.branch}/{t.name}": t.snapshot.id for t in doomed}
-    tag_actions: list[FileAction] = []
-    manifests: list[FileAction] = []
-    data: list[FileAction] = []
-    seen: set[str] = set()
-    per_tag: list[dict[str, Any]] = []
-    protected = _root_references(table, executor, exclude) if doomed else set()
-    cache = ManifestCache(table, executor)
-    for tag in doomed:
-        reason = (reasons or {}).get(tag.name, "deleted on request")
-        tag_actions.append(
-            FileAction(
-                "delete",
-                table.tags.path(tag.name),
-                "tag",
-                None,
-                reason,
-                identity=SnapshotIdentity.of(tag.snapshot),
-            )
-        )
-        snapshot_alive = table.snapshots.try_snapshot(tag.snapshot.id) is not None
+    return refused
+
+
+@dataclass
+class _Freeing:
+    """The files deleted tags alone kept alive: each once, never a protected one."""
+
+    table: PaimonTable
+    protected: set[str]
+    manifests: list[FileAction] = field(default_factory=list)
+    data: list[FileAction] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+    def add(self, tag: Tag, candidates: list[FileAction]) -> int:
+        """Plan the candidates of ``tag`` no other root needs; returns how many."""
         freed = 0
-        if not snapshot_alive:
-            for action in _tag_candidates(table, tag, cache):
-                if action.path in protected or action.path in seen:
-                    continue
-                if not table.paths.is_inside_table(action.path):
-                    raise TagError(
-                        f"tag {tag.name} references {action.path}, outside the table root and "
-                        "its declared external paths; refusing to plan any deletion"
-                    )
-                seen.add(action.path)
-                (data if action.kind in _DATA_KINDS else manifests).append(action)
-                freed += 1
-        per_tag.append(
-            {
-                "tag": tag.name,
-                "snapshot_id": tag.snapshot.id,
-                "snapshot_exists": snapshot_alive,
-                "files_freed": freed,
-                "reason": reason,
-                "branches": refused.get(tag.name, []),
-            }
-        )
-    details = {"tags": per_tag, "missing": missing, "forced": bool(refused) and force}
-    phases = (
-        Phase("tag-files", tuple(tag_actions), sequential=True),
-        Phase("manifests", tuple(manifests)),
-        Phase("data-files", tuple(data)),
-    )
-    return Plan(
-        command,
-        table.location,
-        table.branch,
-        now_ms,
-        phases,
-        _requirements(table, {t.name: t.snapshot.id for t in doomed}),
-        details,
-    )
+        for action in candidates:
+            if action.path in self.protected or action.path in self.seen:
+                continue
+            if not self.table.paths.is_inside_table(action.path):
+                raise TagError(
+                    f"tag {tag.name} references {action.path}, outside the table root and "
+                    "its declared external paths; refusing to plan any deletion"
+                )
+            self.seen.add(action.path)
+            (self.data if action.kind in _DATA_KINDS else self.manifests).append(action)
+            freed += 1
+        return freed
 
 
 def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
