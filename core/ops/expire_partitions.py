@@ -174,7 +174,6 @@ def plan_partition_expire(
     expire_before = local_datetime(now_ms, zone) - dt.timedelta(milliseconds=config.expiration_ms)
     expire_before_ms = local_wall_clock_ms(expire_before, zone)
     latest = table.snapshots.latest()
-    default_name = table.options.default_partition_name
     details: dict[str, Any] = {
         "config": dict(config.sources),
         "now_ms": now_ms,
@@ -195,7 +194,45 @@ def plan_partition_expire(
     )
     if latest is None:
         return Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details)
-    expired: list[tuple[str, _PartitionState, dt.datetime | None]] = []
+    expired = _expired(table, latest, config, extractor, expire_before, zone, details, warn)
+    if details["skipped"]:
+        details["skipped_hint"] = skipped_hint(table)
+    expired.sort(key=lambda item: item[0])
+    details["capped"] = max(len(expired) - config.max_num, 0)
+    expired = expired[: config.max_num]
+    details["partitions"] = [_partition_row(table, st, when) for _, st, when in expired]
+    phases: tuple[Phase, ...] = ()
+    if expired:
+        files = sum(st.files for _, st, _ in expired)
+        phases = (
+            Phase.commit(
+                table.snapshots.path(latest.id + 1),
+                f"OVERWRITE commit dropping {len(expired)} partition(s) "
+                f"({files} files marked DELETE)",
+            ),
+        )
+    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+
+
+Expired = list[tuple[str, _PartitionState, dt.datetime | None]]
+
+
+def _expired(
+    table: PaimonTable,
+    latest: Snapshot,
+    config: PartitionExpireConfig,
+    extractor: TimeExtractor,
+    expire_before: dt.datetime,
+    zone: dt.tzinfo,
+    details: dict[str, Any],
+    warn: Callable[[str], None] | None,
+) -> Expired:
+    """Every partition of the latest snapshot past the cut-off, with its sort key and time;
+    values-time partitions no time can be read from are kept and listed as skipped."""
+    keys = list(table.schema.partition_keys)
+    expire_before_ms = local_wall_clock_ms(expire_before, zone)
+    default_name = table.options.default_partition_name
+    expired: Expired = []
     for values, st in partition_states(table, latest).items():
         texts = _value_texts(table, values)
         spec = table.paths.partition_spec(st.partition)
@@ -220,37 +257,22 @@ def plan_partition_expire(
                 continue
         order_key = ",".join(default_name if t is None else t for t in texts)
         expired.append((order_key, st, when))
-    if details["skipped"]:
-        details["skipped_hint"] = skipped_hint(table)
-    expired.sort(key=lambda item: item[0])
-    details["capped"] = max(len(expired) - config.max_num, 0)
-    expired = expired[: config.max_num]
-    for _, st, when in expired:
-        details["partitions"].append(
-            {
-                "partition": table.paths.partition_spec(st.partition),
-                "partition_hex": st.partition.hex(),
-                "path": table.paths.partition_path(st.partition),
-                "time_local": when.isoformat(sep=" ") if when else None,
-                "last_update_local": st.last_creation.isoformat(sep=" ")
-                if st.last_creation
-                else None,
-                "files": st.files,
-                "rows": st.rows,
-                "bytes": st.bytes,
-            }
-        )
-    phases: tuple[Phase, ...] = ()
-    if expired:
-        files = sum(st.files for _, st, _ in expired)
-        phases = (
-            Phase.commit(
-                table.snapshots.path(latest.id + 1),
-                f"OVERWRITE commit dropping {len(expired)} partition(s) "
-                f"({files} files marked DELETE)",
-            ),
-        )
-    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+    return expired
+
+
+def _partition_row(
+    table: PaimonTable, st: _PartitionState, when: dt.datetime | None
+) -> dict[str, Any]:
+    return {
+        "partition": table.paths.partition_spec(st.partition),
+        "partition_hex": st.partition.hex(),
+        "path": table.paths.partition_path(st.partition),
+        "time_local": when.isoformat(sep=" ") if when else None,
+        "last_update_local": st.last_creation.isoformat(sep=" ") if st.last_creation else None,
+        "files": st.files,
+        "rows": st.rows,
+        "bytes": st.bytes,
+    }
 
 
 # Partition types whose values Paimon hands its time extractor as internal text (a DATE is
