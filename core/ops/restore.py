@@ -35,6 +35,7 @@ from core.runtime.operation import Env, Operation
 from core.runtime.plans import Plan
 from core.runtime.quarantine import (
     Quarantine,
+    QuarantinedRun,
     bind_record,
     quarantine_dir,
     read_record,
@@ -207,21 +208,9 @@ def _present_ids(fileio: FileIO, directory: str) -> set[int]:
     return ids
 
 
-def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
-    """What a restore would move, and every reason it must not."""
-    fileio = table.fileio
-    record = pick_record(fileio, table.paths.root, run_id)
-    run = bind_record(table, record)  # this table's paths, locked; refused otherwise
-    rid = run.run_id
-    quarantine = run.quarantine
-    conflicts: list[str] = []
-    notes: list[str] = []
-    for journal in unfinished_journals(fileio, table.location):
-        if journal.quarantine_run == rid:
-            conflicts.append(
-                f"run {rid} did not finish (journal {journal.path}); any command finishes it "
-                "first, restore after that"
-            )
+def _items(table: PaimonTable, run: QuarantinedRun, conflicts: list[str]) -> list[RestoreItem]:
+    """Where each file the run removed or wrote is now, and what restoring it means."""
+    fileio, quarantine = table.fileio, run.quarantine
     items: list[RestoreItem] = []
     for path, kind, size, branch in _ordered(run.plans):
         source = _locked(table, quarantine.target(path))
@@ -245,6 +234,14 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
         else:
             state = "move" if fileio.exists(path) else "in-place"
             items.append(RestoreItem(path, source, "written", None, state, "remove"))
+    return items
+
+
+def _snapshot_conflicts(
+    fileio: FileIO, items: list[RestoreItem], conflicts: list[str]
+) -> list[int]:
+    """The snapshot ids the restore brings back; a gap it would leave, or a lost snapshot
+    of the run above the oldest it brings back, is a conflict."""
     snapshots: list[int] = []
     for directory, ids in sorted(_snapshot_dirs(items).items()):
         present = _present_ids(fileio, directory)
@@ -268,6 +265,26 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
                 "quarantine: the restored snapshots would not be contiguous up to the latest "
                 "the run removed"
             )
+    return snapshots
+
+
+def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
+    """What a restore would move, and every reason it must not."""
+    fileio = table.fileio
+    record = pick_record(fileio, table.paths.root, run_id)
+    run = bind_record(table, record)  # this table's paths, locked; refused otherwise
+    rid = run.run_id
+    quarantine = run.quarantine
+    conflicts: list[str] = []
+    notes: list[str] = []
+    for journal in unfinished_journals(fileio, table.location):
+        if journal.quarantine_run == rid:
+            conflicts.append(
+                f"run {rid} did not finish (journal {journal.path}); any command finishes it "
+                "first, restore after that"
+            )
+    items = _items(table, run, conflicts)
+    snapshots = _snapshot_conflicts(fileio, items, conflicts)
     missing = sum(1 for i in items if i.state == "missing")
     if missing:
         notes.append(
