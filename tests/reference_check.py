@@ -9,6 +9,8 @@ demands of each root is what a Paimon reader needs to read it:
   the index manifest and its index files, statistics; and its changelog list with the
   changelog files (streaming readers read those of retained snapshots);
 * a tag: the same without the changelog (Paimon's tags never keep changelog files);
+* every root and every live data file: the schema it names (``schemaId``, ``_SCHEMA_ID``) in
+  its branch's ``schema/`` (a reader cannot decode a file without its schema);
 * a long-lived changelog ``changelog/changelog-N``: with a changelog list, that list, its
   manifests and files; without one (producer ``none``), the delta list, its manifests and the
   files its ADD entries name, except compaction outputs (base lists are never read for
@@ -94,6 +96,7 @@ class _Checker:
     def __init__(self, root: Path, registry: Registry) -> None:
         self.root = root
         self.reg = registry
+        self.schemas: set[str] = set()  # schema ids present in the current branch's schema/
         self.missing: list[Missing] = []
         self._lists: dict[str, list[dict[str, Any]] | None] = {}
         self._manifests: dict[str, list[dict[str, Any]] | None] = {}
@@ -148,6 +151,7 @@ class _Checker:
                 live.pop(key, None)
         for f in live.values():
             self._need(where, "data", f["_FILE_NAME"], self.reg.data)
+            self._need(where, "schema", str(f["_SCHEMA_ID"]), self.schemas)
             for extra in f.get("_EXTRA_FILES") or []:
                 self._need(where, "extra", extra, self.reg.data)
 
@@ -166,6 +170,7 @@ class _Checker:
             self._need(where, "index", e["_FILE_NAME"], self.reg.index)
 
     def snapshot_like(self, where: str, snap: dict[str, Any], *, changelog: bool) -> None:
+        self._need(where, "schema", str(snap.get("schemaId")), self.schemas)
         base = self._entries(where, snap.get("baseManifestList"))
         delta = self._entries(where, snap.get("deltaManifestList"))
         self._files(where, base + delta, merge=True)
@@ -210,6 +215,9 @@ def missing_references(root: Path) -> list[Missing]:
     # for other producers such a snapshot (e.g. a compaction) simply has no changelog.
     producer = _options(root).get("changelog-producer", "none")
     for branch, broot in _branch_roots(root):
+        checker.schemas = {
+            p.name[len("schema-") :] for p in (broot / "schema").glob("schema-*") if p.is_file()
+        }
         for sid, snap in _json_files(broot / "snapshot", "snapshot-"):
             checker.snapshot_like(f"{branch} snapshot {sid}", snap, changelog=True)
         for name, snap in _json_files(broot / "tag", "tag-"):
