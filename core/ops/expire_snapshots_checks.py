@@ -15,7 +15,7 @@ from core.retention.protection import other_views, tags_everywhere
 from core.retention.references import RootKind, changelog_references, collect_references
 from core.runtime.apply import commit_problem, replaced_commit
 from core.runtime.executors.local import LocalExecutor
-from core.runtime.plans import Phase, Plan, SnapshotIdentity
+from core.runtime.plans import FileAction, Phase, Plan, SnapshotIdentity
 from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable
 
@@ -161,11 +161,14 @@ def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
             protect(table, table.snapshots.snapshot(sid))
     if not keep_ids and (earliest := table.snapshots.earliest_id()) is not None:
         protect(table, table.snapshots.snapshot(earliest))
+    present = set(table.snapshots.ids())
     filtered = []
     for phase in plan.phases:
         actions = []
         for a in phase.actions:
             if a.op == "delete" and a.path in protected:
+                continue
+            if _published_before(a, present):
                 continue
             if a.kind == "snapshot" and _snapshot_id(a.path) in keep_ids:
                 continue
@@ -222,6 +225,17 @@ class NewRootWatcher:
             a for a in phase.actions if not (a.op == "delete" and a.path in self.protected)
         )
         return replace(phase, actions=kept)
+
+
+def _published_before(action: FileAction, present: set[int]) -> bool:
+    """A decoupled ``changelog-N`` is written before ``snapshot-N`` goes (pointers first).
+    Once ``snapshot-N`` is gone the interrupted run wrote it already; writing it again would
+    bring back a changelog that the same plan's changelog expiry has removed since, pointing
+    at manifests removed with it."""
+    if action.op != "write" or action.kind != "changelog-json":
+        return False
+    suffix = action.path.rpartition("changelog-")[2]
+    return suffix.isdigit() and int(suffix) not in present
 
 
 def _snapshot_id(path: str) -> int | None:
