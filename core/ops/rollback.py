@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError
 from core.format.model import Consumer, Snapshot, Tag
-from core.io.fileio import join
+from core.io.fileio import FileInfo, join
 from core.ops.tags import branches_from_tag
 from core.runtime.apply import apply_phases, commit_problem
 from core.runtime.operation import Deletion, Env
@@ -96,29 +96,6 @@ def plan_rollback(
     changelog_ids = table.changelogs.ids()
     doomed_changelogs = sorted((i for i in changelog_ids if i > tid), reverse=True)
     consumers, branches = _dependents(table, tid, doomed_tags, force=force)
-    # Each delete names the commit it removes: a resume never removes one committed since.
-    snapshot_actions = [
-        FileAction(
-            "delete",
-            snapshots.path(s.id),
-            "snapshot",
-            listing[s.id].size,
-            f"after {tid}",
-            identity=SnapshotIdentity.of(s),
-        )
-        for s in _present(snapshots, doomed_snapshots)
-    ]
-    tag_actions = [
-        FileAction(
-            "delete",
-            table.tags.path(t.name),
-            "tag",
-            None,
-            f"on snapshot {t.snapshot.id}",
-            identity=SnapshotIdentity.of(t.snapshot),
-        )
-        for t in doomed_tags
-    ]
     details: dict[str, Any] = {
         "target_snapshot": tid,
         "target_tag": from_tag.name if from_tag else None,
@@ -145,13 +122,17 @@ def plan_rollback(
             _pointer_actions(table, tid, restored, bool(doomed_snapshots)),
             sequential=True,
         ),
-        Phase("snapshot-files", tuple(snapshot_actions), sequential=True),
+        Phase(
+            "snapshot-files",
+            _snapshot_actions(table, tid, doomed_snapshots, listing),
+            sequential=True,
+        ),
         Phase(
             "changelog-files",
             _changelog_actions(table, tid, doomed_changelogs, changelog_ids),
             sequential=True,
         ),
-        Phase("tag-files", tuple(tag_actions), sequential=True),
+        Phase("tag-files", _tag_actions(table, doomed_tags), sequential=True),
         Phase("earliest-hint", _earliest_action(table, tid, restored), sequential=True),
     )
     return Plan(
@@ -182,6 +163,39 @@ def _dependents(
             hint="pass --force to roll back anyway (consumers then re-read reused snapshot ids)",
         )
     return consumers, branches
+
+
+def _snapshot_actions(
+    table: PaimonTable, tid: int, doomed: list[int], listing: Mapping[int, FileInfo]
+) -> tuple[FileAction, ...]:
+    """Snapshot files after the target, newest first. Each delete names the commit it
+    removes: a resume never removes one committed since."""
+    snapshots = table.snapshots
+    return tuple(
+        FileAction(
+            "delete",
+            snapshots.path(s.id),
+            "snapshot",
+            listing[s.id].size,
+            f"after {tid}",
+            identity=SnapshotIdentity.of(s),
+        )
+        for s in _present(snapshots, doomed)
+    )
+
+
+def _tag_actions(table: PaimonTable, doomed: list[Tag]) -> tuple[FileAction, ...]:
+    return tuple(
+        FileAction(
+            "delete",
+            table.tags.path(t.name),
+            "tag",
+            None,
+            f"on snapshot {t.snapshot.id}",
+            identity=SnapshotIdentity.of(t.snapshot),
+        )
+        for t in doomed
+    )
 
 
 def _pointer_actions(
