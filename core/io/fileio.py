@@ -558,21 +558,110 @@ class FileIO:
         """Object stores delete many keys per request (S3 DeleteObjects: 1,000)."""
         return protocol_of(path) in _BATCH_DELETE_PROTOCOLS
 
-    def delete_many(self, paths: list[str]) -> None:
-        """Delete files of one object store in batched requests; absent keys are no error
-        (so callers cannot tell "deleted" from "already absent" here)."""
+    def delete_many(self, paths: list[str]) -> dict[str, StorageError]:
+        """Delete files of one object store in batched requests; the paths that could not be
+        deleted, each with its error (absent keys are no error: "deleted" and "already
+        absent" are one outcome here). S3 answers DeleteObjects 200 with one ``<Error>`` per
+        refused key: each is a failure (AccessDenied: storage access), transient ones
+        (InternalError, SlowDown) are retried; when a batch's answer is lost (a 500 after it
+        was applied, a dropped connection), each of its keys is checked."""
         if not paths:
-            return
+            return {}
+        if protocol_of(paths[0]) in ("s3", "s3a"):
+            return self._delete_objects(paths)
         fs, _ = self._fs(paths[0])
         keys = [fs._strip_protocol(p) for p in paths]
         try:
             self._remote(lambda: fs.rm(keys), paths[0])
         except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise StorageError(
-                f"cannot delete {len(paths)} files under {parent(paths[0])}: {exc}"
-            ) from exc
+            return {}
+        except (OSError, StorageError) as exc:
+            return self._unconfirmed(paths, exc)
+        return {}
+
+    def _delete_objects(self, paths: list[str]) -> dict[str, StorageError]:
+        fs, _ = self._fs(paths[0])
+        by_bucket: dict[str, dict[str, str]] = {}
+        for path in paths:
+            bucket, key, _version = fs.split_path(path)
+            by_bucket.setdefault(bucket, {})[key] = path
+        failed: dict[str, StorageError] = {}
+        for bucket, keys in by_bucket.items():
+            items = list(keys.items())
+            for i in range(0, len(items), DELETE_OBJECTS_MAX):
+                failed.update(
+                    self._delete_object_batch(fs, bucket, dict(items[i : i + DELETE_OBJECTS_MAX]))
+                )
+        return failed
+
+    def _delete_object_batch(
+        self, fs: Any, bucket: str, keys: dict[str, str]
+    ) -> dict[str, StorageError]:
+        """One DeleteObjects request (at most 1,000 keys: key -> path), its per-key errors
+        read from the answer; keys refused for a transient reason go again."""
+        failed: dict[str, StorageError] = {}
+        pending = keys
+        for attempt in range(self.retries + 1):
+            request: dict[str, Any] = {"Objects": [{"Key": k} for k in pending], "Quiet": True}
+            first = next(iter(pending.values()))
+
+            def send(request: dict[str, Any] = request) -> dict[str, Any]:
+                answer: dict[str, Any] = fs.call_s3("delete_objects", Bucket=bucket, Delete=request)
+                return answer
+
+            try:
+                answer = self._remote(send, first)
+            except StorageAccessError as exc:
+                return failed | dict.fromkeys(pending.values(), exc)  # refused: nothing applied
+            except (OSError, StorageError) as exc:
+                return failed | self._unconfirmed(list(pending.values()), exc)
+            retry: dict[str, str] = {}
+            for error in answer.get("Errors") or ():
+                path = pending.get(str(error.get("Key")))
+                if path is None:
+                    continue
+                code = str(error.get("Code") or "")
+                if code in _TRANSIENT_KEY_ERRORS and attempt < self.retries:
+                    retry[str(error["Key"])] = path
+                else:
+                    failed[path] = _key_error(path, code, str(error.get("Message") or ""))
+            if not retry:
+                break
+            logger.info(
+                "%d key(s) of a batch delete answered a transient error; retrying", len(retry)
+            )
+            self._retrier.sleep(self._retrier.backoff(attempt))
+            pending = retry
+        return failed
+
+    def _unconfirmed(self, paths: list[str], exc: BaseException) -> dict[str, StorageError]:
+        """A batch delete failed without a per-key answer (it may have been applied): each
+        key still present failed; each one gone is deleted."""
+        message = exc.message if isinstance(exc, StorageError) else str(exc)
+        failed: dict[str, StorageError] = {}
+        for path in paths:
+            try:
+                present = self.info(path) is not None
+            except StorageError as probe:
+                failed[path] = probe
+                continue
+            if present:
+                failed[path] = StorageError(f"cannot delete {path}: {message}")
+        return failed
+
+
+# S3's per-key DeleteObjects error codes worth asking again (the rest are refusals).
+_TRANSIENT_KEY_ERRORS = frozenset(
+    {"InternalError", "SlowDown", "ServiceUnavailable", "RequestTimeout", "OperationAborted"}
+)
+DELETE_OBJECTS_MAX = 1000  # keys per S3 DeleteObjects request
+
+
+def _key_error(path: str, code: str, message: str) -> StorageError:
+    text = f"cannot delete {path}: {code or 'error'}{': ' + message if message else ''}"
+    if code in ("AccessDenied", "AllAccessDisabled", "AccountProblem", "InvalidAccessKeyId"):
+        return StorageAccessError(text, hint=_permission_hint(protocol_of(path)))
+    return StorageError(text)
 
 
 def _write_temp_beside(path: str, data: bytes) -> str:

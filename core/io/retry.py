@@ -237,6 +237,10 @@ class Retrier:
         self._announced = False
         self._lock = threading.Lock()
 
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry ``attempt + 1``: exponential, full jitter."""
+        return random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+
     def call(self, fn: Callable[[], T], what: str) -> T:
         attempt = 0
         start = self.clock()
@@ -251,7 +255,7 @@ class Retrier:
                 only_unreachable = only_unreachable and unreachable
                 if not (unreachable or is_transient(exc)):
                     raise
-                delay = random.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+                delay = self.backoff(attempt)
                 spent = self.clock() - start + delay
                 if attempt >= self.retries or (
                     unreachable and attempt > 0 and spent > self.unreachable_budget

@@ -92,11 +92,15 @@ def _batchable(table: PaimonTable, phase: Phase, quarantine: Quarantine | None) 
 def _delete_chunk(
     table: PaimonTable, actions: tuple[FileAction, ...]
 ) -> list[tuple[FileAction, str, int, str | None]]:
-    try:
-        table.fileio.delete_many([a.path for a in actions])
-    except StorageError as exc:
-        return [(a, "failed", 0, exc.message) for a in actions]
-    return [(a, "done", a.size or 0, None) for a in actions]
+    """One batch: each key the store refused (or did not confirm) is a failure of its own,
+    never counted as done or freed."""
+    failed = table.fileio.delete_many([a.path for a in actions])
+    return [
+        (a, "failed", 0, failed[a.path].message)
+        if a.path in failed
+        else (a, "done", a.size or 0, None)
+        for a in actions
+    ]
 
 
 def _run_many(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import uuid
@@ -107,6 +108,8 @@ def s3_server() -> Iterator[S3]:
 @pytest.fixture(scope="session")
 def fault_proxy(s3_server: S3) -> Iterator[FaultProxy]:
     """One fault-injecting proxy in front of the session's moto server."""
+    # moto's request log would land among the CLI's messages of in-process runs
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     proxy = FaultProxy(s3_server.endpoint).start()
     try:
         yield proxy

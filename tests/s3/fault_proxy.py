@@ -11,7 +11,8 @@ and a regular expression searched in the path with its query (``/lake/wh/t/snaps
   back as per-key ``<Error>`` elements with ``code`` inside a 200 answer (what S3 does
   under a bucket policy denying ``s3:DeleteObject``; moto has no bucket policies);
 - ``garbage``: answer 200 with a body no S3 client can parse;
-- ``call``: run ``callback`` (e.g. kill a process), then forward.
+- ``call``: run ``callback`` with the client's address (e.g. to kill the process that sent
+  the request: :func:`pid_of_client`), then forward.
 
 ``log`` keeps ``(method, path, status)`` of every request (status 0: dropped).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import http.client
+import os
 import re
 import socket
 import threading
@@ -44,7 +46,7 @@ class Rule:
     code: str = "InternalError"
     times: int = 1
     keys: str = ""  # refuse-keys: regex searched in each key
-    callback: Callable[[], None] | None = None
+    callback: Callable[[tuple[str, int]], None] | None = None
     hits: int = 0
 
     def __post_init__(self) -> None:
@@ -209,7 +211,7 @@ class _Handler(BaseHTTPRequestHandler):
         rule = self.owner.take(method, path)
         action = rule.action if rule is not None else None
         if rule is not None and action == "call" and rule.callback is not None:
-            rule.callback()
+            rule.callback(self.client_address)
         if rule is not None and action == "error":
             return self._answer(method, path, s3_error(rule.status, rule.code, path))
         if rule is not None and action == "garbage":
@@ -267,3 +269,53 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(response.body)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle  # noqa: N815 - stdlib names
+
+
+def pid_of_client(address: tuple[str, int]) -> int | None:
+    """The local process owning the client end of a loopback connection (Linux /proc)."""
+    port = f"{address[1]:04X}"
+    inode = None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[1].rsplit(":", 1)[1] == port:
+                inode = fields[9]
+                break
+        if inode is not None:
+            break
+    if inode is None:
+        return None
+    target = f"socket:[{inode}]"
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                    return int(pid)
+            except OSError:
+                continue
+    return None
+
+
+def parent_pid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def command_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

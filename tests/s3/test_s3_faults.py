@@ -5,6 +5,9 @@ Java where it reads the table)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,8 @@ import pytest
 from invariants import assert_no_dangling_references
 from java_paimon import assert_java_ok
 from s3.fault_proxy import FaultProxy, Rule
+
+from core.io.fileio import FileIO
 
 pytestmark = pytest.mark.s3
 
@@ -129,3 +134,183 @@ def test_a_refused_snapshot_put_commits_nothing(
     result = run("compact", uri, *faulty_s3.cli_options())
     assert result.exit_code == 1 and "access denied" in result.stderr.lower()
     assert s3_server.files(uri) == before
+
+
+# -- 3. a key the store refuses inside a batch delete is a failure ------------------------------
+def plant_orphans(s3: Any, uri: str, where: dict[str, int]) -> dict[str, int]:
+    """``{bucket directory: count}`` orphan data files ``data-0ddba11-orphan-<j>-<i>`` (``j``:
+    the directory's place in ``where``); their sizes by key relative to the table."""
+    bucket = uri.removeprefix("s3://")
+    files = {
+        f"{d}/data-0ddba11-orphan-{j}-{i:04d}.parquet": b"orphan" * (i + 1)
+        for j, (d, n) in enumerate(where.items())
+        for i in range(n)
+    }
+    s3.fs().pipe({f"{bucket}/{k}": v for k, v in files.items()})
+    return {k: len(v) for k, v in files.items()}
+
+
+def deny_deletes(faults: FaultProxy, pattern: str) -> None:
+    """A bucket policy denying s3:DeleteObject under ``pattern``: per-key errors inside
+    DeleteObjects answers (batches), 403 to single DELETEs (Spark's orphan deletion)."""
+    faults.add(
+        Rule("POST", r"\?delete", "refuse-keys", keys=pattern, code="AccessDenied", times=99)
+    )
+    faults.add(Rule("DELETE", pattern, "error", status=403, code="AccessDenied", times=99))
+
+
+ORPHAN_ARGS = ["--older-than", "0 ms", "--allow-recent"]
+
+
+def _orphan_run(run: Any, uri: str, s3: Any, engine: str) -> Any:
+    time.sleep(1.1)  # object stores keep the upload time: let the cut-off pass it
+    return run(
+        "delete-orphan-files", uri, *ORPHAN_ARGS, "--engine", engine, "--json", *s3.cli_options()
+    )
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_refused_orphan_deletions_are_failures(
+    run,
+    s3_server,
+    faulty_s3,
+    faults: FaultProxy,
+    s3_prefix,
+    scenarios,
+    tmp_path: Path,
+    engine,
+    request,
+) -> None:
+    if engine == "spark":
+        request.getfixturevalue("spark_cli")
+    uri = upload(s3_server, scenarios["append_partitioned"].root, s3_prefix)
+    live = s3_server.files(uri)
+    buckets = sorted({n.rsplit("/", 1)[0] for n in live if "/bucket-" in n})
+    orphans = plant_orphans(s3_server, uri, {buckets[0]: 6, buckets[1]: 2})
+    deny_deletes(faults, r"orphan-0-")  # keys appear URL-encoded in paths: no "=" here
+    refused = {k for k in orphans if k.startswith(buckets[0] + "/")}
+    result = _orphan_run(run, uri, faulty_s3, engine)
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)["report"]
+    assert report["status"] == "partial"
+    failures = [f for ph in report["phases"] for f in ph["failures"]]
+    assert {f["path"].removeprefix(uri + "/") for f in failures} == refused
+    assert all("AccessDenied" in f["error"] for f in failures)
+    done = sum(ph["done"] for ph in report["phases"] if ph["name"].startswith("orphan"))
+    assert done == len(orphans) - len(refused)
+    assert s3_server.files(uri) == live | refused
+    if engine == "local":
+        record = run.json("inspect", uri, "runs", *s3_server.cli_options())["runs"][0]
+        assert record["status"] == "partial"
+        assert record["totals"]["bytes"] == sum(v for k, v in orphans.items() if k not in refused)
+    faults.clear()  # the policy is lifted: a rerun deletes the rest
+    again = _orphan_run(run, uri, faulty_s3, engine)
+    assert again.exit_code == 0, again.stderr
+    assert s3_server.files(uri) == live
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_refused_expiry_deletions_keep_the_journal(
+    run,
+    s3_server,
+    faulty_s3,
+    faults: FaultProxy,
+    s3_prefix,
+    scenarios,
+    tmp_path: Path,
+    engine,
+    request,
+) -> None:
+    if engine == "spark":
+        request.getfixturevalue("spark_cli")
+    src = scenarios["many_commits"].root
+    local = tmp_path / "local" / src.name
+    shutil.copytree(src, local)
+    args = ["--retain-min", "5", "--older-than", "0 ms"]
+    assert run("expire-snapshots", local, *args).exit_code == 0
+    uri = upload(s3_server, src, s3_prefix)
+    deny_deletes(faults, r"/data-[^/]*$")
+    result = run(
+        "expire-snapshots", uri, *args, "--engine", engine, "--json", *faulty_s3.cli_options()
+    )
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)["report"]
+    assert report["status"] == "partial"
+    failed = [f["path"] for ph in report["phases"] for f in ph["failures"]]
+    assert failed and all("/data-" in p for p in failed)
+    assert all(p.removeprefix(uri + "/") in s3_server.files(uri) for p in failed)
+    journals = s3_server.fs().find(uri.removeprefix("s3://") + "/.paimon-cli/journal")
+    assert journals, "the journal stays for the next run"
+    read_back(s3_server, uri, tmp_path / "partial")  # nothing dangling meanwhile
+    faults.clear()
+    again = run.json("expire-snapshots", uri, *args, "--engine", engine, *faulty_s3.cli_options())
+    assert again["report"]["status"] == "ok" and again["report"]["resumed_journals"]
+    assert s3_server.files(uri) == {
+        str(p.relative_to(local))
+        for p in local.rglob("*")
+        if p.is_file() and ".paimon-cli" not in p.parts
+    }
+
+
+def test_transient_key_errors_are_retried_and_applied_500_is_done(
+    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios
+) -> None:
+    """InternalError for some keys of an answer, and a DeleteObjects the store applied but
+    answered 500: both end with every orphan deleted and status ok."""
+    uri = upload(s3_server, scenarios["append_partitioned"].root, s3_prefix)
+    live = s3_server.files(uri)
+    bucket_dir = sorted(n.rsplit("/", 1)[0] for n in live if "/bucket-" in n)[0]
+    plant_orphans(s3_server, uri, {bucket_dir: 5})
+    faults.add(
+        Rule("POST", r"\?delete", "refuse-keys", keys="orphan-0-000[0-2]", code="InternalError")
+    )
+    faults.add(Rule("POST", r"\?delete", "error-after"))
+    result = _orphan_run(run, uri, faulty_s3, "local")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["report"]["status"] == "ok"
+    assert [r.hits for r in faults.rules] == [1, 1]
+    assert s3_server.files(uri) == live
+
+
+def test_a_batch_applied_but_never_confirmed_is_checked_key_by_key(
+    s3_server, faults: FaultProxy
+) -> None:
+    """Every answer to the batch is a 500 after the store applied it (no client retry left):
+    the keys gone count as deleted; a batch refused before applying fails every key."""
+    fio = FileIO(
+        {"endpoint_url": faults.endpoint, "config_kwargs": {"retries": {"max_attempts": 1}}},  # type: ignore[dict-item]
+        retries=1,
+    )
+    fs = s3_server.fs()
+    paths = [f"s3://{s3_server.bucket}/unconfirmed/f{i}" for i in range(4)]
+    fs.pipe({p.removeprefix("s3://"): b"x" for p in paths})
+    faults.add(Rule("POST", r"\?delete", "error-after", times=99))
+    assert fio.delete_many(paths) == {}
+    assert not any(fs.exists(p) for p in paths)
+    fs.pipe({p.removeprefix("s3://"): b"x" for p in paths})
+    faults.clear()
+    faults.add(Rule("POST", r"\?delete", "error", times=99))
+    failed = fio.delete_many(paths)
+    assert sorted(failed) == paths and all(fs.exists(p) for p in paths)
+
+
+# -- listings: a fault on the second page of a >1,000-key listing -------------------------------
+@pytest.mark.parametrize("fault", ["503", "403"])
+def test_fault_on_the_second_listing_page(
+    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, fault: str
+) -> None:
+    uri = upload(s3_server, scenarios["append_partitioned"].root, s3_prefix)
+    live = s3_server.files(uri)
+    bucket_dir = sorted(n.rsplit("/", 1)[0] for n in live if "/bucket-" in n)[0]
+    orphans = plant_orphans(s3_server, uri, {bucket_dir: 1100})
+    status, code = (503, "SlowDown") if fault == "503" else (403, "AccessDenied")
+    rule = faults.add(Rule("GET", r"continuation-token=", "error", status=status, code=code))
+    result = _orphan_run(run, uri, faulty_s3, "local")
+    assert rule.hits == 1
+    if fault == "503":
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout)["plan"]["details"]["orphan_count"] == len(orphans)
+        assert s3_server.files(uri) == live
+    else:
+        assert result.exit_code == 1 and "access denied" in result.stderr.lower()
+        assert s3_server.files(uri) == live | set(orphans)
