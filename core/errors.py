@@ -55,7 +55,15 @@ class MissingFileError(PaimonError):
 
 
 class InvalidOptionError(PaimonError):
+    """An impossible value. ``param`` names the request field (the command-line option of
+    the same name) when the value came from one: the shell shows it as a usage error on
+    that option."""
+
     kind = "invalid_option"
+
+    def __init__(self, message: str, *, hint: str | None = None, param: str | None = None):
+        super().__init__(message, hint=hint)
+        self.param = param
 
 
 class SafetyRefusalError(PaimonError):

@@ -11,17 +11,14 @@ import typer
 from core import __version__
 from paimon_cli import logs
 from paimon_cli.commandline import PaimonGroup
-from paimon_cli.commands import compact as compact_cmd
-from paimon_cli.commands import delete_orphan_files as delete_orphan_files_cmd
-from paimon_cli.commands import expire_changelogs as expire_changelogs_cmd
-from paimon_cli.commands import expire_partitions as expire_partitions_cmd
-from paimon_cli.commands import expire_snapshots as expire_snapshots_cmd
-from paimon_cli.commands import inspect as inspect_cmd
-from paimon_cli.commands import maintain as maintain_cmd
-from paimon_cli.commands import remove_unexisting as remove_unexisting_cmd
-from paimon_cli.commands import rollback as rollback_cmd
-from paimon_cli.commands import tags as tags_cmd
-from paimon_cli.commands import undo as undo_cmd
+from paimon_cli.commands import compact, maintain, rollback, tags, undo
+from paimon_cli.commands.delete_orphan_files import delete_orphan_files
+from paimon_cli.commands.expire_changelogs import expire_changelogs
+from paimon_cli.commands.expire_partitions import expire_partitions
+from paimon_cli.commands.expire_snapshots import expire_snapshots
+from paimon_cli.commands.inspect import inspect
+from paimon_cli.commands.remove_unexisting import remove_unexisting_files
+from paimon_cli.shared import register
 from paimon_cli.state import AppState
 
 # The second console script (pyproject.toml [project.scripts]).
@@ -81,17 +78,24 @@ def root(
     ctx.obj = AppState(verbosity=verbose, debug=debug, no_color=no_color)
 
 
-inspect_cmd.register(app)
-expire_snapshots_cmd.register(app)
-expire_changelogs_cmd.register(app)
-expire_partitions_cmd.register(app)
-tags_cmd.register(app)
-delete_orphan_files_cmd.register(app)
-compact_cmd.register(app)
-maintain_cmd.register(app)
-undo_cmd.register(app)
-rollback_cmd.register(app)
-remove_unexisting_cmd.register(app)
+register(
+    app,
+    inspect,
+    expire_snapshots,
+    expire_changelogs,
+    expire_partitions,
+    tags.create_tag,
+    tags.delete_tag,
+    tags.rename_tag,
+    tags.expire_tags,
+    delete_orphan_files,
+    compact.compact,
+    maintain.maintain,
+    undo.restore,
+    undo.purge_quarantine,
+    rollback.rollback,
+    remove_unexisting_files,
+)
 
 
 def main() -> None:

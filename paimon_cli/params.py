@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from core.errors import InvalidOptionError
 from core.format.options import parse_dynamic_options
+
+if TYPE_CHECKING:
+    from core.runtime.plans import Plan
 
 
 class Engine(str, Enum):
@@ -168,3 +173,23 @@ def parse_options_arg(text: str | None) -> dict[str, str]:
         return parse_dynamic_options(text)
     except InvalidOptionError as exc:
         raise typer.BadParameter(exc.message, param_hint="--options") from None
+
+
+def load_saved_plan(path: Path, command: str) -> Plan:
+    """``--plan FILE``: a plan saved from ``--dry-run --json`` (the document or its plan)."""
+    from core.errors import CorruptMetadataError
+    from core.runtime.plans import Plan
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise typer.BadParameter(f"cannot read plan: {exc}", param_hint="--plan") from None
+    if isinstance(data, dict) and "plan" in data:
+        data = data["plan"]
+    try:
+        plan = Plan.from_json(data, source=str(path))
+    except CorruptMetadataError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--plan") from None
+    if plan.command != command:
+        raise typer.BadParameter(f"plan is for {plan.command}", param_hint="--plan")
+    return plan

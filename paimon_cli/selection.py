@@ -10,13 +10,15 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import typer
 
 if TYPE_CHECKING:
-    from core.ops.lifecycle import RunRequest
     from core.runtime.executors.base import Executor
     from core.runtime.operation import Operation, Outcome
     from core.table.table import PaimonTable
+    from paimon_cli.shared import Common
+from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
 from paimon_cli.output import SCHEMA_VERSION, Output, bold
 from paimon_cli.progress import progress_for
+from paimon_cli.render import Renderer, RunView
 
 logger = logging.getLogger(__name__)
 
@@ -50,58 +52,39 @@ def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"command": command, "schema_version": SCHEMA_VERSION, "table": table, **body}
 
 
-def command_params() -> dict[str, Any]:
-    """The parsed options of the running command (empty outside a command)."""
-    try:  # Typer >= 0.26 vendors Click: its context stack is not click's
-        from typer._click.globals import get_current_context
-    except ImportError:  # pragma: no cover - older Typer uses click itself
-        from click import get_current_context  # type: ignore[no-redef]
-    ctx = get_current_context(silent=True)
-    return dict(ctx.params) if ctx is not None else {}
-
-
-def run_request(*, dry_run: bool, saved_plan: Any = None) -> RunRequest:
-    """The lifecycle switches of the running command: dry run, a saved plan, quarantine
-    (``--quarantine``, also through PAIMON_CLI_QUARANTINE), and the options its run
-    record keeps."""
-    from core.ops.lifecycle import RunRequest
-
-    params = command_params()
-    return RunRequest(
-        dry_run=dry_run,
-        saved_plan=saved_plan,
-        quarantine=bool(params.get("quarantine")),
-        options=params,
-    )
-
-
-def operation_job(
-    command: str,
+def run_operation(
+    common: Common,
     operation: Callable[[Executor], Operation[P, T]],
-    executor: Callable[[], Executor],
-    request: RunRequest,
-    out: Output,
+    renderer: Renderer[P, T],
     *,
-    to_json: Callable[[Outcome[P, T]], dict[str, Any]],
-    render: Callable[[Outcome[P, T], Output], None],
-    failed: Callable[[Outcome[P, T]], bool] = lambda o: o.failed,
-) -> TableJob[Outcome[P, T]]:
+    saved_plan: Any = None,
+) -> None:
     """A changing command on each selected table, through the one lifecycle
-    (``core.ops.lifecycle.run``); ``operation`` is built per table for the executor used."""
+    (``core.ops.lifecycle.run``), shown by its renderer; ``operation`` is built per table
+    for the executor used (``--engine``)."""
     from core.ops.lifecycle import run
 
+    out = common.output
+    holder = ExecutorHolder(common.engine)
+    request = common.run_request(saved_plan)
+    shown = RunView(common.dry_run, common.zone)
+
     def run_one(table: PaimonTable) -> Outcome[P, T]:
-        ex = executor()
+        ex = holder.get()
         return run(operation(ex), table, executor=ex, progress=progress_for(out), request=request)
 
-    return TableJob(
-        command,
+    job = TableJob(
+        renderer.command,
         run_one,
-        to_json,
-        render,
-        failed=failed,
+        lambda o: renderer.document(o, shown),
+        lambda o, output: renderer.show(o, output, shown),
+        failed=lambda o: renderer.failed(o, shown),
         extra=lambda o: {"run_id": o.run_id} if o.run_id else {},
     )
+    try:
+        run_job(common.selection, job, out, debug=common.debug)
+    finally:
+        holder.close()
 
 
 def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]:

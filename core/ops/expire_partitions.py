@@ -22,9 +22,15 @@ from core.format import binary_row
 from core.format.manifest import merge_entries
 from core.format.model import FileKind, ManifestEntry, Snapshot
 from core.format.options import parse_duration_ms, parse_int
-from core.retention.partition_time import PartitionTimeError, TimeExtractor, java_internal_text
+from core.retention.partition_time import (
+    Formatter,
+    PartitionTimeError,
+    TimeExtractor,
+    java_internal_text,
+)
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
+from core.runtime.requests import at_least, duration, one_of, parsed
 from core.runtime.runs import Run
 from core.runtime.timeparse import local_datetime, local_wall_clock_ms
 from core.table.table import PaimonTable
@@ -39,13 +45,22 @@ STRATEGIES = ("values-time", "update-time")
 
 @dataclass(frozen=True, slots=True)
 class PartitionExpireFlags:
-    """What the user asked for; None falls back to table options, then Paimon defaults."""
+    """The request, validated; None falls back to table options, then Paimon defaults
+    (checked when resolved, ``partition_expire_config``)."""
 
     expiration_time: str | None = None
     timestamp_formatter: str | None = None
     timestamp_pattern: str | None = None
-    strategy: str | None = None
+    strategy: str | None = None  # the --expire-strategy option
     max_expires: int | None = None
+
+    def __post_init__(self) -> None:
+        duration("expiration_time", self.expiration_time)
+        if self.timestamp_formatter is not None:
+            formatter = self.timestamp_formatter
+            parsed("timestamp_formatter", lambda: Formatter.of(formatter))
+        one_of("expire_strategy", self.strategy, STRATEGIES, "strategy")
+        at_least("max_expires", self.max_expires)
 
 
 @dataclass(frozen=True, slots=True)

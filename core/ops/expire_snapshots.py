@@ -50,6 +50,7 @@ from core.runtime.executors.base import Executor
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
+from core.runtime.requests import at_least, ordered
 from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable
 
@@ -60,12 +61,22 @@ COMMAND = "expire-snapshots"
 
 @dataclass(frozen=True, slots=True)
 class ExpireFlags:
-    """What the user asked for; None falls back to table options, then Paimon defaults."""
+    """The request: what the user asked for, validated; None falls back to table options,
+    then Paimon defaults (those are checked where they are resolved, ``expire_config``)."""
 
     retain_min: int | None = None
     retain_max: int | None = None
-    older_than_ms: int | None = None
+    older_than_ms: int | None = None  # an instant: snapshots whose successor is older go
     max_deletes: int | None = None
+
+    def __post_init__(self) -> None:
+        at_least("retain_min", self.retain_min, why=RETAIN_MIN_ZERO)
+        at_least("retain_max", self.retain_max)
+        at_least("max_deletes", self.max_deletes)
+        ordered("retain_min", self.retain_min, "retain_max", self.retain_max)
+
+
+RETAIN_MIN_ZERO = " (retain-min 0 loses the changelogs of kept snapshots in Paimon; refused)"
 
 
 def _config_sources(
@@ -101,7 +112,7 @@ def _config_sources(
 def _changelog_part(
     table: PaimonTable,
     flags: ExpireFlags,
-    time_retained: int | None,
+    snap_config: ExpireConfig,
     earliest: Snapshot | None,
     latest: int | None,
     expiring: list[Snapshot],
@@ -112,13 +123,7 @@ def _changelog_part(
 ) -> ChangelogPart:
     """Changelog expiry right after snapshot expiry (commit path, semantics 2.10), on the
     state the snapshot part leaves: its new changelog-N included."""
-    config, sources = commit_config(
-        table,
-        retain_min=flags.retain_min,
-        retain_max=flags.retain_max,
-        time_retained_ms=time_retained,
-        expire_limit=flags.max_deletes,
-    )
+    config, sources = commit_config(table, snap_config, limit_flag=flags.max_deletes is not None)
     changelogs = {c.id: c for c in table.changelogs.snapshots()}
     changelogs.update({s.id: s for s in expiring})
     state = TableState(earliest, latest, changelogs)
@@ -153,18 +158,13 @@ class _Expiry:
     b: DeletionBuilder
     others: list[PaimonTable] = field(default_factory=list)
 
-    @property
-    def time_retained(self) -> int | None:
-        older = self.flags.older_than_ms
-        return None if older is None else self.now_ms - older
-
     def changelog_part(
         self, earliest: Snapshot | None, expiring: list[Snapshot], gone: set[str] | None = None
     ) -> ChangelogPart:
         return _changelog_part(
             self.table,
             self.flags,
-            self.time_retained,
+            self.config,
             earliest,
             self.rng.latest,
             expiring,

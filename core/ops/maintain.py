@@ -37,7 +37,7 @@ from core.ops.expire_partitions import (
 )
 from core.ops.expire_snapshots import ExpireSnapshots
 from core.ops.lifecycle import RunRequest, run
-from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest
+from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest, validate_cutoff
 from core.ops.tag_operations import ExpireTags
 from core.retention.expire_range import expire_config
 from core.runtime.clock import FixedClock
@@ -46,6 +46,7 @@ from core.runtime.operation import Operation
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.report import ExecutionReport
+from core.runtime.requests import about, refuse
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
 
@@ -64,12 +65,23 @@ STEPS = (
 
 @dataclass(frozen=True, slots=True)
 class MaintainConfig:
+    """The maintain request, validated: what every table's steps are run with."""
+
     now_ms: int
     zone: dt.tzinfo
     dry_run: bool = False
     orphans: bool = False
     orphans_older_than_ms: int | None = None  # None: Paimon's default, one day ago
     allow_unsafe_commit: bool = False
+
+    def __post_init__(self) -> None:
+        cutoff = self.orphans_older_than_ms
+        if cutoff is None:
+            return
+        if not self.orphans:
+            raise refuse("orphans_older_than", "needs --orphans")
+        with about("orphans_older_than"):
+            validate_cutoff(cutoff, self.now_ms, allow_recent=False)
 
 
 @dataclass(slots=True)

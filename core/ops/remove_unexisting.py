@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
-from core.compaction.compact import _check_partition_filters, _matches
+from core.compaction.compact import _check_partition_filters, _matches, parse_partition_filter
 from core.errors import SafetyRefusalError, StalePlanError
 from core.format.model import ManifestEntry, Snapshot
 from core.io.fileio import FileIO, parent
@@ -30,6 +30,7 @@ from core.runtime.executors.base import Executor
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
+from core.runtime.requests import parsed
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
 from core.write.commit import (
@@ -220,6 +221,14 @@ class RemoveUnexistingFiles(Operation[Plan, CommitResult]):
 
     partitions: tuple[Mapping[str, str], ...] = field(default_factory=tuple)
     allow_unsafe: bool = False
+
+    @classmethod
+    def of(cls, partitions: list[str] | None, *, allow_unsafe: bool) -> RemoveUnexistingFiles:
+        """From the command line's ``--partition k=v[,k2=v2]`` values."""
+        specs = tuple(
+            parsed("partition", partial(parse_partition_filter, p)) for p in partitions or ()
+        )
+        return cls(specs, allow_unsafe)
 
     def plan(self, table: PaimonTable, env: Env) -> Plan:
         return plan_remove_unexisting(

@@ -42,6 +42,7 @@ from core.runtime.quarantine import (
     records,
     remove_empty_tree,
 )
+from core.runtime.requests import refuse
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
 
@@ -468,6 +469,13 @@ class Restore(Operation[RestorePlan, RestoreReport]):
     command: ClassVar[str] = "restore"
 
     run_id: str | None = None  # None: the newest quarantined run
+
+    @classmethod
+    def of(cls, run_id: str | None, last: bool) -> Restore:
+        """``RUN_ID`` or ``--last``, exactly one of them."""
+        if (run_id is None) == (not last):
+            raise refuse(None, "give a RUN_ID or --last (one of them)")
+        return cls(None if last else run_id)
 
     def plan(self, table: PaimonTable, env: Env) -> RestorePlan:
         return plan_restore(table, self.run_id)

@@ -29,6 +29,7 @@ from core.ops.tags import branches_from_tag
 from core.runtime.apply import apply_phases, commit_problem
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.requests import at_least, refuse
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 from core.write.commit import snapshot_json
@@ -394,6 +395,11 @@ class Rollback(Deletion):
     snapshot_id: int | None = None
     tag: str | None = None
     force: bool = False
+
+    def __post_init__(self) -> None:
+        if (self.snapshot_id is None) == (self.tag is None):
+            raise refuse(None, "give exactly one of --to-snapshot and --to-tag")
+        at_least("to_snapshot", self.snapshot_id)
 
     def plan(self, table: PaimonTable, env: Env) -> Plan:
         return plan_rollback(

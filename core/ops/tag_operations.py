@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 from dataclasses import dataclass, field
+from functools import partial
 from typing import ClassVar
 
 from core.ops.tags import (
@@ -21,10 +22,12 @@ from core.ops.tags import (
     plan_delete_tags,
     rename_tag,
     select_expired_tags,
+    validate_tag_name,
 )
 from core.runtime.journal import unfinished_journals
 from core.runtime.operation import Deletion, Env, Operation
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
+from core.runtime.requests import at_least, parsed, refuse
 from core.runtime.timeparse import local_datetime
 from core.table.table import PaimonTable
 
@@ -40,6 +43,12 @@ class CreateTag(Operation[Plan, None]):
     snapshot_id: int | None = None
     time_retained_ms: int | None = None
     replace: bool = False
+
+    def __post_init__(self) -> None:
+        parsed("name", lambda: validate_tag_name(self.name))
+        at_least("snapshot", self.snapshot_id)
+        if self.time_retained_ms is not None and self.time_retained_ms <= 0:
+            raise refuse("time_retained", "must be positive")
 
     def plan(self, table: PaimonTable, env: Env) -> Plan:
         return plan_create_tag(
@@ -70,6 +79,10 @@ class RenameTag(Operation[Plan, Renamed]):
 
     old: str
     new: str
+
+    def __post_init__(self) -> None:
+        parsed("old", lambda: validate_tag_name(self.old))
+        parsed("new", lambda: validate_tag_name(self.new))
 
     def plan(self, table: PaimonTable, env: Env) -> Plan:
         names = table.tags.names()
@@ -151,6 +164,12 @@ class DeleteTags(_TagDeletion):
 
     names: tuple[str, ...] = field(default_factory=tuple)
     force: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            raise refuse("names", "give at least one tag name")
+        for name in self.names:
+            parsed("names", partial(validate_tag_name, name))
 
     def plan(self, table: PaimonTable, env: Env) -> Plan:
         plan = plan_delete_tags(

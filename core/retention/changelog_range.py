@@ -11,8 +11,9 @@ from typing import Any
 
 from core.errors import InvalidOptionError
 from core.format.model import Snapshot
-from core.format.options import INT_MAX
+from core.format.options import INT_MAX, ExpireConfig
 from core.retention.expire_range import expire_config
+from core.runtime.requests import at_least, ordered, refuse
 from core.table.table import PaimonTable
 
 NEVER_MS = 2**63 - 1  # Paimon's Duration.ofMillis(Long.MAX_VALUE): no time bound
@@ -20,13 +21,22 @@ NEVER_MS = 2**63 - 1  # Paimon's Duration.ofMillis(Long.MAX_VALUE): no time boun
 
 @dataclass(frozen=True, slots=True)
 class ChangelogFlags:
-    """``expire_changelogs`` arguments; None means the procedure's default."""
+    """The ``expire_changelogs`` request, validated; None means the procedure's default."""
 
     retain_max: int | None = None
     retain_min: int | None = None
     older_than_ms: int | None = None  # an instant: changelogs committed before it may go
     max_deletes: int | None = None
     delete_all: bool = False
+
+    def __post_init__(self) -> None:
+        at_least("retain_min", self.retain_min)
+        at_least("retain_max", self.retain_max)
+        at_least("max_deletes", self.max_deletes)
+        ordered("retain_min", self.retain_min, "retain_max", self.retain_max)
+        given = (self.retain_max, self.retain_min, self.older_than_ms, self.max_deletes)
+        if self.delete_all and any(v is not None for v in given):
+            raise refuse("delete_all", "--delete-all takes no retention options")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,14 +63,8 @@ class ChangelogConfig:
 def procedure_config(
     table: PaimonTable, flags: ChangelogFlags, now_ms: int
 ) -> tuple[ChangelogConfig, dict[str, str]]:
-    """The procedure's builder: max unlimited, min 1, no time bound, deletes unlimited."""
-    for name, value in (
-        ("retain-max", flags.retain_max),
-        ("retain-min", flags.retain_min),
-        ("max-deletes", flags.max_deletes),
-    ):
-        if value is not None and value < 1:
-            raise InvalidOptionError(f"{name} must be at least 1, got {value}")
+    """The procedure's builder: max unlimited, min 1, no time bound, deletes unlimited
+    (``flags`` validated themselves, and these defaults never cross them)."""
     config = ChangelogConfig(
         retain_max=INT_MAX if flags.retain_max is None else flags.retain_max,
         retain_min=1 if flags.retain_min is None else flags.retain_min,
@@ -68,12 +72,6 @@ def procedure_config(
         max_deletes=INT_MAX if flags.max_deletes is None else flags.max_deletes,
         clean_empty_directories=table.options.get_bool("snapshot.clean-empty-directories"),
     )
-    if config.retain_max < config.retain_min:
-        raise InvalidOptionError(
-            f"retain-max ({config.retain_max}) must not be less than retain-min "
-            f"({config.retain_min})",
-            hint="Paimon refuses this combination as well",
-        )
     sources = {
         k: "flag" if v is not None else "default"
         for k, v in (
@@ -87,22 +85,13 @@ def procedure_config(
 
 
 def commit_config(
-    table: PaimonTable,
-    *,
-    retain_min: int | None = None,
-    retain_max: int | None = None,
-    time_retained_ms: int | None = None,
-    expire_limit: int | None = None,
+    table: PaimonTable, snap: ExpireConfig | None = None, *, limit_flag: bool = False
 ) -> tuple[ChangelogConfig, dict[str, str]]:
     """The commit path: ``changelog.*`` options, each falling back to the (effective)
-    snapshot setting; the limit is ``snapshot.expire.limit``."""
-    snap = expire_config(
-        table.options,
-        retain_min=retain_min,
-        retain_max=retain_max,
-        time_retained_ms=time_retained_ms,
-        expire_limit=expire_limit,
-    )
+    snapshot setting ``snap`` (default: the table's own); the limit is
+    ``snapshot.expire.limit`` (``limit_flag``: given as a flag)."""
+    if snap is None:
+        snap = expire_config(table.options)
     opts = table.options
     cl_max, cl_min = (
         opts.get_int("changelog.num-retained.max"),
@@ -129,9 +118,7 @@ def commit_config(
         "retain_max": source(cl_max, "changelog.num-retained.max"),
         "retain_min": source(cl_min, "changelog.num-retained.min"),
         "time_retained_ms": source(cl_time, "changelog.time-retained"),
-        "max_deletes": opts.lookup("snapshot.expire.limit").source
-        if expire_limit is None
-        else "flag",
+        "max_deletes": "flag" if limit_flag else opts.lookup("snapshot.expire.limit").source,
     }
     return config, sources
 

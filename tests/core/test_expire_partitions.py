@@ -191,7 +191,7 @@ def test_bad_options_are_refused(dated) -> None:
         _plan(s.root)
     with pytest.raises(InvalidOptionError, match="not a partition key"):
         _plan(s.root, expiration_time="1 d", timestamp_pattern="$day")
-    with pytest.raises(InvalidOptionError, match="unknown expire strategy"):
+    with pytest.raises(InvalidOptionError, match="unknown strategy"):
         _plan(s.root, expiration_time="1 d", strategy="sometimes")
 
 

@@ -5,24 +5,57 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from itertools import groupby
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
     from core.runtime.report import ExecutionReport, PhaseReport
-from paimon_cli.output import Output, Part, green, human_bytes, human_duration, red
+    from core.write.commit import CommitResult
+    from paimon_cli.render import RunView
+from paimon_cli.convert import commit_json, plan_doc
+from paimon_cli.output import Output, Part, bold, green, human_bytes, human_duration, red, yellow
 
 SCREEN = 40
 
 
-class _Reported(Protocol):
-    @property
-    def report(self) -> ExecutionReport | None: ...
+def deletion_document(o: Outcome[Plan, Any], view: RunView) -> dict[str, Any]:
+    """A deleting command's document: the plan and what was done."""
+    return plan_doc(view.dry_run, o.plan, o.report.to_json() if o.report else None)
 
 
-def report_failed(outcome: _Reported) -> bool:
-    """A job's outcome failed when its execution report has failures (a dry run has none)."""
-    return outcome.report is not None and outcome.report.failed
+def journaled_document(o: Outcome[Plan, Any], view: RunView) -> dict[str, Any]:
+    """An expiry's document, with the unfinished runs a real run would finish first."""
+    return {**deletion_document(o, view), "unfinished_journals": o.pending_journals}
+
+
+def header(command: str, table: str, out: Output, view: RunView, suffix: str = "") -> None:
+    """The first line: the command (a dry run says so) and the table."""
+    title = command + (" (dry run)" if view.dry_run else "")
+    out.line(bold(title), f" {table}{suffix}")
+
+
+def deleting_header(command: str, plan: Plan, out: Output, view: RunView) -> None:
+    """The first line of an expiry: the table, and its branch when not main."""
+    branch = f" (branch {plan.branch})" if plan.branch != "main" else ""
+    header(command, plan.table, out, view, branch)
+
+
+def unfinished_runs(o: Outcome[Any, Any], out: Output) -> None:
+    """A dry run says how many interrupted runs a real run would finish first."""
+    if o.pending_journals:
+        out.line(
+            "  ",
+            yellow(f"{o.pending_journals} unfinished run(s) found: a real run finishes them first"),
+        )
+
+
+def commit_report(result: CommitResult | None) -> dict[str, Any] | None:
+    """The report of a command whose work is one commit (None: nothing was committed)."""
+    if result is None or result.snapshot is None:
+        return None
+    marked = len(result.changes.entries) if result.changes else 0
+    return commit_json(result.snapshot, result.attempts, result.notes, files_marked_delete=marked)
 
 
 def render_commit(out: Output, snapshot_id: int, summary: str, notes: Iterable[str]) -> None:

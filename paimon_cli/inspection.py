@@ -1,0 +1,207 @@
+"""inspect: the views of a table (read, never changed) and its --check, on each selected
+table; the views' JSON and human forms are in ``paimon_cli.render.inspect``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.format.model import Snapshot
+    from core.ops.inspect import Summary
+    from core.runtime.executors.base import Executor
+    from core.table.table import PaimonTable
+    from paimon_cli.shared import Common
+from paimon_cli.engine import ExecutorHolder
+from paimon_cli.progress import progress_for
+from paimon_cli.selection import TableJob, run_job
+
+
+class View(str, Enum):
+    summary = "summary"
+    snapshots = "snapshots"
+    files = "files"
+    manifests = "manifests"
+    partitions = "partitions"
+    tags = "tags"
+    consumers = "consumers"
+    branches = "branches"
+    schema = "schema"
+    options = "options"
+    retention = "retention"
+    runs = "runs"
+
+
+@dataclass(frozen=True, slots=True)
+class ViewRequest:
+    view: View
+    snapshot: int | None  # files, manifests, partitions: this snapshot (default: latest)
+    tag: str | None  # ... or this tag's
+    skip_storage: bool  # summary: do not list storage
+    zone: dt.tzinfo
+
+
+def _pick_snapshot(table: PaimonTable, req: ViewRequest) -> Snapshot | None:
+    from core.errors import MissingFileError
+
+    if req.tag is not None:
+        return table.tags.tag(req.tag).snapshot
+    if req.snapshot is not None:
+        found = table.snapshots.try_snapshot(req.snapshot)
+        if found is None:
+            raise MissingFileError(table.snapshots.path(req.snapshot), f"snapshot {req.snapshot}")
+        return found
+    return table.snapshots.latest()
+
+
+def _summary(table: PaimonTable, req: ViewRequest, executor: Executor, now: int) -> Any:
+    from core.ops.inspect import summarize
+
+    storage = not req.skip_storage
+    return summarize(table, now_ms=now, executor=executor, zone=req.zone, storage=storage)
+
+
+def _retention(table: PaimonTable, req: ViewRequest, _executor: Executor, now: int) -> Any:
+    from core.ops.inspect import retention_view
+
+    consumers, tags = table.consumers.consumers(), table.tags.tags()
+    return retention_view(table, now, consumers, tags, req.zone)
+
+
+def _branches(table: PaimonTable, *_: Any) -> list[dict[str, Any]]:
+    rows = []
+    for name in table.branches.branches():
+        b = table.for_branch(name)
+        rows.append(
+            {
+                "name": name,
+                "earliest_snapshot": b.snapshots.earliest_id(),
+                "latest_snapshot": b.snapshots.latest_id(),
+                "tags": b.tags.names(),
+                "schema_id": b.schema.id,
+            }
+        )
+    return rows
+
+
+def _schema(table: PaimonTable, *_: Any) -> dict[str, Any]:
+    schema = table.schema
+    return {
+        "id": schema.id,
+        "fields": [{"id": f.id, "name": f.name, "type": str(f.type)} for f in schema.fields],
+        "partition_keys": list(schema.partition_keys),
+        "primary_keys": list(schema.primary_keys),
+        "comment": schema.comment,
+        "schema_ids": table.schemas.ids(),
+    }
+
+
+def _options(table: PaimonTable, *_: Any) -> list[dict[str, Any]]:
+    return [
+        {"key": k, "value": v.value, "source": v.source}
+        for k, v in table.options.effective().items()
+    ]
+
+
+def _runs(table: PaimonTable, *_: Any) -> list[dict[str, Any]]:
+    from core.runtime.runs import read_records
+
+    return read_records(table.fileio, table.location)
+
+
+def _of_snapshot(table: PaimonTable, req: ViewRequest, _executor: Executor, _now: int) -> Any:
+    """files, manifests and partitions: of the latest snapshot, or --snapshot / --tag."""
+    from core.ops.inspect import file_rows, manifest_rows, partition_rows
+
+    snap = _pick_snapshot(table, req)
+    if snap is None:
+        return []
+    if req.view is View.manifests:
+        return manifest_rows(table, snap)
+    live = table.live_files(snap)
+    if req.view is View.files:
+        return file_rows(table, live, zone=req.zone)
+    return partition_rows(table, live)
+
+
+Builder = Callable[[Any, ViewRequest, Any, int], Any]
+_BUILDERS: dict[View, Builder] = {
+    View.summary: _summary,
+    View.snapshots: lambda table, *_: table.snapshots.snapshots(),
+    View.tags: lambda table, *_: table.tags.tags(),
+    View.consumers: lambda table, *_: table.consumers.consumers(),
+    View.branches: _branches,
+    View.schema: _schema,
+    View.options: _options,
+    View.runs: _runs,
+    View.retention: _retention,
+    View.files: _of_snapshot,
+    View.manifests: _of_snapshot,
+    View.partitions: _of_snapshot,
+}
+
+
+def build_view(table: PaimonTable, req: ViewRequest, executor: Executor) -> Any:
+    """What the view shows, as engine values (``render.inspect`` makes JSON of them)."""
+    from core.runtime.clock import SystemClock
+
+    return _BUILDERS[req.view](table, req, executor, SystemClock().now_ms())
+
+
+def write_table_gauges(summary: Summary, path: Path) -> None:
+    """The summary's table gauges, merged into the metrics file."""
+    from core.errors import StorageError
+    from core.ops.maintain import table_name
+    from core.ops.metrics import table_gauges, write_metrics
+    from core.runtime.clock import SystemClock
+
+    gauges = table_gauges(summary, now_ms=SystemClock().now_ms())
+    try:
+        write_metrics(str(path), gauges.samples(table_name(summary.table.location)))
+    except OSError as exc:
+        raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
+
+
+def inspect_tables(
+    common: Common, req: ViewRequest, *, check: bool, metrics_file: Path | None
+) -> None:
+    """The view (or ``--check``) of every selected table."""
+    from core.ops.check import check_table
+    from paimon_cli.render import inspect as render
+
+    out = common.output
+    holder = ExecutorHolder(common.engine)
+    job: TableJob[Any]
+    if check:
+        job = TableJob(
+            "inspect",
+            lambda t: check_table(t, executor=holder.get(), progress=progress_for(out)),
+            render.check_json,
+            render.render_check,
+            failed=lambda r: not r.ok,
+        )
+    else:
+
+        def view_of(table: PaimonTable) -> Any:
+            value = build_view(table, req, holder.get())
+            if metrics_file is not None:
+                write_table_gauges(value, metrics_file)
+            return value
+
+        job = TableJob(
+            "inspect",
+            view_of,
+            lambda value: {
+                "view": req.view.value,
+                req.view.value: render.view_json(req.view, value),
+            },
+            lambda value, o: render.render_view(req.view, value, o, req.zone),
+        )
+    try:
+        run_job(common.selection, job, out, debug=common.debug)
+    finally:
+        holder.close()

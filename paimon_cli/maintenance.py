@@ -1,0 +1,207 @@
+"""Maintaining many tables: each in isolation (one failure never stops the others), at
+most ``--parallel-tables`` at once, no new table after ``--max-duration``; one run record
+per table; Prometheus gauges after maintenance (``--metrics-file``)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from core.io.fileio import FileIO
+    from core.ops.maintain import MaintainConfig, TableResult
+    from core.ops.metrics import TableGauges
+    from core.runtime.executors.base import Executor
+    from core.runtime.progress import Progress
+    from core.table.table import PaimonTable
+    from paimon_cli.shared import Common
+from paimon_cli.engine import ExecutorHolder
+from paimon_cli.errors import EXIT_FAILURE, guard
+from paimon_cli.output import Output
+from paimon_cli.progress import progress_for
+
+logger = logging.getLogger(__name__)
+
+
+class Runner:
+    """Opens and maintains tables; one failure never stops the others."""
+
+    def __init__(
+        self,
+        fileio: FileIO,
+        holder: ExecutorHolder,
+        base: MaintainConfig,
+        out: Output,
+        show_progress: bool,
+    ) -> None:
+        self.fileio = fileio
+        self.holder = holder
+        self.base = base
+        self.out = out
+        self.show_progress = show_progress
+        # location -> table gauges after maintenance, when metrics are wanted
+        self.gauges: dict[str, TableGauges] | None = None
+        # options of a real run (each table then gets a run record), None for a dry run
+        self.params: Mapping[str, Any] | None = None
+        self.run_ids: dict[str, str] = {}
+
+    def one(self, location: str) -> TableResult:
+        from dataclasses import replace
+
+        from core.errors import PaimonError
+        from core.ops.maintain import TableResult, table_name
+        from core.runtime.clock import SystemClock
+        from core.runtime.progress import NullProgress
+        from core.table.table import open_table
+
+        result = TableResult(location, table_name(location), started_ms=SystemClock().now_ms())
+        start = time.monotonic()
+        try:
+            executor: Executor = self.holder.get()
+            table = open_table(location, fileio=self.fileio)
+            # Each table is judged at its own start, as a single command run then would be.
+            config = replace(self.base, now_ms=result.started_ms)
+            progress = progress_for(self.out) if self.show_progress else NullProgress()
+            self._maintain(table, config, executor, progress, result)
+            gauges = _gauges(table, executor, config) if self.gauges is not None else None
+            if self.gauges is not None and gauges is not None:
+                self.gauges[location] = gauges
+        except PaimonError as exc:
+            result.error = exc
+        result.seconds = time.monotonic() - start
+        return result
+
+    def _maintain(
+        self,
+        table: PaimonTable,
+        config: MaintainConfig,
+        executor: Executor,
+        progress: Progress,
+        result: TableResult,
+    ) -> None:
+        """One table's steps inside its run record (and quarantine, with --quarantine)."""
+        from core.ops.maintain import maintain_table
+        from core.runtime.runs import start_run, write_record
+
+        record = None
+        if self.params is not None:
+            quarantine = bool(self.params.get("quarantine"))
+            record = start_run("maintain", self.params, quarantine=quarantine)
+        maintain_table(
+            table,
+            config,
+            executor=executor,
+            progress=progress,
+            warn=self.out.warn,
+            result=result,
+            record=record,
+        )
+        if record is None:
+            return
+        status = "partial" if result.failed else "ok"
+        write_record(table.fileio, table.location, record, branch=table.branch, status=status)
+        self.run_ids[table.location] = record.id
+
+    def run_all(
+        self, locations: list[str], parallel: int, budget_s: float | None
+    ) -> tuple[list[TableResult], list[str]]:
+        """Maintain every table; after ``budget_s`` no new table starts (returned as skipped)."""
+        start = time.monotonic()
+
+        def within_budget() -> bool:
+            return budget_s is None or time.monotonic() - start < budget_s
+
+        def guarded(location: str) -> TableResult | None:
+            return self.one(location) if within_budget() else None
+
+        mapper: Callable[..., Any] = map
+        pool = ThreadPoolExecutor(parallel) if parallel > 1 else None
+        if pool is not None:
+            mapper = pool.map
+        try:
+            outcomes = list(mapper(guarded, locations))
+        finally:
+            if pool is not None:
+                pool.shutdown()
+        results = [r for r in outcomes if r is not None]
+        skipped = [loc for loc, r in zip(locations, outcomes, strict=True) if r is None]
+        return results, skipped
+
+
+def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> TableGauges | None:
+    """The table gauges after maintenance (storage is not listed: no total bytes); None
+    when the table cannot be read (its failure is reported by its steps)."""
+    from core.errors import PaimonError
+    from core.ops.inspect import summarize
+    from core.ops.metrics import table_gauges
+    from core.runtime.clock import SystemClock
+
+    now = SystemClock().now_ms()
+    try:
+        summary = summarize(table, now_ms=now, executor=executor, zone=config.zone, storage=False)
+    except PaimonError as exc:
+        logger.info("%s: no table gauges: %s", table.location, exc.message)
+        return None
+    return table_gauges(summary, now_ms=now)
+
+
+def write_maintenance_metrics(
+    path: Path, results: list[TableResult], gauges: dict[str, TableGauges]
+) -> None:
+    from core.errors import StorageError
+    from core.ops.metrics import maintenance_samples, write_metrics
+    from core.runtime.clock import SystemClock
+
+    finished = SystemClock().now_ms()
+    samples = []
+    for r in results:
+        samples += maintenance_samples(r, finished_ms=finished)
+        if r.location in gauges:
+            samples += gauges[r.location].samples(r.name)
+    try:
+        write_metrics(str(path), samples)
+    except OSError as exc:
+        raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
+
+
+def maintain_tables(
+    common: Common,
+    config: MaintainConfig,
+    *,
+    parallel_tables: int,
+    budget_s: float | None,
+    metrics_file: Path | None,
+) -> None:
+    """Maintain every table the command line selects, then report and write the metrics."""
+    from core.io.fileio import FileIO
+    from core.table.warehouse import resolve_tables
+    from paimon_cli.render import maintain as render
+
+    out = common.output
+    holder = ExecutorHolder(common.engine)
+    sel = common.selection
+    fileio = FileIO(sel.fs_options, max_requests_per_second=sel.max_requests_per_second)
+    try:
+        with guard(as_json=common.json, debug=common.debug):
+            locations = resolve_tables(sel.spec, sel.warehouse, fileio)
+            runner = Runner(fileio, holder, config, out, parallel_tables == 1)
+            runner.params = None if config.dry_run else common.params
+            runner.gauges = {} if metrics_file is not None else None
+            results, skipped = runner.run_all(locations, parallel_tables, budget_s)
+    finally:
+        holder.close()
+    if common.json:
+        out.json(render.document(results, skipped, config.dry_run, runner.run_ids))
+    else:
+        render.render(results, skipped, out, config.dry_run)
+    if metrics_file is not None:
+        with guard(as_json=common.json, debug=common.debug):
+            write_maintenance_metrics(metrics_file, results, runner.gauges or {})
+    if any(r.failed for r in results):
+        raise typer.Exit(EXIT_FAILURE)

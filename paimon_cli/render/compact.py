@@ -1,0 +1,139 @@
+"""compact: the merge engine, the tasks (files in, files out) and the COMPACT commit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from paimon_cli.convert import commit_json, plan_doc
+from paimon_cli.output import Output, human_bytes
+from paimon_cli.render import Renderer, RunView
+from paimon_cli.render.journals import journals_json, journals_of, render_journals
+from paimon_cli.render.plans import header, render_commit
+
+if TYPE_CHECKING:
+    from core.compaction.compact import CompactPlan, CompactResult
+    from core.runtime.operation import Outcome
+
+
+def document(o: Outcome[CompactPlan, CompactResult], view: RunView) -> dict[str, Any]:
+    r = o.result
+    report = None
+    if r is not None and r.commit is not None and r.commit.snapshot is not None:
+        report = commit_json(
+            r.commit.snapshot,
+            r.commit.attempts,
+            r.notes,
+            files_before=r.files_before,
+            files_after=r.files_after,
+            bytes_before=r.bytes_before,
+            bytes_after=r.bytes_after,
+            rows_before=r.rows_before,
+            rows_after=r.rows_after,
+            changelog_files=r.changelog_files,
+            changelog_records=r.changelog_records,
+        )
+    doc = plan_doc(view.dry_run, o.plan.plan, report)
+    doc["journals"] = journals_json(journals_of(o.report))
+    return doc
+
+
+def _settings(d: Any, out: Output) -> None:
+    target = d.get("config", {}).get("target-file-size", {})
+    out.line(
+        f"  {d.get('mode')} table, strategy {d.get('strategy')}, target file size "
+        f"{target.get('value')} ({target.get('source')})"
+    )
+    merge = d.get("merge")
+    if merge:
+        line = f"  merge engine {merge['engine']}"
+        if merge["sequence_fields"]:
+            line += f", sequence.field {','.join(merge['sequence_fields'])} "
+            line += f"({merge['sequence_order']})"
+        if merge["aggregate_functions"]:
+            funcs = ", ".join(f"{k}={v}" for k, v in merge["aggregate_functions"].items())
+            line += f", aggregates {funcs}"
+        out.line(line + "; every bucket is merged into the max level")
+    if d.get("changelog_producer"):
+        out.line(
+            f"  changelog-producer {d['changelog_producer']}: the compaction writes changelog "
+            "files as Paimon's does"
+        )
+
+
+def _tasks(tasks: list[Any], out: Output) -> None:
+    out.table(
+        None,
+        ["bucket directory", "level", "files", "rows", "bytes", "files after (est.)"],
+        (
+            [
+                t["path"],
+                t["output_level"],
+                t["files"],
+                t["rows"],
+                human_bytes(t["bytes"]),
+                t["files_after_estimate"],
+            ]
+            for t in tasks
+        ),
+        limit=40,
+        total=len(tasks),
+    )
+    vectors = sum(t.get("deletion_vectors", 0) for t in tasks)
+    dropped = sum(len(t.get("index_files_dropped") or ()) for t in tasks)
+    kept = sum(len(t.get("vectors_kept") or ()) for t in tasks)
+    if vectors or dropped:
+        line = (
+            f"  {vectors} deletion vectors applied while reading; {dropped} vector index "
+            "files dropped from the index manifest"
+        )
+        if kept:
+            line += f"; {kept} vectors of files not compacted move to new index files"
+        out.line(line)
+
+
+def human(o: Outcome[CompactPlan, CompactResult], out: Output, view: RunView) -> None:
+    d = o.plan.plan.details
+    tasks = d.get("tasks") or []
+    header("compact", o.plan.plan.table, out, view)
+    _settings(d, out)
+    render_journals(journals_of(o.report), out)
+    if d.get("latest_snapshot") is None:
+        out.line("  the table has no snapshots: nothing to do")
+        return
+    for s in d.get("skipped") or []:
+        where = f"partition {s['partition']} " if s["partition"] else ""
+        out.line(f"  skipped {where}bucket {s['bucket']}: {s['reason']}")
+    if not tasks:
+        out.line("  nothing to compact")
+        return
+    _tasks(tasks, out)
+    out.line(
+        f"  {d['files_before']} files ({human_bytes(d['bytes_before'])}) -> about "
+        f"{d['files_after_estimate']} files (about {human_bytes(d['bytes_after_estimate'])})"
+    )
+    r = o.result
+    if r is not None and r.commit is not None and r.commit.snapshot is not None:
+        render_commit(
+            out,
+            r.commit.snapshot.id,
+            f"(COMPACT): {r.files_before} files ({human_bytes(r.bytes_before)}) -> "
+            f"{r.files_after} files ({human_bytes(r.bytes_after)})"
+            + (
+                f", {r.changelog_files} changelog files ({r.changelog_records} records)"
+                if d.get("changelog_producer")
+                else ""
+            )
+            + "; replaced files are deleted later by expire-snapshots",
+            r.notes,
+        )
+
+
+def quiet(o: Outcome[CompactPlan, CompactResult], _view: RunView) -> Iterator[str]:
+    """The input files of every task."""
+    for t in o.plan.plan.details.get("tasks") or []:
+        for f in t["inputs"]:
+            yield f"{t['path']}/{f['name']}"
+
+
+RENDERER: Renderer[CompactPlan, CompactResult] = Renderer("compact", document, human, quiet)

@@ -1,0 +1,47 @@
+"""expire-changelogs: the long-lived changelogs that expire and why the rest stay."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from paimon_cli.output import Output
+from paimon_cli.render import Renderer, RunView
+from paimon_cli.render.plans import (
+    deleting_header,
+    journaled_document,
+    render_plan_and_report,
+    unfinished_runs,
+)
+
+if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
+    from core.runtime.plans import Plan
+
+
+def human(o: Outcome[Plan, None], out: Output, view: RunView) -> None:
+    d = o.plan.details
+    deleting_header("expire-changelogs", o.plan, out, view)
+    render_changelog_details(d, out)
+    unfinished_runs(o, out)
+    render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=view.dry_run)
+
+
+def render_changelog_details(d: Mapping[str, Any], out: Output) -> None:
+    """The changelog expiry lines (also shown by expire-snapshots on decoupled tables)."""
+    if d.get("earliest_changelog") is None:
+        out.line("  no long-lived changelogs: nothing to do")
+        return
+    ids = d.get("changelogs") or []
+    span = f"{ids[0]}..{ids[-1]}" if ids else "none"
+    out.line(
+        f"  changelogs {d['earliest_changelog']}..{d['latest_changelog']}: expiring {span} "
+        f"({len(ids)}); stopped by {d['stopped_by']}: {d['stop_detail']}"
+    )
+    if d.get("kept"):
+        out.line(
+            f"  kept because a tag, branch or remaining changelog needs them: {len(d['kept'])}"
+        )
+
+
+RENDERER: Renderer[Plan, None] = Renderer("expire-changelogs", journaled_document, human)

@@ -1,0 +1,338 @@
+"""inspect: each view as JSON and as human output, and the --check report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.format.model import Snapshot
+    from core.ops.check import CheckReport
+    from core.ops.inspect import Summary
+from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
+from paimon_cli.inspection import View
+from paimon_cli.output import (
+    Output,
+    bold,
+    green,
+    human_bytes,
+    human_duration,
+    human_limit,
+    human_time,
+    human_wall_clock,
+    plural,
+    red,
+)
+from paimon_cli.render.plans import SCREEN
+
+
+def _file_json(row: dict[str, Any]) -> dict[str, Any]:
+    """A file row; ``created`` is the creation time as every other time in JSON."""
+    return {**row, "created": instant(row.pop("creation_ms"))}
+
+
+def _retention_json(r: Any) -> dict[str, Any]:
+    rng = r.range
+    return {
+        "config": r.config,
+        "earliest_snapshot": rng.earliest,
+        "latest_snapshot": rng.latest,
+        "expire_until": rng.end,
+        "expirable_snapshots": r.expirable,
+        "kept_snapshots": r.kept,
+        "stopped_by": rng.stop,
+        "stop_detail": rng.stop_detail,
+        "blocking_consumer": rng.blocking_consumer,
+        "stale_consumers": list(r.stale_consumers),
+        "tags_due_to_expire": list(r.tags_due),
+        "changelogs": None
+        if r.changelogs is None
+        else {
+            "decoupled": r.changelogs.decoupled,
+            "count": r.changelogs.count,
+            "earliest": r.changelogs.earliest,
+            "latest": r.changelogs.latest,
+            "expirable": r.changelogs.expirable,
+            "stopped_by": r.changelogs.stop,
+            "stop_detail": r.changelogs.stop_detail,
+        },
+    }
+
+
+def _summary_json(s: Summary) -> dict[str, Any]:
+    t = s.table
+    return {
+        "location": t.location,
+        "branch": t.branch,
+        "schema_id": t.schema.id,
+        "primary_keys": list(t.schema.primary_keys),
+        "partition_keys": list(t.schema.partition_keys),
+        "bucket": t.options.bucket,
+        "file_format": t.options.get("file.format"),
+        "snapshots": {
+            "count": s.snapshot_count,
+            "earliest": s.earliest,
+            "latest": s.latest.id if s.latest else None,
+        },
+        "latest_snapshot": snapshot_json(s.latest) if s.latest else None,
+        "live": {
+            "files": s.live_files,
+            "records": s.live_records,
+            "reader_rows": s.reader_rows,
+            "rows": s.live_records,  # schema 1 name of records, kept for compatibility
+            "bytes": s.live_bytes,
+            "partitions": s.partitions,
+        },
+        "storage": None
+        if s.storage_bytes is None
+        else {"files": s.storage_files, "bytes": s.storage_bytes},
+        "tags": [tag_json(tag) for tag in s.tags],
+        "consumers": [consumer_json(c) for c in s.consumers],
+        "branches": s.branches,
+        "retention": _retention_json(s.retention) if s.retention else None,
+        "retention_error": s.retention_error,
+    }
+
+
+_JSON: dict[View, Callable[[Any], Any]] = {
+    View.summary: _summary_json,
+    View.snapshots: lambda snaps: [snapshot_json(s) for s in snaps],
+    View.tags: lambda tags: [tag_json(t) for t in tags],
+    View.consumers: lambda consumers: [consumer_json(c) for c in consumers],
+    View.retention: _retention_json,
+    View.files: lambda files: [_file_json(row) for row in plain(files)],
+    View.manifests: plain,
+    View.partitions: plain,
+}
+
+
+def view_json(view: View, value: Any) -> Any:
+    """A view's engine values as JSON (branches, schema, options and runs already are)."""
+    convert = _JSON.get(view)
+    return value if convert is None else convert(value)
+
+
+def check_json(r: CheckReport) -> dict[str, Any]:
+    return {
+        "check": {
+            "ok": r.ok,
+            "roots": r.roots,
+            "files_checked": r.files_checked,
+            "problems": plain(list(r.problems)),
+        }
+    }
+
+
+# -- rendering --------------------------------------------------------------------------------
+def render_check(r: CheckReport, out: Output) -> None:
+    if r.ok:
+        out.line(
+            green("OK"),
+            f": {r.files_checked} files referenced by {r.roots} snapshots, "
+            "tags and changelogs all present with their recorded sizes",
+        )
+        return
+    out.line(
+        red(plural(len(r.problems), "problem")),
+        f" among {r.files_checked} referenced files ({r.roots} roots):",
+    )
+    out.table(
+        None,
+        ["problem", "role", "path", "referenced by", "detail"],
+        ([p.kind, p.role, p.path, p.referenced_by, p.detail] for p in r.problems),
+    )
+
+
+def _when(ms: int | None, zone: Any) -> str:
+    return human_time(ms, zone)
+
+
+def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
+    t = s.table
+    kind = "primary-key" if t.is_primary_key else "append-only"
+    keys = f" by ({', '.join(t.schema.partition_keys)})" if t.schema.partition_keys else ""
+    branch = f"  (branch {t.branch})" if t.branch != "main" else ""
+    out.line(bold(t.location), branch)
+    out.line(
+        f"  {kind} table{keys}, bucket {t.options.bucket}, "
+        f"format {t.options.get('file.format')}, schema {t.schema.id}"
+    )
+    if s.latest is None:
+        out.line("  no snapshots yet")
+    else:
+        out.line(
+            f"  snapshots {s.earliest}..{s.latest.id} ({s.snapshot_count} files); latest "
+            f"{s.latest.commit_kind} at {_when(s.latest.time_millis, zone)}"
+        )
+    rows = (
+        f"{s.reader_rows} rows" if s.reader_rows is not None else "rows merged on read, not counted"
+    )
+    out.line(
+        f"  live data: {s.live_files} files, {s.live_records} records ({rows}), "
+        f"{human_bytes(s.live_bytes)} in {s.partitions} partition(s)"
+    )
+    if s.storage_bytes is not None:
+        ratio = f" ({s.storage_bytes / s.live_bytes:.1f}x live)" if s.live_bytes else ""
+        out.line(f"  on storage: {s.storage_files} files, {human_bytes(s.storage_bytes)}{ratio}")
+    out.line(f"  tags {len(s.tags)}, consumers {len(s.consumers)}, branches {len(s.branches)}")
+    if s.retention is not None:
+        _render_retention(s.retention, None, out, zone, indent="  ")
+    elif s.retention_error:
+        out.line(f"  retention: cannot evaluate ({s.retention_error})")
+
+
+def _render_retention(r: Any, _data: Any, out: Output, zone: Any, indent: str = "") -> None:
+    c = r.config
+    out.line(
+        f"{indent}retention (table settings): retain-min {c['retain_min']}, retain-max "
+        f"{human_limit(c['retain_max'])}, time {human_duration(c['time_retained_ms'])}, "
+        f"limit {c['expire_limit']}"
+    )
+    out.line(
+        f"{indent}  would expire now: {plural(r.expirable, 'snapshot')}, keep {r.kept}; "
+        f"stopped by {r.range.stop}: {r.range.stop_detail}"
+    )
+    if r.stale_consumers:
+        out.line(f"{indent}  stale consumers (no longer block): {', '.join(r.stale_consumers)}")
+    if r.tags_due:
+        out.line(f"{indent}  tags due to expire: {', '.join(r.tags_due)}")
+    cl = r.changelogs
+    if cl is not None and (cl.count or cl.decoupled):
+        span = f" ({cl.earliest}..{cl.latest})" if cl.count else ""
+        line = f"{indent}  long-lived changelogs: {cl.count}{span}; "
+        if cl.decoupled:
+            line += f"would expire now: {cl.expirable}; stopped by {cl.stop}: {cl.stop_detail}"
+        else:
+            line += cl.stop_detail
+        out.line(line)
+
+
+def _render_snapshots(snaps: list[Snapshot], _d: Any, out: Output, zone: Any) -> None:
+    out.table(
+        None,
+        ["id", "time", "kind", "schema", "records", "delta", "user"],
+        (
+            [
+                s.id,
+                _when(s.time_millis, zone),
+                s.commit_kind,
+                s.schema_id,
+                s.total_record_count,
+                s.delta_record_count,
+                s.commit_user[:12],
+            ]
+            for s in snaps
+        ),
+    )
+
+
+# Times Paimon stores as a wall clock without a zone; shown in the table zone.
+_WALL_CLOCK_KEYS = frozenset({"last_update", "create_time_local", "expire_at_local"})
+_INT_MAX_TEXT = str(2**31 - 1)  # an option at Integer.MAX_VALUE: no limit
+
+
+def _render_rows(columns: list[str], keys: list[str]) -> Any:
+    def render(_rows: Any, data: list[dict[str, Any]], out: Output, zone: Any) -> None:
+        def cell(row: dict[str, Any], key: str) -> Any:
+            value = row.get(key)
+            if key in ("size", "bytes"):
+                return human_bytes(value)
+            if key in _WALL_CLOCK_KEYS:
+                return human_wall_clock(value, zone)
+            if key == "value" and value == _INT_MAX_TEXT:
+                return human_limit(int(value))
+            if key == "path" and isinstance(value, str):
+                return out.rel(value)
+            if key == "partition" and isinstance(value, dict):
+                return "/".join(f"{k}={v}" for k, v in value.items()) or "-"
+            if isinstance(value, dict) and "epoch_ms" in value:
+                return human_time(value["epoch_ms"], zone)
+            if isinstance(value, list):
+                return ", ".join(map(str, value)) or "-"
+            return value
+
+        out.table(
+            None,
+            columns,
+            ([cell(r, k) for k in keys] for r in data),
+            limit=SCREEN if len(data) > SCREEN + 5 else None,
+            total=len(data),
+        )
+        if not data:
+            out.line("(none)")
+
+    return render
+
+
+def _render_schema(data: Any, _d: Any, out: Output, _zone: Any) -> None:
+    out.line(
+        f"schema {data['id']} (ids {data['schema_ids']}); partition keys "
+        f"{data['partition_keys'] or '-'}; primary keys {data['primary_keys'] or '-'}"
+    )
+    out.table(
+        None, ["id", "name", "type"], ([f["id"], f["name"], f["type"]] for f in data["fields"])
+    )
+
+
+def _render_runs(_rows: Any, data: list[dict[str, Any]], out: Output, zone: Any) -> None:
+    def when(value: Any) -> str:
+        return _when(value.get("epoch_ms"), zone) if isinstance(value, dict) else "-"
+
+    out.table(
+        None,
+        ["run", "command", "started", "status", "files", "bytes", "quarantine", "by"],
+        (
+            [
+                r.get("run_id"),
+                r.get("command"),
+                when(r.get("started")),
+                r.get("status"),
+                (r.get("totals") or {}).get("files", 0),
+                human_bytes((r.get("totals") or {}).get("bytes", 0)),
+                "yes" if r.get("quarantine") else "-",
+                f"{r.get('user')}@{r.get('host')}",
+            ]
+            for r in reversed(data)  # newest first
+        ),
+        limit=SCREEN if len(data) > SCREEN + 5 else None,
+        total=len(data),
+    )
+    if not data:
+        out.line("(no runs recorded)")
+
+
+_RENDER: dict[View, Any] = {
+    View.runs: _render_runs,
+    View.summary: _render_summary,
+    View.retention: _render_retention,
+    View.snapshots: _render_snapshots,
+    View.schema: _render_schema,
+    View.files: _render_rows(
+        ["partition", "bucket", "level", "rows", "size", "created", "path"],
+        ["partition", "bucket", "level", "rows", "size", "created", "path"],
+    ),
+    View.manifests: _render_rows(
+        ["list", "manifest", "size", "added", "deleted", "schema"],
+        ["list_kind", "name", "size", "added", "deleted", "schema_id"],
+    ),
+    View.partitions: _render_rows(
+        ["partition", "files", "rows", "size", "last update", "path"],
+        ["partition", "files", "rows", "bytes", "last_update", "path"],
+    ),
+    View.tags: _render_rows(
+        ["tag", "snapshot", "records", "created", "expires"],
+        ["name", "snapshot_id", "record_count", "create_time_local", "expire_at_local"],
+    ),
+    View.consumers: _render_rows(
+        ["consumer", "next snapshot", "modified"], ["id", "next_snapshot", "modified"]
+    ),
+    View.branches: _render_rows(
+        ["branch", "earliest", "latest", "tags", "schema"],
+        ["name", "earliest_snapshot", "latest_snapshot", "tags", "schema_id"],
+    ),
+    View.options: _render_rows(["option", "value", "source"], ["key", "value", "source"]),
+}
+
+
+def render_view(view: View, value: Any, out: Output, zone: Any) -> None:
+    _RENDER[view](value, view_json(view, value), out, zone)

@@ -1,0 +1,191 @@
+"""maintain: per table and step what ran and why; the JSON document holds, per step, the
+single command's document."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paimon_cli.convert import commit_json, plan_doc
+from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red
+
+if TYPE_CHECKING:
+    from core.ops.maintain import StepResult, TableResult
+
+
+def step_document(step: StepResult, location: str, dry_run: bool) -> dict[str, Any] | None:
+    """The single command's JSON document for what this step planned and did."""
+    if step.plan is None:
+        return None
+    plan = step.plan
+    if step.name == "expire-partitions":
+        c = step.commit
+        report = None
+        if c is not None and c.snapshot is not None:
+            files = len(c.changes.entries) if c.changes else 0
+            report = commit_json(c.snapshot, c.attempts, c.notes, files_marked_delete=files)
+        body = plan_doc(dry_run, plan, report)
+    elif step.name == "expire-snapshots":
+        body = plan_doc(
+            dry_run,
+            plan,
+            step.report.to_json() if step.report else None,
+            unfinished_journals=step.pending_journals,
+        )
+    else:
+        report = step.report.to_json() if step.report else None
+        if report is None and not dry_run and step.status == "ok":
+            report = {"status": "ok"}
+        if step.name == "auto-tags":
+            body = plan_doc(dry_run, plan, report, created=step.created_tags)
+        else:
+            body = plan_doc(dry_run, plan, report)
+    return {"command": plan.command, "schema_version": SCHEMA_VERSION, "table": location, **body}
+
+
+def _error(exc: Any) -> dict[str, Any] | None:
+    return None if exc is None else {"kind": exc.kind, "message": exc.message}
+
+
+def document(
+    results: list[TableResult], skipped: list[str], dry_run: bool, run_ids: dict[str, str]
+) -> dict[str, Any]:
+    tables = []
+    for r in results:
+        extra = {"run_id": run_ids[r.location]} if r.location in run_ids else {}
+        tables.append(
+            {
+                **extra,
+                "table": r.location,
+                "name": r.name,
+                "status": "failed" if r.failed else "ok",
+                "seconds": round(r.seconds, 3),
+                "error": _error(r.error),
+                "totals": _totals(r, dry_run),
+                "steps": [
+                    {
+                        "step": s.name,
+                        "status": s.status,
+                        "reason": s.reason,
+                        "seconds": round(s.seconds, 3),
+                        "error": _error(s.error),
+                        "document": step_document(s, r.location, dry_run),
+                    }
+                    for s in r.steps
+                ],
+            }
+        )
+    return {
+        "command": "maintain",
+        "schema_version": SCHEMA_VERSION,
+        "dry_run": dry_run,
+        "tables": tables,
+        "skipped": [{"table": loc, "reason": "--max-duration reached"} for loc in skipped],
+        "summary": {
+            "tables": len(results) + len(skipped),
+            "maintained": sum(not r.failed for r in results),
+            "failed": sum(r.failed for r in results),
+            "skipped": len(skipped),
+        },
+    }
+
+
+def _totals(r: TableResult, dry_run: bool) -> dict[str, int]:
+    """What each table's run expired and deleted (dry run: would have)."""
+    files, size = r.files_deleted, r.bytes_deleted
+    if dry_run:
+        planned = [s.planned_totals() for s in r.steps]
+        files, size = sum(f for f, _ in planned), sum(b for _, b in planned)
+    return {
+        "steps_run": sum(s.ran for s in r.steps),
+        "tags_created": r.count("auto-tags", "tags"),
+        "tags_expired": r.count("expire-tags", "tags"),
+        "partitions_expired": r.count("expire-partitions", "partitions"),
+        "consumers_expired": len(
+            [c for c in _planned(r, "expire-consumers", "consumers") if c["expired"]]
+        ),
+        "snapshots_expired": r.count("expire-snapshots", "snapshots"),
+        "changelogs_expired": r.count("expire-changelogs", "changelogs"),
+        "files_deleted": files,
+        "bytes_deleted": size,
+    }
+
+
+def _planned(r: TableResult, step: str, key: str) -> list[Any]:
+    found = r.step(step)
+    return [] if found is None or not found.ran else found.planned(key)
+
+
+# -- human output ----------------------------------------------------------------------------
+def _step_line(s: StepResult) -> list[Part]:
+    if s.status in ("skipped", "not-run"):
+        return [f"    {s.name:<20} {s.status:<8} {s.reason}"]
+    if s.status == "failed":
+        message = s.error.message if s.error is not None else "a phase failed (see --json)"
+        return [f"    {s.name:<20} ", red("failed"), f"   {message}"]
+    what = "nothing to do"
+    if s.changelogs:
+        what = f"changelogs {s.changelogs[0]}..{s.changelogs[-1]} ({len(s.changelogs)})"
+    if s.plan is not None and not s.plan.empty:
+        totals = s.plan.totals()
+        what = f"{totals['files']} files, {human_bytes(totals['bytes'])}"
+        d = s.plan.details
+        if s.name == "expire-snapshots" and d.get("snapshots"):
+            snaps = d["snapshots"]
+            what = f"snapshots {snaps[0]}..{snaps[-1]} ({len(snaps)}), " + what
+        for key in ("tags", "partitions"):
+            if s.name != "expire-snapshots" and d.get(key):
+                what = f"{len(d[key])} {key}, " + what
+    return [f"    {s.name:<20} ran      {what} ", dim(f"({s.reason})")]
+
+
+def render(results: list[TableResult], skipped: list[str], out: Output, dry_run: bool) -> None:
+    title = "maintain" + (" (dry run: nothing changed)" if dry_run else "")
+    out.line(bold(title))
+    for r in results:
+        if dry_run or r.failed:
+            out.line(f"  {r.name}")
+            if r.error is not None:
+                out.line("    ", red("failed"), f": {r.error.message}")
+            for s in r.steps:
+                out.line(*_step_line(s))
+    verb = "would be " if dry_run else ""
+    rows = []
+    for r in results:
+        t = _totals(r, dry_run)
+        rows.append(
+            [
+                r.name,
+                t["steps_run"],
+                t["snapshots_expired"],
+                t["partitions_expired"],
+                t["tags_expired"],
+                t["changelogs_expired"],
+                t["files_deleted"],
+                human_bytes(t["bytes_deleted"]),
+                f"{r.seconds:.2f}",
+                red("failed") if r.failed else "ok",
+            ]
+        )
+    rows += [[loc, 0, 0, 0, 0, 0, 0, "-", "-", "skipped"] for loc in skipped]
+    out.table(
+        None,
+        [
+            "table",
+            "steps run",
+            "snapshots",
+            "partitions",
+            "tags",
+            "changelogs",
+            "files deleted",
+            "bytes deleted",
+            "seconds",
+            "status",
+        ],
+        rows,
+    )
+    failed = sum(r.failed for r in results)
+    out.line(
+        f"{len(results) + len(skipped)} tables: {len(results) - failed} {verb}maintained, "
+        f"{failed} failed"
+        + (f", {len(skipped)} skipped (--max-duration reached)" if skipped else "")
+    )

@@ -1,0 +1,62 @@
+"""remove-unexisting-files: the missing data files and the commit that marks them DELETE."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paimon_cli.convert import plan_doc
+from paimon_cli.output import Output, human_bytes
+from paimon_cli.render import Renderer, RunView
+from paimon_cli.render.plans import commit_report, header, render_commit
+
+if TYPE_CHECKING:
+    from core.runtime.operation import Outcome
+    from core.runtime.plans import Plan
+    from core.write.commit import CommitResult
+
+
+def document(o: Outcome[Plan, CommitResult], view: RunView) -> dict[str, Any]:
+    return plan_doc(view.dry_run, o.plan, commit_report(o.result))
+
+
+def human(o: Outcome[Plan, CommitResult], out: Output, view: RunView) -> None:
+    d = o.plan.details
+    files = d.get("files") or []
+    header("remove-unexisting-files", o.plan.table, out, view)
+    if d.get("snapshot_id") is None:
+        out.line("  the table has no snapshots: nothing to do")
+        return
+    if not files:
+        out.line(f"  every data file of snapshot {d['snapshot_id']} exists: nothing to do")
+        return
+    out.line(
+        f"  snapshot {d['snapshot_id']}: {len(files)} data files missing, {d['rows']} rows "
+        "(these rows are gone for good)"
+    )
+    out.table(
+        None,
+        ["partition", "bucket", "level", "rows", "size", "path"],
+        (
+            [
+                "/".join(f"{k}={v}" for k, v in f["partition"].items()) or "-",
+                f["bucket"],
+                f["level"],
+                f["rows"],
+                human_bytes(f["size"]),
+                out.rel(f["path"]),
+            ]
+            for f in files
+        ),
+        limit=40,
+        total=len(files),
+    )
+    r = o.result
+    if r is not None and r.snapshot is not None:
+        render_commit(out, r.snapshot.id, f"(APPEND) after {r.attempts} attempt(s)", r.notes)
+
+
+def quiet(o: Outcome[Plan, CommitResult], _view: RunView) -> list[str]:
+    return [f["path"] for f in o.plan.details.get("files") or []]
+
+
+RENDERER: Renderer[Plan, CommitResult] = Renderer("remove-unexisting-files", document, human, quiet)

@@ -1,0 +1,97 @@
+"""create-tag, delete-tag, expire-tags and rename-tag: the tags and what goes with them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from paimon_cli.convert import plan_doc
+from paimon_cli.output import Output, green
+from paimon_cli.render import Renderer, RunView
+from paimon_cli.render.journals import journals_json, journals_of, render_journals
+from paimon_cli.render.plans import header, render_plan, render_report
+
+if TYPE_CHECKING:
+    from core.ops.tag_operations import Renamed
+    from core.runtime.operation import Outcome
+    from core.runtime.plans import Plan
+    from core.runtime.report import ExecutionReport
+
+
+def _shown(o: Outcome[Plan, Any], journals_only: bool) -> ExecutionReport | None:
+    """The report to show: a write-only command (create-tag) shows only the journals it
+    finished first, else a plain "done"."""
+    if o.report is None or not journals_only:
+        return o.report
+    return journals_of(o.report)
+
+
+def _tags_renderer(command: str, *, journals_only: bool = False) -> Renderer[Plan, Any]:
+    def document(o: Outcome[Plan, Any], view: RunView) -> dict[str, Any]:
+        shown = _shown(o, journals_only)
+        report = shown.to_json() if shown else (None if o.report is None else {"status": "ok"})
+        return plan_doc(view.dry_run, o.plan, report)
+
+    def human(o: Outcome[Plan, Any], out: Output, view: RunView) -> None:
+        d = o.plan.details
+        header(command, o.plan.table, out, view)
+        for name in d.get("missing") or []:
+            out.warn(f"tag {name!r} does not exist")
+        for t in d.get("tags") or []:
+            state = (
+                "snapshot still exists: tag file only"
+                if t["snapshot_exists"]
+                else (f"{t['files_freed']} files only it kept")
+            )
+            out.line(f"  tag {t['tag']} (snapshot {t['snapshot_id']}): {t['reason']}; {state}")
+        if "tag" in d and "snapshot_id" in d:
+            verb = "replace" if d.get("replace") else "create"
+            out.line(f"  {verb} tag {d['tag']} on snapshot {d['snapshot_id']}")
+        render_plan(o.plan, out, show_actions=view.dry_run)
+        shown = _shown(o, journals_only)
+        if shown is not None:
+            render_report(shown, out)
+        elif o.report is not None:
+            out.line("  ", green("done"))
+
+    return Renderer(command, document, human, _every_action)
+
+
+def _every_action(o: Outcome[Plan, Any], _view: RunView) -> Iterator[str]:
+    """Every file the plan writes or deletes (the tag files included)."""
+    return (a.path for phase in o.plan.phases for a in phase.actions)
+
+
+CREATE = _tags_renderer("create-tag", journals_only=True)
+DELETE = _tags_renderer("delete-tag")
+EXPIRE = _tags_renderer("expire-tags")
+
+
+def _rename_document(o: Outcome[Plan, Renamed], _view: RunView) -> dict[str, Any]:
+    d = o.plan.details
+    if o.report is None:
+        return {"dry_run": True, "from": d["from"], "to": d["to"], "possible": d["possible"]}
+    assert o.result is not None
+    return {
+        "dry_run": False,
+        "from": d["from"],
+        "to": d["to"],
+        "old_path": o.result.old_path,
+        "new_path": o.result.new_path,
+        "journals": journals_json(journals_of(o.report)),
+    }
+
+
+def _rename_human(o: Outcome[Plan, Renamed], out: Output, _view: RunView) -> None:
+    d = o.plan.details
+    if o.report is None:
+        verdict = "would rename" if d["possible"] else "cannot rename (check the names)"
+        out.line(f"rename-tag (dry run): {verdict} {d['from']} -> {d['to']}")
+        return
+    out.line(f"renamed tag {d['from']} -> {d['to']}")
+    render_journals(journals_of(o.report), out)
+
+
+RENAME: Renderer[Plan, Renamed] = Renderer(
+    "rename-tag", _rename_document, _rename_human, lambda _o, _v: ()
+)

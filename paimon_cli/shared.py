@@ -1,0 +1,260 @@
+"""Commands as declarations: the options every command shares are declared here, once.
+
+A command module declares its own arguments and options and makes one call; the
+:func:`command` decorator adds the shared table, storage, engine and output options to
+its signature (``__signature__``, which Typer, the man pages and the completions all
+read), parses them into a :class:`Common` and hands it to the command. An impossible value
+found while the command builds its request (``InvalidOptionError`` from ``core``, naming
+the request field) becomes a usage error on the option of that name (exit 2).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import inspect
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+import typer
+
+from core.errors import InvalidOptionError
+from paimon_cli.engine import EngineChoice
+from paimon_cli.output import Mode, Output
+from paimon_cli.params import (
+    AllowUnsafeOpt,
+    BranchOpt,
+    DryRunOpt,
+    Engine,
+    EngineOpt,
+    FsOpt,
+    JsonOpt,
+    OptionsOpt,
+    ParallelismOpt,
+    QuarantineOpt,
+    QuietOpt,
+    RateOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
+    SparkRemoteOpt,
+    TableArg,
+    TimezoneOpt,
+    WarehouseOpt,
+    parse_fs_options,
+    parse_options_arg,
+)
+from paimon_cli.selection import Selection
+from paimon_cli.state import AppState, state_of
+
+if TYPE_CHECKING:
+    from core.ops.lifecycle import RunRequest
+
+
+class Shared(enum.Flag):
+    """The shared option groups a command takes besides TABLE, ``--warehouse``,
+    ``--fs-option``, ``--max-requests-per-second`` and ``--json``, which every one has."""
+
+    NONE = 0
+    OPTIONS = enum.auto()  # --options k=v,...: dynamic table options
+    UNSAFE_COMMIT = enum.auto()  # --allow-unsafe-commit
+    DRY_RUN = enum.auto()  # --dry-run
+    QUARANTINE = enum.auto()  # --quarantine
+    QUIET = enum.auto()  # -q/--quiet
+    BRANCH = enum.auto()  # --branch
+    PARALLELISM = enum.auto()  # --parallelism (local threads)
+    SPARK = enum.auto()  # --engine and --spark-*: with PARALLELISM, where heavy work runs
+    TIMEZONE = enum.auto()  # --timezone
+    #: what a changing command has, at the least
+    CHANGING = DRY_RUN | QUIET | BRANCH
+    ENGINE = PARALLELISM | SPARK
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    annotation: Any
+    default: Any
+    group: Shared
+
+
+# In the order --help lists them; names are the run record's option keys.
+_SHARED: tuple[_Param, ...] = (
+    _Param("options", OptionsOpt, None, Shared.OPTIONS),
+    _Param("allow_unsafe_commit", AllowUnsafeOpt, False, Shared.UNSAFE_COMMIT),
+    _Param("dry_run", DryRunOpt, False, Shared.DRY_RUN),
+    _Param("quarantine", QuarantineOpt, False, Shared.QUARANTINE),
+    _Param("json_out", JsonOpt, False, Shared.NONE),
+    _Param("quiet", QuietOpt, False, Shared.QUIET),
+    _Param("warehouse", WarehouseOpt, None, Shared.NONE),
+    _Param("branch", BranchOpt, "main", Shared.BRANCH),
+    _Param("fs_option", FsOpt, None, Shared.NONE),
+    _Param("max_rps", RateOpt, None, Shared.NONE),
+    _Param("parallelism", ParallelismOpt, None, Shared.PARALLELISM),
+    _Param("engine", EngineOpt, Engine.local, Shared.SPARK),
+    _Param("spark_master", SparkMasterOpt, None, Shared.SPARK),
+    _Param("spark_remote", SparkRemoteOpt, None, Shared.SPARK),
+    _Param("spark_conf", SparkConfOpt, None, Shared.SPARK),
+    _Param("timezone", TimezoneOpt, None, Shared.TIMEZONE),
+)
+_DEFAULTS = {p.name: p.default for p in _SHARED}
+
+
+@dataclass(frozen=True)
+class Common:
+    """The shared options of one command line, parsed; and what follows from them."""
+
+    selection: Selection  # the table(s), their branch, storage settings, dynamic options
+    dry_run: bool
+    quarantine: bool
+    allow_unsafe_commit: bool
+    engine: EngineChoice
+    zone: dt.tzinfo
+    now_ms: int  # times given on the command line are read against this instant
+    output: Output
+    state: AppState
+    #: every option of the command line by name (storage and Spark settings are masked
+    #: when a run record keeps them)
+    params: Mapping[str, Any]
+
+    @property
+    def json(self) -> bool:
+        return self.output.mode is Mode.JSON
+
+    @property
+    def debug(self) -> bool:
+        return self.state.debug
+
+    def run_request(self, saved_plan: Any = None) -> RunRequest:
+        """The lifecycle switches: dry run, a saved plan, quarantine, the recorded options."""
+        from core.ops.lifecycle import RunRequest
+
+        return RunRequest(
+            dry_run=self.dry_run,
+            saved_plan=saved_plan,
+            quarantine=self.quarantine,
+            options=self.params,
+        )
+
+
+def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Common:
+    """The shared options parsed (those a command does not take at their defaults)."""
+    from core.runtime.clock import SystemClock
+    from core.runtime.requests import parsed
+    from core.runtime.timeparse import resolve_zone
+
+    v = {**_DEFAULTS, **values}
+    state = state_of(ctx)
+    mode = Mode.of(v["json_out"], v["quiet"])
+    with usage_errors(ctx):
+        zone = parsed("timezone", lambda: resolve_zone(v["timezone"]))
+    # Commands without --parallelism run on one local thread.
+    parallelism = v["parallelism"] if Shared.PARALLELISM in shared else 1
+    return Common(
+        selection=Selection(
+            v["table"],
+            v["warehouse"],
+            v["branch"],
+            parse_fs_options(v["fs_option"]),
+            parse_options_arg(v["options"]),
+            max_requests_per_second=v["max_rps"],
+        ),
+        dry_run=v["dry_run"],
+        quarantine=bool(v["quarantine"]),
+        allow_unsafe_commit=v["allow_unsafe_commit"],
+        engine=EngineChoice.of(
+            v["engine"], parallelism, v["spark_master"], v["spark_remote"], v["spark_conf"]
+        ),
+        zone=zone,
+        now_ms=SystemClock().now_ms(),
+        output=Output(mode, no_color=state.no_color),
+        state=state,
+        params=dict(ctx.params),  # as Click parsed them (the run record keeps these)
+    )
+
+
+def _hint(ctx: typer.Context, name: str | None) -> str | None:
+    """How a usage error names the parameter ``name``: its longest option, or its metavar."""
+    for param in ctx.command.params:
+        if param.name == name:
+            if param.param_type_name == "argument":
+                return param.metavar or name.upper()
+            return max(param.opts, key=len)
+    return None
+
+
+@contextmanager
+def usage_errors(ctx: typer.Context) -> Iterator[None]:
+    """An impossible value found while building a request is a usage error (exit 2) on
+    the option it names."""
+    try:
+        yield
+    except InvalidOptionError as exc:
+        raise typer.BadParameter(exc.message, ctx=ctx, param_hint=_hint(ctx, exc.param)) from None
+
+
+Body = Callable[..., None]
+
+
+def _own_parameters(body: Body) -> list[inspect.Parameter]:
+    """The command's own arguments and options: its parameters after ``common``."""
+    hints = get_type_hints(body, include_extras=True)
+    params = list(inspect.signature(body).parameters.values())
+    if not params or params[0].name != "common":
+        raise TypeError(f"{body.__name__}: the first parameter must be 'common: Common'")
+    return [
+        p.replace(annotation=hints[p.name], kind=inspect.Parameter.KEYWORD_ONLY) for p in params[1:]
+    ]
+
+
+def _keyword(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> Any:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+def command(name: str, *, epilog: str, shared: Shared) -> Callable[[Body], Callable[..., None]]:
+    """Declare a command: ``body(common, **own)`` gets the shared options of ``shared`` parsed
+    into ``common``; its own parameters follow TABLE in the usage line and in --help."""
+
+    def declare(body: Body) -> Callable[..., None]:
+        own = _own_parameters(body)
+        taken = [p for p in _SHARED if p.group in shared or p.group is Shared.NONE]
+        if Shared.SPARK in shared and Shared.PARALLELISM not in shared:
+            raise TypeError(f"{name}: SPARK needs PARALLELISM")
+        clash = {p.name for p in own} & {p.name for p in _SHARED}
+        if clash:
+            raise TypeError(f"{name}: {sorted(clash)} are shared options")
+        signature = inspect.Signature(
+            [
+                _keyword("ctx", typer.Context),
+                _keyword("table", TableArg),
+                *own,
+                *(_keyword(p.name, p.annotation, p.default) for p in taken),
+            ]
+        )
+        shared_names = frozenset({"table", *(p.name for p in taken)})
+
+        def callback(ctx: typer.Context, **values: Any) -> None:
+            common = _common(ctx, shared, {k: values.pop(k) for k in shared_names})
+            with usage_errors(ctx):
+                body(common, **values)
+
+        callback.__signature__ = signature  # type: ignore[attr-defined]
+        callback.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()}
+        callback.__doc__ = body.__doc__
+        callback.__name__ = body.__name__
+        callback.__qualname__ = body.__qualname__
+        callback.__module__ = body.__module__
+        setattr(callback, "command_name", name)  # noqa: B010
+        setattr(callback, "epilog", epilog)  # noqa: B010
+        return callback
+
+    return declare
+
+
+def register(app: typer.Typer, *commands: Callable[..., None]) -> None:
+    """Add declared commands to the app, in the order --help lists them."""
+    for cmd in commands:
+        app.command(getattr(cmd, "command_name"), epilog=getattr(cmd, "epilog"))(cmd)  # noqa: B009
