@@ -35,7 +35,7 @@ from core.runtime.runs import Run
 from core.runtime.timeparse import local_datetime, local_wall_clock_ms
 from core.table.table import PaimonTable
 from core.write.commit import Changes, CommitResult, commit
-from core.write.manifest_writer import read_raw_rows
+from core.write.live_entries import live_raw_entries
 
 logger = logging.getLogger(__name__)
 
@@ -350,23 +350,6 @@ def unexpirable_error(plan: Plan) -> UnexpirablePartitionsError | None:
 
 def _spec_text(spec: Mapping[str, str | None]) -> str:
     return ", ".join(f"{k}={v}" for k, v in spec.items())
-
-
-def live_raw_entries(table: PaimonTable, snapshot: Snapshot) -> list[dict[str, Any]]:
-    """The live files of a snapshot as full manifest rows (every field kept for copying)."""
-    from core.write.commit import entry_identifier
-
-    merged: dict[Any, dict[str, Any]] = {}
-    for list_name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
-        for meta in table.manifest_list(snapshot, list_name):
-            path = table.paths.manifest_path(meta.file_name)
-            for row in read_raw_rows(table.fileio, path, expect=meta.expected()):
-                key = entry_identifier(row)
-                if row["_KIND"] == 0:
-                    merged[key] = row
-                else:
-                    merged.pop(key, None)
-    return list(merged.values())
 
 
 def drop_partitions_builder(

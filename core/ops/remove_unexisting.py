@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
-from core.compaction.compact import _check_partition_filters, _matches, parse_partition_filter
+from core.compaction.config import (
+    check_partition_filters,
+    parse_partition_filter,
+    partition_matches,
+)
 from core.errors import SafetyRefusalError, StalePlanError
 from core.format.model import ManifestEntry, Snapshot
 from core.io.fileio import FileIO, parent
-from core.ops.expire_partitions import live_raw_entries
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
@@ -39,6 +42,7 @@ from core.write.commit import (
     CommitResult,
     commit,
 )
+from core.write.live_entries import live_raw_entries
 
 COMMAND = "remove-unexisting-files"
 
@@ -104,7 +108,7 @@ def plan_remove_unexisting(
 ) -> Plan:
     """Every data file of the latest snapshot (in the partitions) that does not exist."""
     progress = progress or NullProgress()
-    _check_partition_filters(table, partitions)
+    check_partition_filters(table, partitions)
     latest = table.snapshots.latest()
     details: dict[str, Any] = {"snapshot_id": latest.id if latest else None, "files": []}
     phases: tuple[Phase, ...] = ()
@@ -118,7 +122,7 @@ def plan_remove_unexisting(
             spec = specs.get(e.partition)
             if spec is None:
                 spec = specs[e.partition] = table.paths.partition_spec(e.partition)
-            if _matches(spec, partitions):
+            if partition_matches(spec, partitions):
                 entries.append(e)
         paths = [table.paths.data_file_path(e) for e in entries]
         chunks = [paths[i : i + 256] for i in range(0, len(paths), 256)]

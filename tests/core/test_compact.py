@@ -19,7 +19,7 @@ from fixtures import JAVA_FIXTURES
 from invariants import assert_no_dangling_references, files_under, tree_state
 from support.lifecycle import apply
 
-import core.compaction.compact as core_compact
+import core.compaction.compact_commit as compact_commit
 from core.compaction.compact import (
     CompactConflictError,
     CompactFlags,
@@ -356,7 +356,7 @@ def test_pk_full_compaction_merged_view_identical(tmp_path: Path, partitioned: b
 
 
 def _raw_entry(t: PaimonTable, name: str) -> dict[str, Any]:
-    from core.ops.expire_partitions import live_raw_entries
+    from core.write.live_entries import live_raw_entries
 
     latest = t.snapshots.latest()
     assert latest is not None
@@ -498,7 +498,7 @@ def _forbid_full_live_read(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*_args: Any) -> Any:
         raise AssertionError("the commit re-read the full live set")
 
-    monkeypatch.setattr(core_compact, "live_raw_entries", forbidden)
+    monkeypatch.setattr(compact_commit, "live_raw_entries", forbidden)
 
 
 def test_commit_on_the_planned_snapshot_reads_no_manifest(

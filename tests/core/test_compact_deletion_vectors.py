@@ -21,11 +21,12 @@ from fixtures import Run, dev_dependency
 from invariants import assert_no_dangling_references
 from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 
-import core.compaction.compact as core_compact
 from core.compaction.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
+from core.compaction.selection import pick_pk
 from core.format.deletion_vectors import (
     BITMAP64_MAGIC,
     INDEX_TYPE,
+    DeletionFile,
     read_roaring32,
     read_roaring64,
     read_vector,
@@ -200,13 +201,13 @@ def _row(name: str, level: int, seq: int) -> dict[str, Any]:
 def test_max_level_bucket_rewrites_only_files_with_vectors() -> None:
     """CompactStrategy.pickFullCompaction: one sorted run at the max level is left alone
     except for its files that carry a deletion vector."""
-    dv = core_compact.DeletionFile("idx", 1, 10)
+    dv = DeletionFile("idx", 1, 10)
     run = [_row("a", 5, 0), _row("b", 5, 9), _row("c", 5, 4)]
-    picked = core_compact._pick_pk(run, 5, {"c": dv})
+    picked = pick_pk(run, 5, {"c": dv})
     assert [r["_FILE"]["_FILE_NAME"] for r in picked] == ["c"]
-    assert core_compact._pick_pk(run, 5, {}) == []
+    assert pick_pk(run, 5, {}) == []
     mixed = [*run, _row("d", 0, 20)]
-    assert [r["_FILE"]["_FILE_NAME"] for r in core_compact._pick_pk(mixed, 5, {})] == [
+    assert [r["_FILE"]["_FILE_NAME"] for r in pick_pk(mixed, 5, {})] == [
         "a",
         "c",
         "b",

@@ -1,0 +1,298 @@
+"""Planning a compaction: which files of the latest snapshot Paimon would merge, as tasks.
+
+The planner reads the manifests once: the live files of the latest snapshot (filtered by
+``--partition``; for unaware-bucket append tables only the small ones, or the ones whose
+deletion vector deletes too much), grouped by bucket. Each bucket's files are picked or
+packed by the table kind's rule (``core.compaction.selection``); each pick becomes a
+``CompactTask`` with the deletion vectors it applies and the vector index files it
+replaces (``core.compaction.vector_maintenance``). Nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.compaction.config import (
+    CompactConfig,
+    CompactFlags,
+    check_partition_filters,
+    compact_config,
+    merge_details,
+    partition_matches,
+)
+from core.compaction.selection import (
+    pack_unaware,
+    pack_unaware_dv,
+    pick_bucketed,
+    pick_pk,
+    too_many_deleted,
+)
+from core.compaction.task import CompactTask, IndexKeys, KeptGroups, file_size
+from core.compaction.vector_maintenance import index_rewrite
+from core.format.deletion_vectors import DeletionFile, bucket_index_files, deletion_files
+from core.format.model import IndexManifestEntry, Snapshot, TableSchema
+from core.runtime.plans import Phase, Plan, Requirements
+from core.table.table import PaimonTable
+from core.write.live_entries import live_raw_entries
+
+COMMAND = "compact"
+
+Bucket = tuple[bytes, int]  # (partition, bucket)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactPlan:
+    plan: Plan
+    tasks: tuple[CompactTask, ...]
+    config: CompactConfig | None
+    # The snapshot the plan was made from: the commit checks only what changed after it.
+    snapshot: Snapshot | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _BucketState:
+    """What planning knows of one bucket's deletion vectors."""
+
+    vectors: Mapping[str, DeletionFile]  # by data file name
+    index_entries: Sequence[IndexManifestEntry]  # the bucket's index manifest entries
+    index_files: IndexKeys  # its vector index files (checked again at commit)
+
+
+def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> CompactPlan:
+    """Pure planner: which files of the latest snapshot Paimon would merge, per task."""
+    check_partition_filters(table, flags.partitions)
+    cfg = compact_config(table, flags)
+    latest = table.snapshots.latest()
+    details = _details(cfg, latest)
+    requirements = Requirements(latest.id if latest else None, None, {}, (), None)
+    if latest is None:
+        return CompactPlan(
+            Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details),
+            (),
+            cfg,
+        )
+    with_vectors = cfg.mode == "primary-key" or cfg.deletion_vectors
+    index_entries = table.index_files(latest) if with_vectors else []
+    vectors = deletion_files(index_entries, table.paths.index_file_path)
+    groups = _candidates(table, flags, cfg, latest, vectors)
+    states = _BucketStates(vectors, index_entries)
+    tasks: list[CompactTask] = []
+    for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
+        if not _compatible_schemas(table, files):
+            details["skipped"].append(
+                {
+                    "partition": table.paths.partition_spec(partition),
+                    "bucket": bucket,
+                    "reason": "files written before a column change (schema evolution)",
+                }
+            )
+            continue
+        state = states.of((partition, bucket))
+        tasks += _bucket_tasks(table, cfg, partition, bucket, files, state, with_vectors)
+    phases = _summarize(table, details, tasks, latest)
+    plan = Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+    return CompactPlan(plan, tuple(tasks), cfg, latest)
+
+
+def _details(cfg: CompactConfig, latest: Snapshot | None) -> dict[str, Any]:
+    """The plan's details before any task is known (tasks and skipped buckets follow)."""
+    return {
+        "config": dict(cfg.sources),
+        "mode": cfg.mode,
+        "strategy": cfg.strategy,
+        "merge": merge_details(cfg.merge),
+        "changelog_producer": (
+            cfg.changelog.producer if cfg.changelog and cfg.changelog.producer != "none" else None
+        ),
+        "latest_snapshot": latest.id if latest else None,
+        "tasks": [],
+        "skipped": [],
+    }
+
+
+def _candidates(
+    table: PaimonTable,
+    flags: CompactFlags,
+    cfg: CompactConfig,
+    latest: Snapshot,
+    vectors: Mapping[tuple[bytes, int, str], DeletionFile],
+) -> dict[Bucket, list[dict[str, Any]]]:
+    """The live files a compaction may merge, by bucket, in manifest order."""
+    groups: dict[Bucket, list[dict[str, Any]]] = {}
+    scanned = 0
+    unaware = cfg.mode == "unaware-append"
+    small_file_size = cfg.small_file_size
+    selected: dict[bytes, bool] = {}  # partition filter, decided once per partition
+    for row in live_raw_entries(table, latest):
+        bucket = int(row["_BUCKET"])
+        if bucket < 0:
+            continue
+        partition = bytes(row["_PARTITION"])
+        if flags.partitions:
+            keep = selected.get(partition)
+            if keep is None:
+                spec = table.paths.partition_spec(partition)
+                keep = selected[partition] = partition_matches(spec, flags.partitions)
+            if not keep:
+                continue
+        if unaware:
+            if file_size(row) >= small_file_size and not (
+                cfg.deletion_vectors
+                and too_many_deleted(
+                    row,
+                    vectors.get((partition, bucket, str(row["_FILE"]["_FILE_NAME"]))),
+                    cfg.delete_ratio_threshold,
+                )
+            ):
+                continue
+            # Spark's procedure plans one round of at most compaction.file-num-limit of
+            # the files its scan filter lets through.
+            if scanned >= cfg.file_num_limit:
+                continue
+            scanned += 1
+        groups.setdefault((partition, bucket), []).append(row)
+    return groups
+
+
+class _BucketStates:
+    """Vectors and vector index files by bucket, grouped once: a deletion-vector table can
+    have tens of thousands of buckets and a vector per file."""
+
+    def __init__(
+        self,
+        vectors: Mapping[tuple[bytes, int, str], DeletionFile],
+        index_entries: Sequence[IndexManifestEntry],
+    ) -> None:
+        self._vectors: dict[Bucket, dict[str, DeletionFile]] = {}
+        for (p, b, name), v in vectors.items():
+            self._vectors.setdefault((p, b), {})[name] = v
+        self._index: dict[Bucket, list[IndexManifestEntry]] = {}
+        for e in index_entries:
+            self._index.setdefault((e.partition, e.bucket), []).append(e)
+
+    def of(self, key: Bucket) -> _BucketState:
+        entries = self._index.get(key, ())
+        return _BucketState(
+            self._vectors.get(key, {}),
+            entries,
+            frozenset(bucket_index_files(entries, {key: True})),
+        )
+
+
+def _compatible_schemas(table: PaimonTable, files: Sequence[Mapping[str, Any]]) -> bool:
+    """Files written with another schema are compatible when the columns are unchanged."""
+    current = table.schema
+    for sid in {int(f["_FILE"]["_SCHEMA_ID"]) for f in files}:
+        if sid == current.id:
+            continue
+        other: TableSchema = table.schemas.schema(sid)
+        if other.fields != current.fields:
+            return False
+    return True
+
+
+def _pick(
+    cfg: CompactConfig, files: list[dict[str, Any]], vectors: Mapping[str, DeletionFile]
+) -> list[list[dict[str, Any]]]:
+    """The inputs of each task of one bucket, by the table kind's rule."""
+    if cfg.mode == "unaware-append":
+        if cfg.deletion_vectors:
+            return pack_unaware_dv(files, cfg, vectors)
+        return pack_unaware(files, cfg)
+    if cfg.mode == "bucketed-append":
+        chosen = pick_bucketed(files, cfg, vectors if cfg.deletion_vectors else None)
+    else:
+        chosen = pick_pk(files, cfg.max_level, vectors)
+    return [chosen] if chosen else []
+
+
+def _bucket_tasks(
+    table: PaimonTable,
+    cfg: CompactConfig,
+    partition: bytes,
+    bucket: int,
+    files: list[dict[str, Any]],
+    state: _BucketState,
+    with_vectors: bool,
+) -> list[CompactTask]:
+    """The tasks of one bucket: its picks, each with the vectors it applies and the vector
+    index files it replaces."""
+    tasks = []
+    for inputs in _pick(cfg, files, state.vectors):
+        names = {str(r["_FILE"]["_FILE_NAME"]) for r in inputs}
+        task_vectors = {n: v for n, v in state.vectors.items() if n in names}
+        index_deletes: IndexKeys = frozenset()
+        kept: KeptGroups = ()
+        if cfg.mode == "primary-key":
+            index_deletes = state.index_files
+        elif task_vectors:
+            index_deletes, kept = index_rewrite(
+                table, state.index_entries, partition, bucket, names, task_vectors, cfg
+            )
+        tasks.append(
+            CompactTask(
+                partition=partition,
+                bucket=bucket,
+                total_buckets=int(inputs[0]["_TOTAL_BUCKETS"]),
+                primary_key=cfg.mode == "primary-key",
+                inputs=tuple(inputs),
+                output_level=cfg.max_level if cfg.mode == "primary-key" else 0,
+                target_file_size=cfg.target_file_size,
+                merge=cfg.merge,
+                deletion_vectors=task_vectors,
+                index_deletes=index_deletes,
+                changelog=cfg.changelog,
+                kept_vectors=kept,
+                index_target_size=cfg.index_target_size if cfg.mode == "unaware-append" else None,
+                index_seen=state.index_files if with_vectors else None,
+            )
+        )
+    return tasks
+
+
+def _summarize(
+    table: PaimonTable, details: dict[str, Any], tasks: Sequence[CompactTask], latest: Snapshot
+) -> tuple[Phase, ...]:
+    """Add the tasks and their sums to the details; the plan's one phase: the commit."""
+    for t in tasks:
+        details["tasks"].append(_task_json(table, t))
+    details["files_before"] = sum(len(t.inputs) for t in tasks)
+    details["bytes_before"] = sum(t.bytes for t in tasks)
+    details["files_after_estimate"] = sum(t.estimated_outputs for t in tasks)
+    details["bytes_after_estimate"] = details["bytes_before"]
+    if not tasks:
+        return ()
+    return (
+        Phase.commit(
+            table.snapshots.path(latest.id + 1),
+            f"COMPACT commit replacing {details['files_before']} files with about "
+            f"{details['files_after_estimate']}",
+        ),
+    )
+
+
+def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
+    return {
+        "partition": table.paths.partition_spec(t.partition),
+        "partition_hex": t.partition.hex(),
+        "path": table.paths.bucket_dir(t.partition, t.bucket),
+        "bucket": t.bucket,
+        "output_level": t.output_level,
+        "files": len(t.inputs),
+        "rows": t.rows,
+        "bytes": t.bytes,
+        "files_after_estimate": t.estimated_outputs,
+        "deletion_vectors": len(t.deletion_vectors),
+        "index_files_dropped": sorted(name for *_, name in t.index_deletes),
+        "vectors_applied": sorted(t.deletion_vectors),
+        "vectors_kept": sorted(name for g in t.kept_vectors for name, _ in g),
+        "inputs": [
+            {"name": r["_FILE"]["_FILE_NAME"], "level": r["_FILE"]["_LEVEL"], "size": file_size(r)}
+            for r in t.inputs
+        ],
+    }
+
+
+__all__ = ["COMMAND", "CompactPlan", "plan_compact"]
