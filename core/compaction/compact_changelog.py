@@ -143,6 +143,10 @@ def _values_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+Override = tuple[int, list[Any]]  # a merged record's (sequence number, values)
+Outcome = tuple[int, int, Override | None]  # (row to copy, kind, merged record or None)
+
+
 def full_changelog(
     data: Any, key_columns: Sequence[str], spec: MergeSpec, changelog: ChangelogSpec
 ) -> tuple[Any, Any]:
@@ -156,74 +160,64 @@ def full_changelog(
     if data.num_rows == 0:
         return schema.empty_table(), schema.empty_table()
     data = sort_for_merge(data, key_columns, spec)
+    producer = _Producer(data, spec, changelog)
+    for group in _key_groups(data, key_columns):
+        producer.key(group)
+    merge_input = data.drop_columns([LEVEL])
+    if len(producer.keep) < data.num_rows:
+        merge_input = merge_input.take(pa.array(producer.keep, pa.int64()))
+    if not producer.out:
+        return schema.empty_table(), merge_input
+    return producer.records(schema), merge_input
+
+
+def _key_groups(data: Any, key_columns: Sequence[str]) -> list[range]:
+    """The row ranges of each key in ``data`` (sorted for merging)."""
     n = data.num_rows
     if n == 1:
         ends = [0]
     else:
         flags = key_changes(data, key_columns).to_pylist()
         ends = [i for i, c in enumerate(flags) if c] + [n - 1]
-    levels = data.column(LEVEL).to_pylist()
-    kinds = data.column(VALUE_KIND).to_pylist()
-    value_names = [f.name for f in spec.fields]
-    compare = [i for i, name in enumerate(value_names) if name not in set(changelog.ignore_fields)]
-    cols = [data.column(name).to_pylist() for name in value_names]
-    seqs = data.column(SEQUENCE_NUMBER).to_pylist()
-    row_wise = spec.row_wise
-    fn = spec.function() if row_wise else None
-    # Output records: (row to copy, kind, merged (seq, values) or None to copy as is).
-    out: list[tuple[int, int, tuple[int, list[Any]] | None]] = []
-
-    def merged_of(rows: Sequence[int]) -> tuple[int, int, tuple[int, list[Any]] | None]:
-        """(row, kind, override) of the merge function's result over ``rows`` (in order)."""
-        if fn is None:  # deduplicate: the last record (the last add with ignore-delete)
-            if not spec.ignore_delete:
-                return rows[-1], kinds[rows[-1]], None
-            for r in reversed(rows):
-                if not is_retract(kinds[r]):
-                    return r, kinds[r], None
-            raise MergeFunctionError(
-                f"{changelog.producer} changelog: every record of a key is a retraction under "
-                "ignore-delete (Paimon's compaction fails on this key too)"
-            )
-        fn.reset()
-        for r in rows:
-            fn.add(seqs[r], kinds[r], [c[r] for c in cols])
-        result = fn.result()
-        if result is None:
-            raise MergeFunctionError(f"{changelog.producer} changelog: no merge result for a key")
-        seq, kind, values = result
-        return rows[-1], kind, (seq, list(values))
-
-    def changes(before: int | None, after: tuple[int, int, tuple[int, list[Any]] | None]) -> None:
-        """setChangelog of both wrappers: ``before`` (an add record, or None) to ``after``."""
-        row, kind, override = after
-        if before is None:
-            if not is_retract(kind):
-                out.append((row, INSERT, override))
-        elif is_retract(kind):
-            out.append((before, DELETE, None))
-        elif not changelog.row_deduplicate or not same_values(before, row, override):
-            out.append((before, UPDATE_BEFORE, None))
-            out.append((row, UPDATE_AFTER, override))
-
-    def same_values(top: int, row: int, override: tuple[int, list[Any]] | None) -> bool:
-        after = override[1] if override is not None else [c[row] for c in cols]
-        return all(_values_equal(cols[i][top], after[i]) for i in compare)
-
-    keep: list[int] = []  # lookup: the records LookupMergeFunction merges
+    groups = []
     start = 0
     for end in ends:
-        group = range(start, end + 1)
+        groups.append(range(start, end + 1))
         start = end + 1
-        if changelog.producer == "none":
-            keep.extend(_lookup_rows(group, levels))
-            continue
-        if changelog.producer == "lookup":
-            _lookup_key(group, levels, kinds, spec, merged_of, changes, out, keep)
-            continue
-        rows = _lookup_rows(group, levels) if changelog.lookup_merge else group
-        keep.extend(rows)
-        tops = [r for r in group if levels[r] == changelog.max_level]
+    return groups
+
+
+class _Producer:
+    """The changelog of one bucket, key by key: the merge wrappers of Paimon's producers.
+
+    ``out`` collects the changelog records, ``keep`` the rows LookupMergeFunction merges."""
+
+    def __init__(self, data: Any, spec: MergeSpec, changelog: ChangelogSpec) -> None:
+        self.data = data
+        self.spec = spec
+        self.changelog = changelog
+        self.levels: list[int] = data.column(LEVEL).to_pylist()
+        self.kinds: list[int] = data.column(VALUE_KIND).to_pylist()
+        self.value_names = [f.name for f in spec.fields]
+        ignored = set(changelog.ignore_fields)
+        self.compare = [i for i, name in enumerate(self.value_names) if name not in ignored]
+        self.cols = [data.column(name).to_pylist() for name in self.value_names]
+        self.seqs: list[int] = data.column(SEQUENCE_NUMBER).to_pylist()
+        self.fn = spec.function() if spec.row_wise else None
+        self.out: list[Outcome] = []
+        self.keep: list[int] = []
+
+    def key(self, group: range) -> None:
+        """The changelog of one key (rows ``group``), by producer."""
+        if self.changelog.producer == "none":
+            self.keep.extend(_lookup_rows(group, self.levels))
+            return
+        if self.changelog.producer == "lookup":
+            self._lookup_key(group)
+            return
+        rows = _lookup_rows(group, self.levels) if self.changelog.lookup_merge else group
+        self.keep.extend(rows)
+        tops = [r for r in group if self.levels[r] == self.changelog.max_level]
         if len(tops) > 1:
             raise MergeFunctionError(
                 "Top level key-value already exists! This is unexpected. (two max-level "
@@ -231,30 +225,101 @@ def full_changelog(
             )
         top = tops[0] if tops else None
         if len(group) == 1:
-            if top is None and not is_retract(kinds[group[0]]):
-                out.append((group[0], INSERT, None))
+            if top is None and not is_retract(self.kinds[group[0]]):
+                self.out.append((group[0], INSERT, None))
         else:
-            changes(top, merged_of(rows))
-    merge_input = data.drop_columns([LEVEL])
-    if len(keep) < n:
-        merge_input = merge_input.take(pa.array(keep, pa.int64()))
-    if not out:
-        return schema.empty_table(), merge_input
-    idx = pa.array([r for r, _, _ in out], pa.int64())
-    arrays = []
-    for f in schema:
-        if f.name == VALUE_KIND:
-            arrays.append(pa.array([k for _, k, _ in out], f.type))
-        elif f.name == SEQUENCE_NUMBER and row_wise:
-            arrays.append(pa.array([o[0] if o is not None else seqs[r] for r, _, o in out], f.type))
-        elif f.name in value_names and row_wise:
-            j = value_names.index(f.name)
-            arrays.append(
-                pa.array([o[1][j] if o is not None else cols[j][r] for r, _, o in out], f.type)
+            self._changes(top, self._merged(rows))
+
+    def _lookup_key(self, group: range) -> None:
+        """One key at a full compaction of a lookup-producer table.
+
+        LookupMergeFunction merges the level-0 records with only the newest high-level
+        record (the one at the lowest level above 0; older levels hold superseded merge
+        results); the lookup beyond the max level finds nothing. Changelog only for keys
+        with level-0 records (LookupChangelogMergeFunctionWrapper /
+        FirstRowMergeFunctionWrapper)."""
+        levels, kinds = self.levels, self.kinds
+        if self.spec.engine == "first-row":  # not wrapped in LookupMergeFunction: every record
+            self.keep.extend(group)
+            if any(levels[r] > 0 for r in group):
+                return  # the key exists already: no changelog
+            first = next((r for r in group if not is_retract(kinds[r])), None)
+            if first is not None:
+                self.out.append((first, kinds[first], None))  # the first record as written
+            return
+        rows = _lookup_rows(group, levels)
+        self.keep.extend(rows)
+        high = next((r for r in rows if levels[r] > 0), None)
+        if not any(levels[r] == 0 for r in group):
+            return
+        before = high if high is not None and not is_retract(kinds[high]) else None
+        self._changes(before, self._merged(rows))
+
+    def _merged(self, rows: Sequence[int]) -> Outcome:
+        """(row, kind, override) of the merge function's result over ``rows`` (in order)."""
+        kinds = self.kinds
+        if self.fn is None:  # deduplicate: the last record (the last add with ignore-delete)
+            if not self.spec.ignore_delete:
+                return rows[-1], kinds[rows[-1]], None
+            for r in reversed(rows):
+                if not is_retract(kinds[r]):
+                    return r, kinds[r], None
+            raise MergeFunctionError(
+                f"{self.changelog.producer} changelog: every record of a key is a retraction "
+                "under ignore-delete (Paimon's compaction fails on this key too)"
             )
-        else:
-            arrays.append(data.column(f.name).take(idx))
-    return pa.Table.from_arrays(arrays, schema=schema), merge_input
+        self.fn.reset()
+        for r in rows:
+            self.fn.add(self.seqs[r], kinds[r], [c[r] for c in self.cols])
+        result = self.fn.result()
+        if result is None:
+            raise MergeFunctionError(
+                f"{self.changelog.producer} changelog: no merge result for a key"
+            )
+        seq, kind, values = result
+        return rows[-1], kind, (seq, list(values))
+
+    def _changes(self, before: int | None, after: Outcome) -> None:
+        """setChangelog of both wrappers: ``before`` (an add record, or None) to ``after``."""
+        row, kind, override = after
+        if before is None:
+            if not is_retract(kind):
+                self.out.append((row, INSERT, override))
+        elif is_retract(kind):
+            self.out.append((before, DELETE, None))
+        elif not self.changelog.row_deduplicate or not self._same_values(before, row, override):
+            self.out.append((before, UPDATE_BEFORE, None))
+            self.out.append((row, UPDATE_AFTER, override))
+
+    def _same_values(self, top: int, row: int, override: Override | None) -> bool:
+        cols = self.cols
+        after = override[1] if override is not None else [c[row] for c in cols]
+        return all(_values_equal(cols[i][top], after[i]) for i in self.compare)
+
+    def records(self, schema: Any) -> Any:
+        """The changelog records as a table of ``schema``: copies of the rows they name,
+        with the merged sequence number and values where the merge function made new ones."""
+        import pyarrow as pa
+
+        out, cols, seqs = self.out, self.cols, self.seqs
+        row_wise = self.spec.row_wise
+        idx = pa.array([r for r, _, _ in out], pa.int64())
+        arrays = []
+        for f in schema:
+            if f.name == VALUE_KIND:
+                arrays.append(pa.array([k for _, k, _ in out], f.type))
+            elif f.name == SEQUENCE_NUMBER and row_wise:
+                arrays.append(
+                    pa.array([o[0] if o is not None else seqs[r] for r, _, o in out], f.type)
+                )
+            elif f.name in self.value_names and row_wise:
+                j = self.value_names.index(f.name)
+                arrays.append(
+                    pa.array([o[1][j] if o is not None else cols[j][r] for r, _, o in out], f.type)
+                )
+            else:
+                arrays.append(self.data.column(f.name).take(idx))
+        return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _lookup_rows(group: Sequence[int], levels: list[int]) -> Sequence[int]:
@@ -267,39 +332,6 @@ def _lookup_rows(group: Sequence[int], levels: list[int]) -> Sequence[int]:
     if high is None:
         return group
     return [r for r in group if levels[r] <= 0 or r == high]
-
-
-def _lookup_key(
-    group: range,
-    levels: list[int],
-    kinds: list[int],
-    spec: MergeSpec,
-    merged_of: Any,
-    changes: Any,
-    out: list[Any],
-    keep: list[int],
-) -> None:
-    """One key at a full compaction of a lookup-producer table.
-
-    LookupMergeFunction merges the level-0 records with only the newest high-level record
-    (the one at the lowest level above 0; older levels hold superseded merge results); the
-    lookup beyond the max level finds nothing. Changelog only for keys with level-0
-    records (LookupChangelogMergeFunctionWrapper / FirstRowMergeFunctionWrapper)."""
-    if spec.engine == "first-row":  # not wrapped in LookupMergeFunction: every record
-        keep.extend(group)
-        if any(levels[r] > 0 for r in group):
-            return  # the key exists already: no changelog
-        first = next((r for r in group if not is_retract(kinds[r])), None)
-        if first is not None:
-            out.append((first, kinds[first], None))  # the first record as written
-        return
-    rows = _lookup_rows(group, levels)
-    keep.extend(rows)
-    high = next((r for r in rows if levels[r] > 0), None)
-    if not any(levels[r] == 0 for r in group):
-        return
-    before = high if high is not None and not is_retract(kinds[high]) else None
-    changes(before, merged_of(rows))
 
 
 def delete_row_count(changelog: Any) -> int:
