@@ -53,7 +53,6 @@ def human_bytes(n: int | None) -> str:
 
 
 # -- one format for times, durations and limits in human output ---------------------------
-_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000), ("ms", 1))
 _INT_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: Paimon's "no limit"
 
 
@@ -80,17 +79,9 @@ def human_wall_clock(value: dt.datetime | str | None, zone: dt.tzinfo | None) ->
 
 def human_duration(ms: int | None) -> str:
     """``1 h``, ``1 h 30 min``, ``23 d 1 h 22 min``: largest units first, zeros left out."""
-    if ms is None:
-        return "-"
-    if ms == 0:
-        return "0 s"
-    parts: list[str] = []
-    rest = abs(ms)
-    for unit, size in _UNITS:
-        count, rest = divmod(rest, size)
-        if count:
-            parts.append(f"{count} {unit}")
-    return ("-" if ms < 0 else "") + " ".join(parts)
+    from core.runtime.timeparse import format_duration
+
+    return "-" if ms is None else format_duration(ms)
 
 
 def human_limit(n: int) -> str:

@@ -9,6 +9,7 @@ Missing files raise ``FileNotFoundError``; every other storage failure raises
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import errno
 import functools
 import importlib
@@ -19,7 +20,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, NamedTuple, TypeVar
 
 from core.errors import StorageAccessError, StorageError, WriteOutcomeUnknownError
@@ -454,6 +455,50 @@ class FileIO:
             return self._holds(path, data)
         except (FileNotFoundError, StorageError):
             return False
+
+    def store_now_ms(self, root: str) -> tuple[int, str] | None:
+        """The store's clock (epoch ms) and where it was read, or None on local disk (its
+        clock is this machine's). Object stores stamp LastModified with their own clock:
+        S3 answers carry it in their ``Date`` header; elsewhere a probe object is written
+        under ``<root>/.paimon-cli/clock/`` (ours, D6), its LastModified read, and removed."""
+        if self.is_local(root):
+            return None
+        if protocol_of(root) in ("s3", "s3a"):
+            return self._s3_date_ms(root), "the Date header of an S3 answer"
+        probe = join(root, ".paimon-cli", "clock", f"probe-{uuid.uuid4().hex}")
+        self.write_bytes(probe, b"")
+        try:
+            info = self.info(probe)
+        finally:
+            self.delete(probe)
+        if info is None or info.mtime_ms is None:
+            raise StorageError(f"cannot read the store's clock: {probe} has no modification time")
+        return info.mtime_ms, f"the modification time of a probe object ({probe})"
+
+    def _s3_date_ms(self, root: str) -> int:
+        fs, _ = self._fs(root)
+        bucket, key, _version = fs.split_path(root)
+
+        def ask() -> dict[str, Any]:
+            answer: dict[str, Any] = fs.call_s3(
+                "list_objects_v2", Bucket=bucket, Prefix=key.rstrip("/") + "/", MaxKeys=1
+            )
+            return answer
+
+        try:
+            answer = self._remote(ask, root)
+        except OSError as exc:
+            raise StorageError(f"cannot read the store's clock at {root}: {exc}") from exc
+        date = answer.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("date")
+        try:
+            when = email.utils.parsedate_to_datetime(str(date))
+        except (TypeError, ValueError) as exc:
+            raise StorageError(
+                f"the store's answer carries no usable Date header ({date!r})"
+            ) from exc
+        if when.tzinfo is None:  # "-0000": UTC without a stated zone
+            when = when.replace(tzinfo=timezone.utc)
+        return int(when.timestamp() * 1000)
 
     def conditional_create_supported(self, path: str) -> bool:
         """True where ``write_if_absent`` is a real compare-and-swap: local file systems

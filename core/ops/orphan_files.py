@@ -26,7 +26,7 @@ from core.runtime.executors.base import Executor
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, LazyRows, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
-from core.runtime.timeparse import iso_utc
+from core.runtime.timeparse import format_duration, iso_utc
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -396,6 +396,7 @@ class _Listing:
     empty_dir: str | None = None  # an old, empty partition or bucket directory
     entries: int = 0
     watched: list[str] = field(default_factory=list)  # watched names seen in manifest/
+    future: list[Orphan] = field(default_factory=list)  # candidates modified after "now"
 
 
 def _scan_one(
@@ -403,6 +404,7 @@ def _scan_one(
     shapes: NameShapes,
     used: AbstractSet[str],
     older_than_ms: int,
+    future_ms: int,
     roots: AbstractSet[str],
     watch: AbstractSet[str],
     d: _Dir,
@@ -433,10 +435,13 @@ def _scan_one(
         return out  # a partition level or the data root: Paimon writes no file there
     kind = d.kind
     for e in scan.files:
-        if e.is_symlink or e.mtime_ms is None or e.mtime_ms >= older_than_ms:
-            continue  # never follow or remove a link (D3); strictly older than the cut-off
-        if _is_candidate_in(kind, e, shapes):
-            out.orphans.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
+        if e.is_symlink or e.mtime_ms is None:
+            continue  # never follow or remove a link (D3)
+        if e.mtime_ms < older_than_ms:  # strictly older than the cut-off
+            if _is_candidate_in(kind, e, shapes):
+                out.orphans.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
+        elif e.mtime_ms > future_ms and _is_candidate_in(kind, e, shapes):
+            out.future.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
     return out
 
 
@@ -445,6 +450,7 @@ class OrphanScan:
     orphans: list[Orphan]
     empty_dirs: list[str]
     watched: set[str]  # names of ``watch`` listed in manifest/
+    future: list[Orphan] = field(default_factory=list)  # candidates modified after "now"
 
 
 def scan_for_orphans(
@@ -456,12 +462,22 @@ def scan_for_orphans(
     progress: Progress,
     watch: AbstractSet[str] = frozenset(),
     external_exclusive: bool = False,
+    *,
+    now_ms: int,
 ) -> OrphanScan:
     """Old, unused regular files in Paimon-shaped directories and old empty data
-    directories; listed level by level, directories in parallel."""
+    directories; listed level by level, directories in parallel. Candidates modified after
+    ``now_ms`` (plus the clock tolerance) are collected too: the caller refuses on any."""
     roots = frozenset({table.paths.data_root, *table.paths.external_roots})
     scan_one = partial(
-        _scan_one, table.fileio, name_shapes(table), used, older_than_ms, roots, frozenset(watch)
+        _scan_one,
+        table.fileio,
+        name_shapes(table),
+        used,
+        older_than_ms,
+        now_ms + CLOCK_TOLERANCE_MS,
+        roots,
+        frozenset(watch),
     )
     found = OrphanScan([], [], set())
     level = _candidate_dirs(table, views, external_exclusive)
@@ -474,6 +490,7 @@ def scan_for_orphans(
         for listing in listings:
             level += listing.next_level
             found.orphans += listing.orphans
+            found.future += listing.future
             found.watched.update(listing.watched)
             if listing.empty_dir is not None:
                 found.empty_dirs.append(listing.empty_dir)
@@ -503,6 +520,47 @@ def _empty_dir_actions(
             for d in sorted(levels[step])
         ]
     return actions
+
+
+# Clocks kept by NTP agree within seconds; minutes apart means one of them is wrong.
+CLOCK_TOLERANCE_MS = 5 * 60_000
+
+
+def orphan_clock(table: PaimonTable, host_now_ms: int) -> int:
+    """'Now' for orphan cleaning. A file's age is its LastModified against now, and an
+    object store stamps LastModified with its own clock, so the store's clock decides: a
+    machine whose clock is minutes off it is refused, naming both clocks (a host two days
+    ahead would see a writer's uncommitted upload of a second ago as two days old). Within
+    the tolerance this machine's clock is kept (the store's Date has whole seconds)."""
+    store = table.fileio.store_now_ms(table.location)
+    if store is None:
+        return host_now_ms
+    store_ms, source = store
+    if abs(store_ms - host_now_ms) > CLOCK_TOLERANCE_MS:
+        ahead = "ahead of" if host_now_ms > store_ms else "behind"
+        raise SafetyRefusalError(
+            f"this machine's clock ({iso_utc(host_now_ms)}) is "
+            f"{format_duration(abs(host_now_ms - store_ms))} {ahead} the store's "
+            f"({iso_utc(store_ms)}, from {source}): file ages would be wrong, so orphan "
+            "cleaning could delete files a writer has just uploaded",
+            hint="fix this machine's clock (NTP) and run again",
+        )
+    return host_now_ms
+
+
+def check_not_in_future(future: list[Orphan], now_ms: int) -> None:
+    """A candidate modified after now (beyond the tolerance) means the clock that stamps
+    files and the one deciding their age disagree: no age can be trusted."""
+    if not future:
+        return
+    newest = max(future, key=lambda o: o.mtime_ms)
+    raise SafetyRefusalError(
+        f"{newest.path} was last modified at {iso_utc(newest.mtime_ms)}, "
+        f"{format_duration(newest.mtime_ms - now_ms)} after now ({iso_utc(now_ms)}); "
+        f"{len(future)} candidate file(s) lie in the future: the clock of the storage and "
+        "this machine's disagree, so file ages cannot be trusted",
+        hint="fix the clock that is wrong (NTP) and run again",
+    )
 
 
 def validate_cutoff(older_than_ms: int, now_ms: int, *, allow_recent: bool) -> None:
@@ -638,6 +696,7 @@ def plan_orphan_clean(
     """Pure planner: what delete-orphan-files would remove, with age and directory kind.
     ``external_exclusive``: the external roots belong to this table alone (else skipped)."""
     progress = progress or NullProgress()
+    now_ms = orphan_clock(table, now_ms)
     validate_cutoff(older_than_ms, now_ms, allow_recent=allow_recent)
     views = _views(table)
     roots = collect_roots(views)
@@ -645,8 +704,17 @@ def plan_orphan_clean(
     check_used_set(len(used), roots)
     watch = frozenset(latest_manifest_lists(table))
     found = scan_for_orphans(
-        table, views, used, older_than_ms, executor, progress, watch, external_exclusive
+        table,
+        views,
+        used,
+        older_than_ms,
+        executor,
+        progress,
+        watch,
+        external_exclusive,
+        now_ms=now_ms,
     )
+    check_not_in_future(found.future, now_ms)
     check_manifest_listing(table, found.watched, older_than_ms)
     return build_plan(
         table,

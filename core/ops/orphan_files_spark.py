@@ -22,6 +22,7 @@ from core.errors import SafetyRefusalError
 from core.format.model import ManifestRef
 from core.io.fileio import FileIO, parent
 from core.ops.orphan_files import (
+    CLOCK_TOLERANCE_MS,
     COMMAND,
     NameShapes,
     Orphan,
@@ -37,10 +38,12 @@ from core.ops.orphan_files import (
     build_plan,
     check_manifest_listing,
     check_missing_manifests,
+    check_not_in_future,
     check_used_set,
     collect_roots,
     latest_manifest_lists,
     name_shapes,
+    orphan_clock,
     used_names,
     validate_cutoff,
 )
@@ -86,10 +89,12 @@ def _list_files(
     fileio_bytes: bytes,
     shapes: NameShapes,
     older_than_ms: int,
+    future_ms: int,
     roots: frozenset[str],
     batches: Iterator[Any],
 ) -> Iterator[Any]:
-    """Executor side: list each directory, emit old candidate files and old empty dirs."""
+    """Executor side: list each directory, emit old candidate files and old empty dirs,
+    and candidates modified after ``future_ms`` (the driver refuses on any)."""
     import pyarrow as pa
 
     fileio: FileIO = pickle.loads(fileio_bytes)
@@ -116,10 +121,12 @@ def _list_files(
                 if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
                     rows.append(("empty", "", path, 0, info.mtime_ms, kind))
             for e in entries:
-                if e.is_dir or e.is_symlink or e.mtime_ms is None or e.mtime_ms >= older_than_ms:
+                if e.is_dir or e.is_symlink or e.mtime_ms is None or level:
                     continue
-                if not level and _is_candidate_in(kind, e, shapes):
+                if e.mtime_ms < older_than_ms and _is_candidate_in(kind, e, shapes):
                     rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
+                elif e.mtime_ms > future_ms and _is_candidate_in(kind, e, shapes):
+                    rows.append(("future", e.name, e.path, e.size, e.mtime_ms, kind))
             del entries
             columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
             yield pa.RecordBatch.from_arrays(
@@ -266,6 +273,7 @@ class SparkOrphanClean:
         from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
 
         progress = progress or NullProgress()
+        self.now_ms = orphan_clock(self.table, self.now_ms)
         validate_cutoff(self.older_than_ms, self.now_ms, allow_recent=self.allow_recent)
         table, ex = self.table, self.executor
         views = _views(table)
@@ -317,11 +325,17 @@ class SparkOrphanClean:
                     pickle.dumps(table.fileio),
                     name_shapes(table),
                     self.older_than_ms,
+                    self.now_ms + CLOCK_TOLERANCE_MS,
                     fs_roots,
                 ),
                 _CANDIDATE_SCHEMA,
             )
             .persist()
+        )
+        future = listing.filter(F.col("row_type") == "future").collect()
+        check_not_in_future(
+            [Orphan(r["path"], r["name"], r["size"], r["mtime"], r["kind"]) for r in future],
+            self.now_ms,
         )
         candidates = listing.filter(F.col("row_type") == "file")
         wanted = list(latest_manifest_lists(table))

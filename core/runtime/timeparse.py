@@ -89,6 +89,22 @@ def format_instant(ms: int, zone: dt.tzinfo | None = None) -> str:
     return value.astimezone(zone).isoformat(sep=" ", timespec="seconds")
 
 
+_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000), ("ms", 1))
+
+
+def format_duration(ms: int) -> str:
+    """``1 h``, ``1 h 30 min``, ``23 d 1 h 22 min``: largest units first, zeros left out."""
+    if ms == 0:
+        return "0 s"
+    parts: list[str] = []
+    rest = abs(ms)
+    for unit, size in _UNITS:
+        count, rest = divmod(rest, size)
+        if count:
+            parts.append(f"{count} {unit}")
+    return ("-" if ms < 0 else "") + " ".join(parts)
+
+
 def iso_utc(ms: int) -> str:
     value = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
     return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")

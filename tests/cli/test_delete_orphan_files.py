@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from invariants import assert_no_dangling_references, plant, tree_state
+from invariants import age_tree, assert_no_dangling_references, plant, tree_state
 
 
 @pytest.fixture
@@ -99,3 +99,23 @@ def test_batches_render_as_one_row_and_json_keeps_every_orphan(
     assert result.exit_code == 0, result.stderr
     assert "orphan-files (3 batches)" in result.stdout
     assert "orphan-files-2" not in result.stdout
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_a_candidate_modified_in_the_future_is_refused(
+    run, scenarios, copy_table, engine, request
+) -> None:
+    """A Paimon-shaped file stamped a day after now: the clock that stamps files and this
+    machine's disagree, so no age can be trusted (issue 28 defect 4)."""
+    if engine == "spark":
+        request.getfixturevalue("spark_cli")
+    root = copy_table(scenarios["append_partitioned"].root)
+    age_tree(root)
+    old = plant(next(root.rglob("bucket-0")) / "data-0ddba11-old-0.parquet")
+    future = plant(next(root.rglob("bucket-0")) / "data-0ddba11-future-0.parquet", days=-1)
+    before = tree_state(root)
+    result = run("delete-orphan-files", root, "--engine", engine)
+    assert result.exit_code == 1
+    message = " ".join(result.stderr.split())
+    assert future.name in message and "in the future" in message
+    assert tree_state(root) == before and old.exists()

@@ -19,6 +19,7 @@ from java_paimon import assert_java_ok
 from s3.fault_proxy import FaultProxy, Rule
 
 from core.io.fileio import FileIO
+from core.runtime.clock import SystemClock
 
 pytestmark = pytest.mark.s3
 
@@ -314,3 +315,38 @@ def test_fault_on_the_second_listing_page(
     else:
         assert result.exit_code == 1 and "access denied" in result.stderr.lower()
         assert s3_server.files(uri) == live | set(orphans)
+
+
+# -- 4. the store's clock decides file ages -----------------------------------------------------
+DAY_MS = 86_400_000
+
+
+def test_the_store_clock_is_its_date_header(s3_server) -> None:
+    fio = FileIO(s3_server.fs_options)
+    store = fio.store_now_ms(f"s3://{s3_server.bucket}/some/table")
+    assert store is not None and "Date header" in store[1]
+    assert abs(store[0] - time.time() * 1000) < 5_000
+
+
+@pytest.mark.parametrize(("engine", "skew_days"), [("local", 2), ("local", -1), ("spark", 2)])
+def test_a_host_clock_off_the_stores_is_refused(
+    run, s3_server, s3_prefix, scenarios, monkeypatch, engine, skew_days, request
+) -> None:
+    """A host two days ahead would take a writer's upload of a second ago (not committed
+    yet) for a two-day-old orphan: refused, naming both clocks, nothing deleted."""
+    if engine == "spark":
+        request.getfixturevalue("spark_cli")
+    uri = upload(s3_server, scenarios["append_partitioned"].root, s3_prefix)
+    live = s3_server.files(uri)
+    bucket_dir = sorted(n.rsplit("/", 1)[0] for n in live if "/bucket-" in n)[0]
+    uploaded = plant_orphans(s3_server, uri, {bucket_dir: 2})  # a writer's, a second ago
+    real = SystemClock.now_ms
+    monkeypatch.setattr(SystemClock, "now_ms", lambda self: real(self) + skew_days * DAY_MS)
+    result = run("delete-orphan-files", uri, "--engine", engine, *s3_server.cli_options())
+    monkeypatch.undo()
+    assert result.exit_code == 1, result.stdout
+    message = " ".join(result.stderr.split())
+    assert "this machine's clock" in message and "the store's" in message
+    assert ("ahead of" if skew_days > 0 else "behind") in message
+    assert "Traceback" not in result.stderr
+    assert s3_server.files(uri) == live | set(uploaded)
