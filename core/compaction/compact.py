@@ -58,7 +58,7 @@ from core.compaction.config import (
 )
 from core.compaction.planner import COMMAND, CompactPlan, plan_compact
 from core.compaction.rewrite import TaskFailure, rewrite_or_failure, rewrite_task
-from core.compaction.task import CompactTask, TaskOutput
+from core.compaction.task import CompactTask, PostponeTask, TaskOutput
 from core.runtime.executors.base import Executor
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
@@ -92,8 +92,8 @@ def apply_compact(
     run: Run | None = None,
 ) -> CompactResult:
     """Rewrite every task on the executor, then commit once (COMPACT) on the driver."""
-    tasks = cplan.tasks
-    if not tasks:
+    work = cplan.work
+    if not work:
         return CompactResult(None, 0, 0, 0, 0, 0, 0)
     outputs: list[TaskOutput] = []
     # The written files are removed on failure only through this gate: never once the
@@ -106,7 +106,7 @@ def apply_compact(
 
     try:
         # Every task runs to its end, so a failed one cannot hide files the others wrote.
-        results = executor.map(partial(rewrite_or_failure, table), tasks, on_result=finished)
+        results = executor.map(partial(rewrite_or_failure, table), work, on_result=finished)
         outputs = [r for r in results if isinstance(r, TaskOutput)]
         publication.outputs.extend(p for o in outputs for p in o.paths)
         failures = [r for r in results if isinstance(r, TaskFailure)]
@@ -116,7 +116,13 @@ def apply_compact(
             before_commit()
         result = commit(
             table,
-            compact_builder(table, tasks, outputs, planned_on=cplan.snapshot),
+            compact_builder(
+                table,
+                cplan.bucket_tasks,
+                outputs,
+                planned_on=cplan.snapshot,
+                postpone=cplan.postpone,
+            ),
             commit_kind="COMPACT",
             allow_unsafe=allow_unsafe,
             publication=publication,
@@ -131,11 +137,12 @@ def apply_compact(
         publication.discard_outputs()
     adds = [e["_FILE"] for o in outputs for e in o.entries]
     changelog = [e["_FILE"] for o in outputs for e in o.changelog]
+    replaced: list[CompactTask | PostponeTask] = [*cplan.bucket_tasks, *cplan.postpone]
     return CompactResult(
         commit=result,
-        files_before=sum(len(t.inputs) for t in tasks),
+        files_before=sum(len(t.inputs) for t in replaced),
         files_after=len(adds),
-        bytes_before=sum(t.bytes for t in tasks),
+        bytes_before=sum(t.bytes for t in replaced),
         bytes_after=sum(int(f["_FILE_SIZE"]) for f in adds),
         rows_before=sum(o.rows_in for o in outputs),
         rows_after=sum(o.rows_out for o in outputs),

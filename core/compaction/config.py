@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.compaction import compact_changelog
+from core.compaction import compact_changelog, postpone
 from core.compaction.merge_engines import MergeSpec
+from core.compaction.postpone import POSTPONE_BUCKET, PostponeSpec
 from core.compaction.task import MB
 from core.errors import InvalidOptionError, SafetyRefusalError
 from core.format.data_files import unsupported_types
@@ -52,6 +53,7 @@ class CompactConfig:
     deletion_vectors: bool = False
     delete_ratio_threshold: float = 0.2  # unaware-bucket append tables with vectors
     index_target_size: int = 2 * MB  # deletion-vector.index-file.target-size
+    postpone: PostponeSpec | None = None  # postpone-bucket tables: how records are routed
 
     @property
     def small_file_size(self) -> int:
@@ -85,11 +87,10 @@ def refusals(table: PaimonTable) -> list[str]:
             "row-tracking.enabled=true (compacted files must carry each row's _ROW_ID and "
             "_SEQUENCE_NUMBER columns)"
         )
-    if opts.bucket == -2:
-        out.append(
-            "bucket=-2 (postpone bucket: records are redistributed into real buckets by "
-            "Paimon's bucket hash, then compacted there)"
-        )
+    if opts.bucket == POSTPONE_BUCKET and not table.is_primary_key:
+        out.append("bucket=-2 without a primary key (postpone buckets need one in Paimon)")
+    elif opts.bucket == POSTPONE_BUCKET:
+        out += postpone.refusals(table)
     for key in (
         "record-level.expire-time",
         "file.format.per.level",
@@ -148,6 +149,39 @@ def merge_details(spec: MergeSpec | None) -> dict[str, Any] | None:
     }
 
 
+class _Settings:
+    """Option values as the plan shows them: each with where it came from."""
+
+    def __init__(self, table: PaimonTable) -> None:
+        self.options = table.options
+        self.sources: dict[str, Any] = {}
+
+    def pick(self, flag: Any, key: str, default: str) -> str:
+        """The flag, else the table's option, else Paimon's default."""
+        if flag is not None:
+            self.sources[key] = {"value": flag, "source": "flag"}
+            return str(flag)
+        found = self.options.lookup(key)
+        if found.value is None:
+            self.sources[key] = {"value": default, "source": "default"}
+            return default
+        self.sources[key] = {"value": found.value, "source": found.source}
+        return found.value
+
+    def optional(self, key: str) -> str | None:
+        """An option without a default: shown only when set."""
+        found = self.options.lookup(key)
+        if found.value is not None:
+            self.sources[key] = {"value": found.value, "source": found.source}
+        return found.value
+
+    def number(self, key: str, default: str) -> float:
+        try:
+            return float(self.pick(None, key, default))
+        except ValueError:
+            raise InvalidOptionError(f"{key} must be a number") from None
+
+
 def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
     """Flags over table options over Paimon defaults; refuses unsupported tables."""
     problems = refusals(table)
@@ -157,20 +191,9 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
             hint="compact this table with Paimon itself (Spark/Flink sys.compact)",
         )
     opts = table.options
-    sources: dict[str, Any] = {}
+    settings = _Settings(table)
+    pick = settings.pick
     pk = table.is_primary_key
-
-    def pick(flag: Any, key: str, default: str) -> str:
-        if flag is not None:
-            sources[key] = {"value": flag, "source": "flag"}
-            return str(flag)
-        found = opts.lookup(key)
-        if found.value is None:
-            sources[key] = {"value": default, "source": "default"}
-            return default
-        sources[key] = {"value": found.value, "source": found.source}
-        return found.value
-
     mode = "primary-key" if pk else "unaware-append" if opts.bucket == -1 else "bucketed-append"
     default_strategy = "full"
     if option_true(table, "clustering.incremental"):
@@ -187,24 +210,18 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
     )
     if target <= 0:
         raise InvalidOptionError(f"target file size must be positive, got {target}")
-    try:
-        ratio = float(pick(None, "compaction.small-file-ratio", "0.7"))
-    except ValueError:
-        raise InvalidOptionError("compaction.small-file-ratio must be a number") from None
+    ratio = settings.number("compaction.small-file-ratio", "0.7")
     num_levels = opts.get_int("num-levels")
     if num_levels is None:
         trigger = opts.get_int("num-sorted-run.compaction-trigger") or 5
         num_levels = trigger + 1
-    sources["num-levels"] = {"value": num_levels, "source": "derived"}
+    settings.sources["num-levels"] = {"value": num_levels, "source": "derived"}
     dv = option_true(table, "deletion-vectors.enabled")
     dv_extra: dict[str, Any] = {}
     if dv and not pk:
-        try:
-            dv_extra["delete_ratio_threshold"] = float(
-                pick(None, "compaction.delete-ratio-threshold", "0.2")
-            )
-        except ValueError:
-            raise InvalidOptionError("compaction.delete-ratio-threshold must be a number") from None
+        dv_extra["delete_ratio_threshold"] = settings.number(
+            "compaction.delete-ratio-threshold", "0.2"
+        )
         dv_extra["index_target_size"] = parse_memory_size(
             pick(None, "deletion-vector.index-file.target-size", "2 mb")
         )
@@ -217,7 +234,7 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
         min_file_num=int(pick(None, "compaction.min.file-num", "5")),
         file_num_limit=int(pick(None, "compaction.file-num-limit", "100000")),
         max_level=num_levels - 1,
-        sources=sources,
+        sources=settings.sources,
         merge=merge_spec(table) if pk else None,
         changelog=(
             compact_changelog.ChangelogSpec.of({**opts.table, **opts.dynamic}, num_levels - 1)
@@ -225,8 +242,20 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
             else None
         ),
         deletion_vectors=dv,
+        postpone=_postpone_spec(table, settings) if pk and opts.bucket == POSTPONE_BUCKET else None,
         **dv_extra,
     )
+
+
+def _postpone_spec(table: PaimonTable, settings: _Settings) -> PostponeSpec:
+    values = {
+        key: settings.optional(key)
+        for key in ("postpone.default-bucket-num", "postpone.target-row-num-per-bucket")
+    }
+    target = parse_memory_size(settings.pick(None, "postpone.target-size-per-bucket", "1 gb"))
+    if target <= 0:
+        raise InvalidOptionError("Option 'postpone.target-size-per-bucket' must be greater than 0.")
+    return postpone.spec_of(table, values, target)
 
 
 def parse_partition_filter(text: str) -> dict[str, str]:

@@ -22,6 +22,7 @@ from core.compaction.config import (
     merge_details,
     partition_matches,
 )
+from core.compaction.postpone import POSTPONE_BUCKET, PostponeSpec, replay_order
 from core.compaction.selection import (
     pack_unaware,
     pack_unaware_dv,
@@ -29,8 +30,19 @@ from core.compaction.selection import (
     pick_pk,
     too_many_deleted,
 )
-from core.compaction.task import CompactTask, IndexKeys, KeptGroups, file_size
+from core.compaction.task import (
+    CompactTask,
+    IndexKeys,
+    KeptGroups,
+    PostponeTask,
+    file_size,
+    input_path,
+    min_sequence,
+)
 from core.compaction.vector_maintenance import index_rewrite
+from core.errors import StorageError
+from core.format.arrow_types import arrow_type
+from core.format.data_files import read_raw
 from core.format.deletion_vectors import DeletionFile, bucket_index_files, deletion_files
 from core.format.model import IndexManifestEntry, Snapshot, TableSchema
 from core.runtime.plans import Phase, Plan, Requirements
@@ -49,6 +61,19 @@ class CompactPlan:
     config: CompactConfig | None
     # The snapshot the plan was made from: the commit checks only what changed after it.
     snapshot: Snapshot | None = None
+    # Postpone-bucket tables: per partition with postpone files, the routing into its real
+    # buckets (their bucket tasks are inside, not in ``tasks``).
+    postpone: tuple[PostponeTask, ...] = ()
+
+    @property
+    def work(self) -> tuple[CompactTask | PostponeTask, ...]:
+        """What the executor runs: the bucket tasks, then one task per postpone partition."""
+        return (*self.tasks, *self.postpone)
+
+    @property
+    def bucket_tasks(self) -> tuple[CompactTask, ...]:
+        """Every bucket task, those of postpone partitions included."""
+        return (*self.tasks, *(b for p in self.postpone for b in p.buckets))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,24 +101,25 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     with_vectors = cfg.mode == "primary-key" or cfg.deletion_vectors
     index_entries = table.index_files(latest) if with_vectors else []
     vectors = deletion_files(index_entries, table.paths.index_file_path)
-    groups = _candidates(table, flags, cfg, latest, vectors)
+    groups, staged = _candidates(table, flags, cfg, latest, vectors)
     states = _BucketStates(vectors, index_entries)
+    routed: list[PostponeTask] = []
+    if cfg.postpone is not None and staged:
+        routed = _postpone_tasks(table, cfg, groups, staged, states, details)
+    routed_partitions = {p.partition for p in routed}
     tasks: list[CompactTask] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
+        if partition in routed_partitions:
+            continue
         if not _compatible_schemas(table, files):
-            details["skipped"].append(
-                {
-                    "partition": table.paths.partition_spec(partition),
-                    "bucket": bucket,
-                    "reason": "files written before a column change (schema evolution)",
-                }
-            )
+            details["skipped"].append(_skipped(table, partition, bucket, SCHEMA_CHANGED))
             continue
         state = states.of((partition, bucket))
-        tasks += _bucket_tasks(table, cfg, partition, bucket, files, state, with_vectors)
-    phases = _summarize(table, details, tasks, latest)
+        picks = _pick(cfg, files, state.vectors)
+        tasks += _bucket_tasks(table, cfg, partition, bucket, picks, state, with_vectors)
+    phases = _summarize(table, details, tasks, routed, latest)
     plan = Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
-    return CompactPlan(plan, tuple(tasks), cfg, latest)
+    return CompactPlan(plan, tuple(tasks), cfg, latest, tuple(routed))
 
 
 def _details(cfg: CompactConfig, latest: Snapshot | None) -> dict[str, Any]:
@@ -118,16 +144,19 @@ def _candidates(
     cfg: CompactConfig,
     latest: Snapshot,
     vectors: Mapping[tuple[bytes, int, str], DeletionFile],
-) -> dict[Bucket, list[dict[str, Any]]]:
-    """The live files a compaction may merge, by bucket, in manifest order."""
+) -> tuple[dict[Bucket, list[dict[str, Any]]], dict[bytes, list[dict[str, Any]]]]:
+    """The live files a compaction may merge, by bucket, in manifest order; and on
+    postpone-bucket tables the postpone files, by partition."""
     groups: dict[Bucket, list[dict[str, Any]]] = {}
+    staged: dict[bytes, list[dict[str, Any]]] = {}
+    postpone = cfg.postpone is not None
     scanned = 0
     unaware = cfg.mode == "unaware-append"
     small_file_size = cfg.small_file_size
     selected: dict[bytes, bool] = {}  # partition filter, decided once per partition
     for row in live_raw_entries(table, latest):
         bucket = int(row["_BUCKET"])
-        if bucket < 0:
+        if bucket < 0 and not (postpone and bucket == POSTPONE_BUCKET):
             continue
         partition = bytes(row["_PARTITION"])
         if flags.partitions:
@@ -137,6 +166,9 @@ def _candidates(
                 keep = selected[partition] = partition_matches(spec, flags.partitions)
             if not keep:
                 continue
+        if bucket == POSTPONE_BUCKET:
+            staged.setdefault(partition, []).append(row)
+            continue
         if unaware:
             if file_size(row) >= small_file_size and not (
                 cfg.deletion_vectors
@@ -153,7 +185,7 @@ def _candidates(
                 continue
             scanned += 1
         groups.setdefault((partition, bucket), []).append(row)
-    return groups
+    return groups, staged
 
 
 class _BucketStates:
@@ -213,14 +245,14 @@ def _bucket_tasks(
     cfg: CompactConfig,
     partition: bytes,
     bucket: int,
-    files: list[dict[str, Any]],
+    picks: list[list[dict[str, Any]]],
     state: _BucketState,
     with_vectors: bool,
 ) -> list[CompactTask]:
-    """The tasks of one bucket: its picks, each with the vectors it applies and the vector
-    index files it replaces."""
+    """The tasks of one bucket, one per pick, each with the vectors it applies and the
+    vector index files it replaces."""
     tasks = []
-    for inputs in _pick(cfg, files, state.vectors):
+    for inputs in picks:
         names = {str(r["_FILE"]["_FILE_NAME"]) for r in inputs}
         task_vectors = {n: v for n, v in state.vectors.items() if n in names}
         index_deletes: IndexKeys = frozenset()
@@ -253,16 +285,26 @@ def _bucket_tasks(
 
 
 def _summarize(
-    table: PaimonTable, details: dict[str, Any], tasks: Sequence[CompactTask], latest: Snapshot
+    table: PaimonTable,
+    details: dict[str, Any],
+    tasks: Sequence[CompactTask],
+    routed: Sequence[PostponeTask],
+    latest: Snapshot,
 ) -> tuple[Phase, ...]:
     """Add the tasks and their sums to the details; the plan's one phase: the commit."""
-    for t in tasks:
-        details["tasks"].append(_task_json(table, t))
-    details["files_before"] = sum(len(t.inputs) for t in tasks)
-    details["bytes_before"] = sum(t.bytes for t in tasks)
-    details["files_after_estimate"] = sum(t.estimated_outputs for t in tasks)
+    every: list[CompactTask | PostponeTask] = [*tasks]
+    for p in routed:
+        every += [p, *p.buckets]
+    every.sort(key=lambda t: (t.partition, _bucket_of(t)))  # stable: a bucket's bins in order
+    for t in every:
+        details["tasks"].append(
+            _postpone_json(table, t) if isinstance(t, PostponeTask) else _task_json(table, t)
+        )
+    details["files_before"] = sum(len(t.inputs) for t in every)
+    details["bytes_before"] = sum(t.bytes for t in every)
+    details["files_after_estimate"] = sum(t.estimated_outputs for t in every)
     details["bytes_after_estimate"] = details["bytes_before"]
-    if not tasks:
+    if not every:
         return ()
     return (
         Phase.commit(
@@ -271,6 +313,10 @@ def _summarize(
             f"{details['files_after_estimate']}",
         ),
     )
+
+
+def _bucket_of(t: CompactTask | PostponeTask) -> int:
+    return POSTPONE_BUCKET if isinstance(t, PostponeTask) else t.bucket
 
 
 def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
@@ -293,6 +339,185 @@ def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
             for r in t.inputs
         ],
     }
+
+
+def _postpone_json(table: PaimonTable, t: PostponeTask) -> dict[str, Any]:
+    """A partition's postpone files as a task of the plan (bucket -2): what they hold and
+    into how many real buckets their records go."""
+    return {
+        "partition": table.paths.partition_spec(t.partition),
+        "partition_hex": t.partition.hex(),
+        "path": table.paths.bucket_dir(t.partition, POSTPONE_BUCKET),
+        "bucket": POSTPONE_BUCKET,
+        "output_level": t.output_level,
+        "files": len(t.files),
+        "rows": t.rows,
+        "bytes": t.bytes,
+        "files_after_estimate": t.estimated_outputs,
+        "deletion_vectors": 0,
+        "index_files_dropped": [],
+        "vectors_applied": [],
+        "vectors_kept": [],
+        "inputs": [
+            {"name": r["_FILE"]["_FILE_NAME"], "level": r["_FILE"]["_LEVEL"], "size": file_size(r)}
+            for r in t.files
+        ],
+        "postpone": {
+            "buckets": t.num_buckets,
+            "bucket_number": t.bucket_number_source,
+            "records_by_bucket": {str(b): n for b, n in t.routed},
+        },
+    }
+
+
+# -- postpone-bucket tables ----------------------------------------------------------------------
+SCHEMA_CHANGED = "files written before a column change (schema evolution)"
+
+
+def _skipped(table: PaimonTable, partition: bytes, bucket: int, reason: str) -> dict[str, Any]:
+    return {"partition": table.paths.partition_spec(partition), "bucket": bucket, "reason": reason}
+
+
+def _postpone_tasks(
+    table: PaimonTable,
+    cfg: CompactConfig,
+    groups: Mapping[Bucket, list[dict[str, Any]]],
+    staged: Mapping[bytes, list[dict[str, Any]]],
+    states: _BucketStates,
+    details: dict[str, Any],
+) -> list[PostponeTask]:
+    """Per partition with postpone files, the routing of their records into its real
+    buckets, each of which is then compacted fully (every file, whatever its level)."""
+    assert cfg.postpone is not None
+    real: dict[bytes, dict[int, list[dict[str, Any]]]] = {}
+    for (partition, bucket), files in groups.items():
+        real.setdefault(partition, {})[bucket] = files
+    out = []
+    for partition, files in sorted(staged.items()):
+        buckets = real.get(partition, {})
+        reason = _postpone_problem(table, partition, files, buckets, states)
+        if reason is not None:
+            details["skipped"].append(_skipped(table, partition, POSTPONE_BUCKET, reason))
+            continue
+        totals = {int(f["_TOTAL_BUCKETS"]) for fs in buckets.values() for f in fs}
+        rows = sum(int(f["_FILE"]["_ROW_COUNT"]) for f in files)
+        number, source = cfg.postpone.bucket_number(
+            totals.pop() if totals else None, rows, sum(file_size(f) for f in files)
+        )
+        ordered = tuple(replay_order(files))
+        routed = _routed_records(table, partition, ordered, cfg.postpone, number)
+        out.append(
+            PostponeTask(
+                partition=partition,
+                num_buckets=number,
+                bucket_number_source=source,
+                files=ordered,
+                routed=tuple(routed.items()),
+                spec=cfg.postpone,
+                buckets=tuple(
+                    _routed_bucket_tasks(table, cfg, partition, number, buckets, routed, states)
+                ),
+                output_level=cfg.max_level,
+                target_file_size=cfg.target_file_size,
+                merge=cfg.merge,
+                changelog=cfg.changelog,
+            )
+        )
+    return out
+
+
+def _routed_bucket_tasks(
+    table: PaimonTable,
+    cfg: CompactConfig,
+    partition: bytes,
+    num_buckets: int,
+    buckets: Mapping[int, list[dict[str, Any]]],
+    routed: Mapping[int, int],
+    states: _BucketStates,
+) -> list[CompactTask]:
+    """The bucket tasks of a partition with postpone files: a bucket that receives records
+    is compacted fully with them (a bucket without files gets its first ones); any other
+    bucket as on every primary-key table."""
+    tasks = []
+    for bucket in sorted(buckets.keys() | routed.keys()):
+        files = buckets.get(bucket)
+        state = states.of((partition, bucket))
+        if files is None:
+            tasks.append(_new_bucket_task(cfg, partition, bucket, num_buckets))
+            continue
+        if bucket in routed:
+            picks = [sorted(files, key=min_sequence)]
+        else:
+            picks = _pick(cfg, files, state.vectors)
+        tasks += _bucket_tasks(table, cfg, partition, bucket, picks, state, True)
+    return tasks
+
+
+def _new_bucket_task(
+    cfg: CompactConfig, partition: bytes, bucket: int, num_buckets: int
+) -> CompactTask:
+    """A real bucket that gets its first files from postpone records."""
+    return CompactTask(
+        partition=partition,
+        bucket=bucket,
+        total_buckets=num_buckets,
+        primary_key=True,
+        inputs=(),
+        output_level=cfg.max_level,
+        target_file_size=cfg.target_file_size,
+        merge=cfg.merge,
+        changelog=cfg.changelog,
+        index_target_size=None,
+        index_seen=frozenset(),
+    )
+
+
+def _routed_records(
+    table: PaimonTable,
+    partition: bytes,
+    files: Sequence[dict[str, Any]],
+    spec: PostponeSpec,
+    num_buckets: int,
+) -> dict[int, int]:
+    """How many records of a partition's postpone files each real bucket receives, from
+    their bucket-key columns alone (planning reads no other column)."""
+    import pyarrow as pa
+
+    fields = {f.name: f for f in table.schema.fields}
+    schema = pa.schema([pa.field(k, arrow_type(fields[k].type)) for k in spec.bucket_key])
+    directory = table.paths.bucket_dir(partition, POSTPONE_BUCKET)
+    counts: dict[int, int] = {}
+    for row in files:
+        path = input_path(row, directory)
+        name = str(row["_FILE"]["_FILE_NAME"])
+        try:
+            data: bytes | str = (
+                path if table.fileio.is_local(path) else table.fileio.read_bytes(path)
+            )
+            keys = read_raw(data, name, schema)
+        except FileNotFoundError:
+            raise StorageError(f"data file {path} of the latest snapshot is missing") from None
+        for bucket in spec.buckets_of(keys, num_buckets):
+            counts[bucket] = counts.get(bucket, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _postpone_problem(
+    table: PaimonTable,
+    partition: bytes,
+    files: Sequence[dict[str, Any]],
+    buckets: Mapping[int, Sequence[dict[str, Any]]],
+    states: _BucketStates,
+) -> str | None:
+    """Why a partition's postpone files are left where they are (None: they are routed)."""
+    every = [*files, *(f for fs in buckets.values() for f in fs)]
+    if not _compatible_schemas(table, every):
+        return SCHEMA_CHANGED
+    if states.of((partition, POSTPONE_BUCKET)).vectors:
+        return "postpone files with deletion vectors (Paimon writes none there)"
+    if len({int(f["_TOTAL_BUCKETS"]) for fs in buckets.values() for f in fs}) > 1:
+        return "its real buckets disagree on the bucket number (Paimon fails here too)"
+    return None
 
 
 __all__ = ["COMMAND", "CompactPlan", "plan_compact"]

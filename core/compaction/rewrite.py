@@ -11,14 +11,23 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from core.compaction import compact_changelog
 from core.compaction.config import option_true
 from core.compaction.merge_tree import merge_bucket
-from core.compaction.task import MB, CompactTask, TaskOutput, file_size, min_sequence
+from core.compaction.postpone import POSTPONE_BUCKET
+from core.compaction.task import (
+    MB,
+    CompactTask,
+    PostponeTask,
+    TaskOutput,
+    file_size,
+    input_path,
+    min_sequence,
+)
 from core.compaction.vector_maintenance import index_bytes, write_kept_vectors
 from core.errors import StorageError
 from core.format.data_files import (
@@ -36,7 +45,7 @@ from core.format.data_files import (
 )
 from core.format.deletion_vectors import keep_mask, read_vector
 from core.format.model import DataField
-from core.io.fileio import join, normalize_path
+from core.io.fileio import join
 from core.table.table import PaimonTable
 from core.write.commit import delete_quietly
 from core.write.manifest_writer import MANIFEST_VERSION
@@ -47,17 +56,15 @@ from core.write.manifest_writer import MANIFEST_VERSION
 THREADED_READ_BYTES = 8 * MB
 
 
-def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
-    """Read a task's inputs, merge, write rolling outputs; pure and picklable (Spark)."""
-    schema = table.schema
-    # KeyValueFileWriterFactory: thin files whenever data-file.thin-mode is set (the key
-    # is always a subset of the values here); inputs of either layout read alike.
-    layout = FileLayout.of(
-        schema.fields, schema.trimmed_primary_keys, thin=option_true(table, "data-file.thin-mode")
-    )
+def rewrite_task(table: PaimonTable, task: CompactTask, routed: Routed | None = None) -> TaskOutput:
+    """Read a task's inputs, merge, write rolling outputs; pure and picklable (Spark).
+    ``routed``: records of postpone files this bucket receives, merged as its newest."""
+    layout = _layout(table)
     opts = WriteOptions.of(table.options, level=task.output_level)
     index_data: dict[str, bytes] = {}  # one read per vector index file
-    data = _read_inputs(table, task, layout, index_data, with_level=task.changelog is not None)
+    with_level = task.changelog is not None
+    extra = None if routed is None else routed.records
+    data = _read_inputs(table, task, layout, index_data, with_level=with_level, extra=extra)
     rows_in = data.num_rows
     changelog = None
     if task.primary_key:
@@ -68,7 +75,7 @@ def rewrite_task(table: PaimonTable, task: CompactTask) -> TaskOutput:
                 data, keys, task.merge, task.changelog
             )
         data = merge_bucket(data, keys, task.merge)
-    step = _rows_per_file(task, data.num_rows)
+    step = _rows_per_file(task, data.num_rows, None if routed is None else routed.bytes_per_row)
     written: list[str] = []
     prefix = str(uuid.uuid4())
     seq_next = min_sequence(task.inputs[0]) if task.inputs else 0
@@ -103,22 +110,94 @@ class TaskFailure:
     error: Exception
 
 
-def rewrite_or_failure(table: PaimonTable, task: CompactTask) -> TaskOutput | TaskFailure:
+def rewrite_or_failure(
+    table: PaimonTable, task: CompactTask | PostponeTask
+) -> TaskOutput | TaskFailure:
+    """Run one task of a plan, its failure as a value."""
     try:
+        if isinstance(task, PostponeTask):
+            return rewrite_postpone(table, task)
         return rewrite_task(table, task)
     except Exception as exc:
         return TaskFailure(exc)
 
 
+def _layout(table: PaimonTable) -> FileLayout:
+    # KeyValueFileWriterFactory: thin files whenever data-file.thin-mode is set (the key
+    # is always a subset of the values here); inputs of either layout read alike.
+    schema = table.schema
+    return FileLayout.of(
+        schema.fields, schema.trimmed_primary_keys, thin=option_true(table, "data-file.thin-mode")
+    )
+
+
+# -- postpone buckets ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """The records of postpone files one bucket receives, in replay order."""
+
+    records: Any  # read as inputs are (conformed; with their level when changelog is made)
+    bytes_per_row: float  # of the postpone files, to size output files of a new bucket
+
+
+def rewrite_postpone(table: PaimonTable, task: PostponeTask) -> TaskOutput:
+    """Route a partition's postpone records into its real buckets and rewrite each bucket
+    task with the records it receives, numbered after every file of the bucket."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    layout = _layout(table)
+    staging = CompactTask(
+        task.partition,
+        POSTPONE_BUCKET,
+        POSTPONE_BUCKET,
+        True,
+        task.files,
+        task.output_level,
+        task.target_file_size,
+    )
+    records = _read_inputs(table, staging, layout, {}, with_level=task.changelog is not None)
+    buckets = pa.array(task.spec.buckets_of(records, task.num_buckets), pa.int32())
+    planned = {t.bucket for t in task.buckets}
+    counts = pc.value_counts(buckets).to_pylist() if len(buckets) else []
+    found = {int(c["values"]): int(c["counts"]) for c in counts}
+    if not found.keys() <= planned or sorted(found.items()) != list(task.routed):
+        raise StorageError(
+            f"the postpone files of {table.paths.bucket_dir(task.partition, POSTPONE_BUCKET)} "
+            "hold other records than planned (changed since planning?)"
+        )
+    per_row = max(task.bytes / max(task.rows, 1), 1e-9)
+    outputs: list[TaskOutput] = []
+    try:
+        for bucket_task in task.buckets:
+            mine = records.filter(pc.equal(buckets, bucket_task.bucket))
+            routed = Routed(_numbered(mine, bucket_task), per_row)
+            outputs.append(rewrite_task(table, bucket_task, routed))
+    except BaseException:
+        delete_quietly(table.fileio, [p for o in outputs for p in o.paths])
+        raise
+    return TaskOutput(
+        tuple(e for o in outputs for e in o.entries),
+        tuple(p for o in outputs for p in o.paths),
+        sum(o.rows_in for o in outputs),
+        sum(o.rows_out for o in outputs),
+        tuple(e for o in outputs for e in o.changelog),
+        tuple(e for o in outputs for e in o.index_entries),
+    )
+
+
+def _numbered(records: Any, task: CompactTask) -> Any:
+    """The routed records with sequence numbers after the bucket's files (the write
+    restore's max sequence number + 1, counting on in replay order)."""
+    import pyarrow as pa
+
+    start = max((int(r["_FILE"]["_MAX_SEQUENCE_NUMBER"]) for r in task.inputs), default=-1) + 1
+    index = records.schema.get_field_index(SEQUENCE_NUMBER)
+    numbers = pa.array(range(start, start + records.num_rows), records.schema.field(index).type)
+    return records.set_column(index, SEQUENCE_NUMBER, numbers)
+
+
 # -- reading -----------------------------------------------------------------------------------
-
-
-def _input_path(table: PaimonTable, row: Mapping[str, Any], bucket_dir: str) -> str:
-    f = row["_FILE"]
-    external = f.get("_EXTERNAL_PATH")
-    if external:
-        return normalize_path(str(external))
-    return join(bucket_dir, str(f["_FILE_NAME"]))
 
 
 def _read_inputs(
@@ -128,9 +207,11 @@ def _read_inputs(
     index_data: dict[str, bytes],
     *,
     with_level: bool = False,
+    extra: Any = None,
 ) -> Any:
-    """Every input record (deletion vectors applied); ``with_level`` adds each record's
-    file level as column ``compact_changelog.LEVEL``."""
+    """Every input record (deletion vectors applied), then ``extra`` (records read so
+    already); ``with_level`` adds each record's file level as column
+    ``compact_changelog.LEVEL``."""
     import pyarrow as pa
 
     schema = layout.arrow_schema()
@@ -138,7 +219,7 @@ def _read_inputs(
     bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
     parts = []
     for row in task.inputs:
-        path = _input_path(table, row, bucket_dir)
+        path = input_path(row, bucket_dir)
         name = str(row["_FILE"]["_FILE_NAME"])
         try:
             # Local files are read in place by pyarrow (no copy through Python).
@@ -159,6 +240,8 @@ def _read_inputs(
             level = pa.array([int(row["_FILE"]["_LEVEL"])] * part.num_rows, pa.int32())
             part = part.append_column(compact_changelog.LEVEL, level)
         parts.append(part)
+    if extra is not None and extra.num_rows:
+        parts.append(extra)
     if with_level:
         if not parts:
             return schema.append(pa.field(compact_changelog.LEVEL, pa.int32())).empty_table()
@@ -174,10 +257,14 @@ def _read_inputs(
 # -- writing -----------------------------------------------------------------------------------
 
 
-def _rows_per_file(task: CompactTask, rows: int) -> int:
+def _rows_per_file(task: CompactTask, rows: int, hint: float | None = None) -> int:
+    """Rows per output file: the target size over the inputs' bytes per row (``hint``
+    for a bucket without files)."""
     if rows == 0:
         return 1
     per_row = max(task.bytes / max(task.rows, 1), 1e-9)
+    if not task.inputs and hint is not None:
+        per_row = hint
     return max(1, int(task.target_file_size / per_row))
 
 

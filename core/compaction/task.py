@@ -14,7 +14,9 @@ from typing import Any
 
 from core.compaction.compact_changelog import ChangelogSpec
 from core.compaction.merge_engines import MergeSpec
+from core.compaction.postpone import PostponeSpec
 from core.format.deletion_vectors import DeletionFile
+from core.io.fileio import join, normalize_path
 
 MB = 1024 * 1024
 
@@ -25,6 +27,16 @@ KeptGroups = tuple[tuple[tuple[str, DeletionFile], ...], ...]
 def file_size(row: Mapping[str, Any]) -> int:
     """A manifest row's ``_FILE_SIZE``."""
     return int(row["_FILE"]["_FILE_SIZE"])
+
+
+def input_path(row: Mapping[str, Any], bucket_dir: str) -> str:
+    """Where the data file of a manifest row is: its external path, else in its bucket's
+    directory."""
+    f = row["_FILE"]
+    external = f.get("_EXTERNAL_PATH")
+    if external:
+        return normalize_path(str(external))
+    return join(bucket_dir, str(f["_FILE_NAME"]))
 
 
 def min_sequence(row: Mapping[str, Any]) -> int:
@@ -89,12 +101,51 @@ class TaskOutput:
     index_entries: tuple[dict[str, Any], ...] = ()  # ADD rows of new vector index files
 
 
+@dataclass(frozen=True, slots=True)
+class PostponeTask:
+    """The postpone files of one partition, routed into its real buckets: a bucket that
+    receives records is compacted fully with them (a bucket without files gets its first
+    ones), the partition's other buckets as on every primary-key table."""
+
+    partition: bytes
+    num_buckets: int
+    bucket_number_source: str  # where num_buckets came from (the plan says it)
+    files: tuple[dict[str, Any], ...]  # bucket-postpone files, in replay order
+    routed: tuple[tuple[int, int], ...]  # (bucket, records it receives), by bucket
+    buckets: tuple[CompactTask, ...]  # the buckets compacted (receiving records or picked)
+    spec: PostponeSpec  # how records are routed
+    output_level: int
+    target_file_size: int
+    merge: MergeSpec | None = None
+    changelog: ChangelogSpec | None = None
+
+    @property
+    def inputs(self) -> tuple[dict[str, Any], ...]:
+        """The postpone files (each bucket task lists its own inputs)."""
+        return self.files
+
+    @property
+    def bytes(self) -> int:
+        return sum(file_size(r) for r in self.files)
+
+    @property
+    def rows(self) -> int:
+        return sum(int(r["_FILE"]["_ROW_COUNT"]) for r in self.files)
+
+    @property
+    def estimated_outputs(self) -> int:
+        """New files for the routed records alone (buckets with files count their own)."""
+        return max(1, math.ceil(self.bytes / self.target_file_size))
+
+
 __all__ = [
     "MB",
     "CompactTask",
+    "PostponeTask",
     "IndexKeys",
     "KeptGroups",
     "TaskOutput",
     "file_size",
+    "input_path",
     "min_sequence",
 ]

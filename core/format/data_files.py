@@ -457,6 +457,15 @@ def key_row(table: Any, columns: Sequence[str], index: int, types: Sequence[Data
     return binary_row.encode(values, types)
 
 
+def key_rows(table: Any, columns: Sequence[str], types: Sequence[DataType]) -> list[bytes]:
+    """BinaryRow of the key columns of every row (bucket routing)."""
+    values = [table.column(c).to_pylist() for c in columns]
+    return [
+        binary_row.encode([_python_value(v) for v in row], types)
+        for row in zip(*values, strict=True)
+    ]
+
+
 __all__ = [
     "FORMATS",
     "KEY_PREFIX",
@@ -472,6 +481,7 @@ __all__ = [
     "encode_file",
     "format_of",
     "key_row",
+    "key_rows",
     "read_raw",
     "read_table",
     "stats_of",

@@ -72,7 +72,7 @@ class Compact(Operation[CompactPlan, CompactResult]):
         return plan_compact(table, self.request.flags, now_ms=env.now_ms)
 
     def apply(self, table: PaimonTable, plan: CompactPlan, env: Env) -> CompactResult | None:
-        if not plan.tasks:
+        if not plan.work:
             return None
         allow_unsafe = self.request.allow_unsafe_commit
         return apply_compact(

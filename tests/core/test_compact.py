@@ -606,7 +606,10 @@ def test_changes_since_refuses_a_replaced_snapshot(tmp_path: Path) -> None:
     assert changes_since(t, dataclasses.replace(earlier, base_manifest_list="x"), latest) is None
     # The last append, read from its delta alone: one file added, nothing removed.
     (entry,) = [e for e in _live(root) if e.file.file_name not in _names_at(t, earlier)]
-    assert changes_since(t, earlier, latest) == (set(), {(entry.partition, entry.total_buckets)})
+    assert changes_since(t, earlier, latest) == (
+        set(),
+        {(entry.partition, entry.bucket, entry.total_buckets)},
+    )
 
 
 def _names_at(t: PaimonTable, snapshot: Any) -> set[str]:

@@ -43,6 +43,7 @@ COMPACTS = (
     "pk_first_row",
     "pk_partial_update",
     "pk_partitioned_overwrite",
+    "pk_postpone_bucket",
     "pk_rollback",
     "pk_sequence_field",
     "pk_thin_mode",
@@ -58,7 +59,6 @@ REFUSED = {
     "global_index": "data-evolution.enabled",
     "row_tracking": "row-tracking.enabled",
     "file_index": "file-index",
-    "pk_postpone_bucket": "postpone bucket",
 }
 
 
