@@ -18,7 +18,7 @@ def instant(ms: int | None) -> dict[str, Any] | None:
 
 
 def plan_doc(
-    dry_run: bool, plan: Plan, report: dict[str, Any] | None, **extra: Any
+    dry_run: bool, plan: Plan[Any], report: dict[str, Any] | None, **extra: Any
 ) -> dict[str, Any]:
     """The JSON body of a planning command: the plan (streamed), what was done, then extras."""
     return {"dry_run": dry_run, "plan": plan.to_json(lazy=True), "report": report, **extra}

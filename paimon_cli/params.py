@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -175,7 +175,7 @@ def parse_options_arg(text: str | None) -> dict[str, str]:
         raise typer.BadParameter(exc.message, param_hint="--options") from None
 
 
-def load_saved_plan(path: Path, command: str) -> Plan:
+def load_saved_plan(path: Path, command: str) -> Plan[Any]:
     """``--plan FILE``: a plan saved from ``--dry-run --json`` (the document or its plan)."""
     from core.errors import CorruptMetadataError
     from core.runtime.plans import Plan

@@ -45,6 +45,7 @@ from core.format.arrow_types import arrow_type
 from core.format.data_files import read_raw
 from core.format.deletion_vectors import DeletionFile, bucket_index_files, deletion_files
 from core.format.model import IndexManifestEntry, Snapshot, TableSchema
+from core.runtime.details import RawDetails
 from core.runtime.plans import Phase, Plan, Requirements
 from core.table.table import PaimonTable
 from core.write.live_entries import live_raw_entries
@@ -56,7 +57,7 @@ Bucket = tuple[bytes, int]  # (partition, bucket)
 
 @dataclass(frozen=True, slots=True)
 class CompactPlan:
-    plan: Plan
+    plan: Plan[Any]
     tasks: tuple[CompactTask, ...]
     config: CompactConfig | None
     # The snapshot the plan was made from: the commit checks only what changed after it.
@@ -94,7 +95,9 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     requirements = Requirements(latest.id if latest else None, None, {}, (), None)
     if latest is None:
         return CompactPlan(
-            Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details),
+            Plan(
+                COMMAND, table.location, table.branch, now_ms, (), requirements, RawDetails(details)
+            ),
             (),
             cfg,
         )
@@ -118,7 +121,9 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
         picks = _pick(cfg, files, state.vectors)
         tasks += _bucket_tasks(table, cfg, partition, bucket, picks, state, with_vectors)
     phases = _summarize(table, details, tasks, routed, latest)
-    plan = Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+    plan = Plan(
+        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
+    )
     return CompactPlan(plan, tuple(tasks), cfg, latest, tuple(routed))
 
 

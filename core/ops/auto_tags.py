@@ -24,6 +24,7 @@ from core.format.model import Snapshot, Tag
 from core.ops.tags import TagError, filter_for_resume, plan_delete_tags, tag_content
 from core.retention.tag_period import TagPeriodHandler, period_handler
 from core.runtime.apply import apply_phases
+from core.runtime.details import RawDetails
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import local_datetime, resolve_zone
@@ -134,7 +135,7 @@ def _batch_tag(table: PaimonTable, s: _Settings) -> list[tuple[Snapshot, str]]:
 class AutoTagPlan:
     """Tags to write, and (batch mode) a tag to delete first because it must move."""
 
-    plan: Plan
+    plan: Plan[Any]
     delete_first: tuple[str, ...]
 
 
@@ -208,12 +209,12 @@ def plan_auto_tags(table: PaimonTable, *, now_ms: int, zone: dt.tzinfo) -> AutoT
         now_ms,
         (Phase("tags", tuple(actions), sequential=True),),
         requirements,
-        details,
+        RawDetails(details),
     )
     return AutoTagPlan(plan, tuple(delete_first))
 
 
-def apply_auto_tags(table: PaimonTable, plan: Plan) -> list[str]:
+def apply_auto_tags(table: PaimonTable, plan: Plan[Any]) -> list[str]:
     """Write each planned tag if still absent and its snapshot still exists; returns the
     names written (a tag someone else created meanwhile is left as it is)."""
     written: list[str] = []

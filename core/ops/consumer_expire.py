@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from core.io.fileio import join
+from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import iso_utc
@@ -25,7 +26,7 @@ def _idle(mtime_ms: int | None, cutoff: int | None) -> bool:
     return cutoff is not None and mtime_ms is not None and mtime_ms < cutoff
 
 
-def plan_consumer_expire(table: PaimonTable, *, now_ms: int) -> Plan:
+def plan_consumer_expire(table: PaimonTable, *, now_ms: int) -> Plan[Any]:
     """Delete the consumer files idle longer than ``consumer.expiration-time``."""
     expiration = table.options.get_duration_ms("consumer.expiration-time")
     consumers = table.consumers.consumers()
@@ -69,11 +70,11 @@ def plan_consumer_expire(table: PaimonTable, *, now_ms: int) -> Plan:
         now_ms,
         (Phase("consumer-files", actions),),
         requirements,
-        details,
+        RawDetails(details),
     )
 
 
-def recheck(table: PaimonTable, plan: Plan) -> Plan:
+def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Keep consumers whose file was written since planning (the reader is alive)."""
     cutoff = plan.details.get("cutoff_ms")
     if cutoff is None:
@@ -98,8 +99,8 @@ class ExpireConsumers(Deletion):
 
     command: ClassVar[str] = COMMAND
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_consumer_expire(table, now_ms=env.now_ms)
 
-    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return recheck(table, plan)

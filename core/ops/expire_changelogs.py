@@ -37,6 +37,7 @@ from core.retention.protection import (
     other_views,
 )
 from core.retention.references import Want, changelog_references, collect_references
+from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.operation import Deletion, Env
@@ -360,7 +361,7 @@ def plan_expire_changelogs(
     now_ms: int,
     executor: Executor,
     progress: Progress | None = None,
-) -> Plan:
+) -> Plan[Any]:
     """Paimon's ``expire_changelogs`` procedure as a plan (``maintain`` calls this too)."""
     progress = progress or NullProgress()
     config, sources = procedure_config(table, flags, now_ms)
@@ -397,12 +398,14 @@ def plan_expire_changelogs(
         consumers_min_next=min_next,
     )
     phases = tuple(part_phases(part)) if part.expired_ids else ()
-    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+    return Plan(
+        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
+    )
 
 
 def plan_commit_changelog_expiry(
     table: PaimonTable, *, now_ms: int, executor: Executor, progress: Progress | None = None
-) -> Plan:
+) -> Plan[Any]:
     """Changelog expiry on the table's own settings (the commit path, semantics 2.10), for a
     caller that ran snapshot expiry itself (``maintain``); nothing when not decoupled."""
     from core.retention.expire_range import active_consumers
@@ -440,14 +443,16 @@ def plan_commit_changelog_expiry(
         consumers_min_next=min_next,
     )
     phases = tuple(part_phases(part)) if part.expired_ids else ()
-    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+    return Plan(
+        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
+    )
 
 
 def _consumer_floor(table: PaimonTable) -> int | None:
     return min((c.next_snapshot for c in table.consumers.consumers()), default=None)
 
 
-def recheck(table: PaimonTable, plan: Plan) -> Plan:
+def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Fresh plans: refuse when tags, branches or consumers moved in a way that matters."""
     req = plan.requirements
     now_tags = {f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()}
@@ -496,7 +501,7 @@ def protected_now(table: PaimonTable, *, skip_changelogs: set[str]) -> set[str]:
     return protected
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
+def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Journals: drop every delete that a root present now needs (cost: a full read)."""
     doomed = {a.path for p in plan.phases for a in p.actions if a.kind == "changelog-json"}
     protected = protected_now(table, skip_changelogs=doomed)
@@ -520,16 +525,16 @@ class ExpireChangelogs(Deletion):
 
     flags: ChangelogFlags = ChangelogFlags()
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_expire_changelogs(
             table, self.flags, now_ms=env.now_ms, executor=env.executor, progress=env.progress
         )
 
-    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return recheck(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return filter_for_resume(table, plan)
 
 

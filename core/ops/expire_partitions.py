@@ -28,6 +28,7 @@ from core.retention.partition_time import (
     TimeExtractor,
     java_internal_text,
 )
+from core.runtime.details import RawDetails
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
 from core.runtime.requests import at_least, duration, one_of, parsed
@@ -181,7 +182,7 @@ def plan_partition_expire(
     now_ms: int,
     zone: dt.tzinfo,
     warn: Callable[[str], None] | None = None,
-) -> Plan:
+) -> Plan[Any]:
     """Pure planner: which partitions expire now, with their files, rows and last update."""
     config = partition_expire_config(table, flags)
     keys = list(table.schema.partition_keys)
@@ -208,7 +209,9 @@ def plan_partition_expire(
         consumers_min_next=None,
     )
     if latest is None:
-        return Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details)
+        return Plan(
+            COMMAND, table.location, table.branch, now_ms, (), requirements, RawDetails(details)
+        )
     expired = _expired(table, latest, config, extractor, expire_before, zone, details, warn)
     if details["skipped"]:
         details["skipped_hint"] = skipped_hint(table)
@@ -226,7 +229,9 @@ def plan_partition_expire(
                 f"({files} files marked DELETE)",
             ),
         )
-    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
+    return Plan(
+        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
+    )
 
 
 Expired = list[tuple[str, _PartitionState, dt.datetime | None]]
@@ -341,7 +346,7 @@ class UnexpirablePartitionsError(PaimonError):
         )
 
 
-def unexpirable_error(plan: Plan) -> UnexpirablePartitionsError | None:
+def unexpirable_error(plan: Plan[Any]) -> UnexpirablePartitionsError | None:
     """The error a real run ends with when the plan kept partitions it cannot judge."""
     if not plan.details.get("skipped"):
         return None
@@ -386,7 +391,7 @@ def drop_partitions_builder(
 
 def apply_partition_expire(
     table: PaimonTable,
-    plan: Plan,
+    plan: Plan[Any],
     *,
     allow_unsafe: bool = False,
     sleep: Callable[[float], None] | None = None,
@@ -412,7 +417,7 @@ def _log_warning(message: str) -> None:
 
 
 @dataclass(frozen=True)
-class ExpirePartitions(Operation[Plan, CommitResult]):
+class ExpirePartitions(Operation[Plan[Any], CommitResult]):
     """Paimon's partition expiry: one OVERWRITE commit dropping the expired partitions."""
 
     command: ClassVar[str] = COMMAND
@@ -422,10 +427,10 @@ class ExpirePartitions(Operation[Plan, CommitResult]):
     allow_unsafe: bool = False
     warn: Callable[[str], None] = _log_warning  # partition values that name no time
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_partition_expire(
             table, self.flags, now_ms=env.now_ms, zone=self.zone, warn=self.warn
         )
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> CommitResult | None:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> CommitResult | None:
         return apply_partition_expire(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)

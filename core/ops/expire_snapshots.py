@@ -46,6 +46,7 @@ from core.retention.protection import (
     tags_everywhere,
 )
 from core.runtime.apply import apply_phases
+from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
@@ -174,7 +175,7 @@ class _Expiry:
             gone,
         )
 
-    def finish(self, phases: list[Phase], part: ChangelogPart | None = None) -> Plan:
+    def finish(self, phases: list[Phase], part: ChangelogPart | None = None) -> Plan[Any]:
         b, details = self.b, self.details
         if part is not None:
             details["changelog_expiry"] = part.details
@@ -195,7 +196,7 @@ class _Expiry:
             self.now_ms,
             tuple(sized),
             self.requirements,
-            details,
+            RawDetails(details),
         )
 
 
@@ -256,7 +257,7 @@ def _start(
     )
 
 
-def _nothing_to_expire(e: _Expiry) -> Plan:
+def _nothing_to_expire(e: _Expiry) -> Plan[Any]:
     """No snapshot expires: at most the EARLIEST hint Paimon writes when it is absent, and
     the changelog part of a decoupled table."""
     earliest, table = e.rng.earliest, e.table
@@ -320,7 +321,7 @@ def plan_expire_snapshots(
     now_ms: int,
     executor: Executor,
     progress: Progress | None = None,
-) -> Plan:
+) -> Plan[Any]:
     """Pure planner: reads the table, returns what would be deleted and why."""
     e = _start(table, flags, now_ms, executor, progress or NullProgress())
     earliest, end = e.rng.earliest, e.rng.end
@@ -419,15 +420,15 @@ class ExpireSnapshots(Deletion):
 
     flags: ExpireFlags = ExpireFlags()
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_expire_snapshots(
             table, self.flags, now_ms=env.now_ms, executor=env.executor, progress=env.progress
         )
 
-    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return recheck(table, plan)
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
         watcher = NewRootWatcher(table, plan)
         apply_phases(
             table,
@@ -446,11 +447,11 @@ class ExpireSnapshots(Deletion):
             )
 
     @classmethod
-    def resume_problem(cls, table: PaimonTable, plan: Plan) -> str | None:
+    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
         return resume_problem(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return filter_for_resume(table, plan)
 
 

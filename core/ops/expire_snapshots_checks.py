@@ -48,7 +48,7 @@ def _guard_marks(guard: Mapping[str, Any]) -> list[tuple[SnapshotIdentity, str]]
     return out
 
 
-def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
+def resume_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
     """Why this journal must not be finished now, or None. At least as strict as planning:
     the table never moved backwards, the snapshots it deletes are still the oldest and all
     older than those it keeps, and no tag, branch or consumer appeared that needs them."""
@@ -89,7 +89,7 @@ def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
     return "; ".join(problems) if problems else None
 
 
-def _violations(table: PaimonTable, plan: Plan) -> list[str]:
+def _violations(table: PaimonTable, plan: Plan[Any]) -> list[str]:
     req = plan.requirements
     if req.expire_end is None:
         return []
@@ -112,7 +112,7 @@ def _violations(table: PaimonTable, plan: Plan) -> list[str]:
     return problems
 
 
-def recheck(table: PaimonTable, plan: Plan) -> Plan:
+def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Fresh and saved plans (``--plan``): refuse (StalePlanError) when the table moved in a
     way that matters, a snapshot it deletes among it (a commit that reused the id)."""
     problems = _violations(table, plan)
@@ -127,7 +127,7 @@ def recheck(table: PaimonTable, plan: Plan) -> Plan:
     return plan
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
+def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Journals: keep every file that a root present now still references."""
     req = plan.requirements
     end = req.expire_end
@@ -191,7 +191,7 @@ class NewRootWatcher:
     a snapshot whose file this run already deleted is caught by create-tag itself, which
     checks after writing that the snapshot still exists."""
 
-    def __init__(self, table: PaimonTable, plan: Plan) -> None:
+    def __init__(self, table: PaimonTable, plan: Plan[Any]) -> None:
         self.table = table
         self.known: dict[str, int] = dict(plan.requirements.tags)
         self.branches: set[str] = set(plan.requirements.branches)

@@ -44,7 +44,7 @@ R = TypeVar("R")
 
 #: Every operation whose deletions are journaled, by command: a journal any of them left is
 #: finished by the next run of any command, so each must be known here.
-JOURNALED: Mapping[str, type[Operation[Plan, Any]]] = {
+JOURNALED: Mapping[str, type[Operation[Plan[Any], Any]]] = {
     op.command: op for op in (ExpireSnapshots, ExpireChangelogs, DeleteTags, ExpireTags, Rollback)
 }
 

@@ -91,7 +91,7 @@ class StepResult:
     name: str
     status: str  # ok | failed | skipped | not-run
     reason: str
-    plan: Plan | None = None
+    plan: Plan[Any] | None = None
     report: ExecutionReport | None = None
     commit: Any = None  # CommitResult of expire-partitions
     created_tags: list[str] = field(default_factory=list)

@@ -22,6 +22,7 @@ from core.format.manifest import decode_manifest_file_names
 from core.format.model import Expected, ManifestRef, Snapshot
 from core.io.fileio import FileInfo, FileIO, join, parent
 from core.retention.references import RootKind, producer_of, root_lists
+from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, LazyRows, Phase, Plan, Requirements
@@ -641,7 +642,7 @@ def build_plan(
     allow_recent: bool,
     total: tuple[int, int] | None = None,
     external_exclusive: bool = False,
-) -> Plan:
+) -> Plan[Any]:
     """The plan both engines produce; ``total`` (count, bytes) when ``orphans`` is a sample."""
     orphans = sorted(orphans, key=attrgetter("path"))
     inside = table.paths.is_inside_table
@@ -680,7 +681,15 @@ def build_plan(
         branches=tuple(v.branch for v in views if v.branch != "main"),
         consumers_min_next=None,
     )
-    return Plan(COMMAND, table.location, table.branch, now_ms, tuple(phases), requirements, details)
+    return Plan(
+        COMMAND,
+        table.location,
+        table.branch,
+        now_ms,
+        tuple(phases),
+        requirements,
+        RawDetails(details),
+    )
 
 
 def plan_orphan_clean(
@@ -692,7 +701,7 @@ def plan_orphan_clean(
     allow_recent: bool = False,
     progress: Progress | None = None,
     external_exclusive: bool = False,
-) -> Plan:
+) -> Plan[Any]:
     """Pure planner: what delete-orphan-files would remove, with age and directory kind.
     ``external_exclusive``: the external roots belong to this table alone (else skipped)."""
     progress = progress or NullProgress()
@@ -758,7 +767,12 @@ class RootWatcher:
     disk; once a second bounds the overhead and keeps the window short everywhere."""
 
     def __init__(
-        self, table: PaimonTable, plan: Plan, executor: Executor, *, interval_s: float = RECHECK_S
+        self,
+        table: PaimonTable,
+        plan: Plan[Any],
+        executor: Executor,
+        *,
+        interval_s: float = RECHECK_S,
     ) -> None:
         self.table = table
         self.executor = executor
@@ -804,7 +818,7 @@ class OrphanRequest:
     report_file: str | None = None  # every orphan as a JSON line
 
 
-def write_orphan_report(path: str, plan: Plan) -> None:
+def write_orphan_report(path: str, plan: Plan[Any]) -> None:
     """Every orphan of the plan as one JSON line (``--report-file``)."""
     import json
 
@@ -823,7 +837,7 @@ class LocalOrphanFiles(Deletion):
 
     request: OrphanRequest
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         plan = plan_orphan_clean(
             table,
             older_than_ms=self.request.older_than_ms,
@@ -837,5 +851,7 @@ class LocalOrphanFiles(Deletion):
             write_orphan_report(self.request.report_file, plan)
         return plan
 
-    def before_phase(self, table: PaimonTable, plan: Plan, env: Env) -> Callable[[Phase], Phase]:
+    def before_phase(
+        self, table: PaimonTable, plan: Plan[Any], env: Env
+    ) -> Callable[[Phase], Phase]:
         return RootWatcher(table, plan, env.executor).filter

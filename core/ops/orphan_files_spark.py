@@ -269,7 +269,7 @@ class SparkOrphanClean:
     _roots: RootsSeen | None = None
 
     @spark_failures()
-    def plan(self, progress: Progress | None = None, report_file: str | None = None) -> Plan:
+    def plan(self, progress: Progress | None = None, report_file: str | None = None) -> Plan[Any]:
         from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
 
         progress = progress or NullProgress()
@@ -393,7 +393,7 @@ class SparkOrphanClean:
 
     @spark_failures()
     def apply(
-        self, plan: Plan, report: ExecutionReport, *, quarantine: Quarantine | None = None
+        self, plan: Plan[Any], report: ExecutionReport, *, quarantine: Quarantine | None = None
     ) -> ExecutionReport:
         """Re-read the roots, protect anything new, delete on executors, sweep directories."""
         from pyspark.sql import functions as F  # noqa: N812
@@ -453,7 +453,7 @@ class SparkOrphanClean:
 
 
 @dataclass
-class SparkOrphanFiles(Operation[Plan, None]):
+class SparkOrphanFiles(Operation[Plan[Any], None]):
     """Paimon's OrphanFilesClean in DISTRIBUTED mode: the same decisions as
     ``LocalOrphanFiles``; the orphan set stays on the cluster between plan and apply."""
 
@@ -463,7 +463,7 @@ class SparkOrphanFiles(Operation[Plan, None]):
     request: OrphanRequest
     _clean: SparkOrphanClean | None = None
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         assert isinstance(env.executor, SparkExecutor)
         self._clean = SparkOrphanClean(
             table,
@@ -475,7 +475,7 @@ class SparkOrphanFiles(Operation[Plan, None]):
         )
         return self._clean.plan(env.progress, self.request.report_file)
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
         assert self._clean is not None, "plan() first"
         self._clean.apply(plan, env.report, quarantine=env.quarantine)
 

@@ -29,6 +29,7 @@ from core.compaction.config import (
 from core.errors import SafetyRefusalError, StalePlanError
 from core.format.model import ManifestEntry, Snapshot
 from core.io.fileio import FileIO, parent
+from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
@@ -105,7 +106,7 @@ def plan_remove_unexisting(
     executor: Executor,
     progress: Progress | None = None,
     now_ms: int | None = None,
-) -> Plan:
+) -> Plan[Any]:
     """Every data file of the latest snapshot (in the partitions) that does not exist."""
     progress = progress or NullProgress()
     check_partition_filters(table, partitions)
@@ -176,11 +177,11 @@ def plan_remove_unexisting(
         now_ms if now_ms is not None else int(time.time() * 1000),
         phases,
         requirements,
-        details,
+        RawDetails(details),
     )
 
 
-def _builder(table: PaimonTable, plan: Plan) -> Callable[[Snapshot], Changes]:
+def _builder(table: PaimonTable, plan: Plan[Any]) -> Callable[[Snapshot], Changes]:
     wanted = {
         (bytes.fromhex(p), int(b), int(level), str(name))
         for p, b, level, name in plan.details.get("identifiers") or ()
@@ -202,7 +203,7 @@ def _builder(table: PaimonTable, plan: Plan) -> Callable[[Snapshot], Changes]:
 
 
 def apply_remove_unexisting(
-    table: PaimonTable, plan: Plan, *, allow_unsafe: bool = False, run: Run | None = None
+    table: PaimonTable, plan: Plan[Any], *, allow_unsafe: bool = False, run: Run | None = None
 ) -> CommitResult | None:
     """Commit the plan's DELETEs; None when nothing is missing."""
     if not plan.details.get("identifiers"):
@@ -218,7 +219,7 @@ def apply_remove_unexisting(
 
 
 @dataclass(frozen=True)
-class RemoveUnexistingFiles(Operation[Plan, CommitResult]):
+class RemoveUnexistingFiles(Operation[Plan[Any], CommitResult]):
     """Paimon's remove_unexisting_files: one APPEND commit marking missing files DELETE."""
 
     command: ClassVar[str] = COMMAND
@@ -234,7 +235,7 @@ class RemoveUnexistingFiles(Operation[Plan, CommitResult]):
         )
         return cls(specs, allow_unsafe)
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_remove_unexisting(
             table,
             partitions=self.partitions,
@@ -243,5 +244,5 @@ class RemoveUnexistingFiles(Operation[Plan, CommitResult]):
             now_ms=env.now_ms,
         )
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> CommitResult | None:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> CommitResult | None:
         return apply_remove_unexisting(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)

@@ -174,7 +174,7 @@ def _describe(path: str) -> str:
     return path
 
 
-def _ordered(plans: Sequence[Plan]) -> list[tuple[str, str, int | None, str]]:
+def _ordered(plans: Sequence[Plan[Any]]) -> list[tuple[str, str, int | None, str]]:
     """(path, kind, size, branch) of every delete, in the reverse of the run's order."""
     out = []
     seen: set[str] = set()

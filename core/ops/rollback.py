@@ -27,6 +27,7 @@ from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import FileInfo, join
 from core.ops.tags import branches_from_tag
 from core.runtime.apply import apply_phases, commit_problem
+from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.requests import at_least, refuse
@@ -77,7 +78,7 @@ def plan_rollback(
     tag: str | None = None,
     force: bool = False,
     now_ms: int | None = None,
-) -> Plan:
+) -> Plan[Any]:
     """Everything a rollback removes and rewrites, pointers first (refusals before any change)."""
     if (snapshot_id is None) == (tag is None):
         raise RollbackError("give a snapshot id or a tag, not both")
@@ -143,7 +144,7 @@ def plan_rollback(
         now_ms if now_ms is not None else int(time.time() * 1000),
         phases,
         _requirements(table, latest),
-        details,
+        RawDetails(details),
     )
 
 
@@ -278,7 +279,7 @@ def _present(snapshots: SnapshotManager, ids: list[int]) -> list[Snapshot]:
     return [s for s in (snapshots.try_snapshot(i) for i in ids) if s is not None]
 
 
-def recheck(table: PaimonTable, plan: Plan) -> Plan:
+def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Before acting: the table must not have moved (a commit or a tag change) since planning."""
     now = _requirements(table, table.snapshots.ids()[-1] if table.snapshots.ids() else None)
     if now.latest_snapshot != plan.requirements.latest_snapshot:
@@ -291,7 +292,7 @@ def recheck(table: PaimonTable, plan: Plan) -> Plan:
     return plan
 
 
-def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
+def resume_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
     """Why an interrupted rollback must not be finished, or None: a writer committed after
     it planned (an id above its latest), or the snapshot it keeps is another commit now. A
     commit that reused a removed id is caught by the identities on its deletes
@@ -322,12 +323,12 @@ def resume_problem(table: PaimonTable, plan: Plan) -> str | None:
     )
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
+def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Nothing to drop: ``resume_problem`` refuses every journal the table moved away from."""
     return plan
 
 
-def landed_commits(table: PaimonTable, plan: Plan) -> list[int]:
+def landed_commits(table: PaimonTable, plan: Plan[Any]) -> list[int]:
     """Snapshot ids above the rollback's target present now: commits a writer made while
     the rollback ran (each on the snapshot before it, as Paimon commits)."""
     target = int(plan.details["target_snapshot"])
@@ -338,7 +339,7 @@ class RollbackRaced(RollbackError):
     kind = "rollback_raced"
 
 
-def raced_error(table: PaimonTable, plan: Plan, landed: list[int]) -> RollbackRaced:
+def raced_error(table: PaimonTable, plan: Plan[Any], landed: list[int]) -> RollbackRaced:
     """The failure of a rollback a writer committed into, naming each commit and its base."""
     target = plan.details["target_snapshot"]
     planned = plan.details.get("snapshots") or []
@@ -363,7 +364,7 @@ class RaceWatch:
     a writer committed while the rollback ran; stop there (tags, changelogs and EARLIEST
     stay) and fail (issue 22 defect 7)."""
 
-    def __init__(self, table: PaimonTable, plan: Plan) -> None:
+    def __init__(self, table: PaimonTable, plan: Plan[Any]) -> None:
         self.table = table
         self.plan = plan
         self.snapshots_gone = False
@@ -401,15 +402,15 @@ class Rollback(Deletion):
             raise refuse(None, "give exactly one of --to-snapshot and --to-tag")
         at_least("to_snapshot", self.snapshot_id)
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_rollback(
             table, snapshot_id=self.snapshot_id, tag=self.tag, force=self.force, now_ms=env.now_ms
         )
 
-    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return recheck(table, plan)
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
         watch = RaceWatch(table, plan)
         apply_phases(
             table,
@@ -425,9 +426,9 @@ class Rollback(Deletion):
         watch.check()
 
     @classmethod
-    def resume_problem(cls, table: PaimonTable, plan: Plan) -> str | None:
+    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
         return resume_problem(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return filter_for_resume(table, plan)

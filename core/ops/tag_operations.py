@@ -11,7 +11,7 @@ import datetime as dt
 import difflib
 from dataclasses import dataclass, field
 from functools import partial
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from core.ops.tags import (
     TagError,
@@ -24,6 +24,7 @@ from core.ops.tags import (
     select_expired_tags,
     validate_tag_name,
 )
+from core.runtime.details import RawDetails
 from core.runtime.journal import unfinished_journals
 from core.runtime.operation import Deletion, Env, Operation
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
@@ -33,7 +34,7 @@ from core.table.table import PaimonTable
 
 
 @dataclass(frozen=True)
-class CreateTag(Operation[Plan, None]):
+class CreateTag(Operation[Plan[Any], None]):
     """``tag/tag-<name>`` on a snapshot (the latest by default), written as Paimon writes it."""
 
     command: ClassVar[str] = "create-tag"
@@ -50,7 +51,7 @@ class CreateTag(Operation[Plan, None]):
         if self.time_retained_ms is not None and self.time_retained_ms <= 0:
             raise refuse("time_retained", "must be positive")
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_create_tag(
             table,
             self.name,
@@ -61,7 +62,7 @@ class CreateTag(Operation[Plan, None]):
             now_ms=env.now_ms,
         )
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
         apply_create_tag(table, plan)
 
 
@@ -72,7 +73,7 @@ class Renamed:
 
 
 @dataclass(frozen=True)
-class RenameTag(Operation[Plan, Renamed]):
+class RenameTag(Operation[Plan[Any], Renamed]):
     """A new tag file with the old one's content (create-if-absent), then the old one goes."""
 
     command: ClassVar[str] = "rename-tag"
@@ -84,7 +85,7 @@ class RenameTag(Operation[Plan, Renamed]):
         parsed("old", lambda: validate_tag_name(self.old))
         parsed("new", lambda: validate_tag_name(self.new))
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         names = table.tags.names()
         possible = self.old in names and self.new not in names
         src, dst = table.tags.path(self.old), table.tags.path(self.new)
@@ -103,10 +104,10 @@ class RenameTag(Operation[Plan, Renamed]):
             env.now_ms,
             (Phase("tag", actions, sequential=True),),
             Requirements(table.snapshots.latest_id(), None, {}, (), None),
-            {"from": self.old, "to": self.new, "possible": possible},
+            RawDetails({"from": self.old, "to": self.new, "possible": possible}),
         )
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> Renamed:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> Renamed:
         return Renamed(*rename_tag(table, self.old, self.new))
 
 
@@ -150,11 +151,11 @@ class _TagDeletion(Deletion):
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
 
-    def recheck(self, table: PaimonTable, plan: Plan) -> Plan:
+    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return filter_for_resume(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return filter_for_resume(table, plan)
 
 
@@ -171,7 +172,7 @@ class DeleteTags(_TagDeletion):
         for name in self.names:
             parsed("names", partial(validate_tag_name, name))
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         plan = plan_delete_tags(
             table, list(self.names), executor=env.executor, now_ms=env.now_ms, force=self.force
         )
@@ -189,7 +190,7 @@ class ExpireTags(_TagDeletion):
     zone: dt.tzinfo = dt.timezone.utc
     older_than_ms: int | None = None
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         older = None
         if self.older_than_ms is not None:
             older = local_datetime(self.older_than_ms, self.zone)

@@ -22,6 +22,7 @@ from core.errors import InvalidOptionError, MissingFileError, PaimonError
 from core.format.model import Snapshot, Tag
 from core.retention.references import changelog_references, collect_references
 from core.retention.tag_period import period_handler
+from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.timeparse import local_datetime
@@ -126,7 +127,7 @@ def plan_create_tag(
     replace_existing: bool,
     now_local: dt.datetime,
     now_ms: int,
-) -> Plan:
+) -> Plan[Any]:
     """One write: ``tag/tag-<name>`` from the snapshot (latest by default)."""
     validate_tag_name(name)
     if time_retained_ms is not None and time_retained_ms <= 0:
@@ -164,11 +165,11 @@ def plan_create_tag(
         now_ms,
         (Phase("tag", (action,), sequential=True),),
         _requirements(table, {name: snap.id}),
-        details,
+        RawDetails(details),
     )
 
 
-def apply_create_tag(table: PaimonTable, plan: Plan) -> None:
+def apply_create_tag(table: PaimonTable, plan: Plan[Any]) -> None:
     """Write the tag; refuse if its snapshot vanished or another writer created the tag."""
     action = plan.phases[0].actions[0]
     name = str(plan.details["tag"])
@@ -338,7 +339,7 @@ def plan_delete_tags(
     force: bool = False,
     command: str = "delete-tag",
     reasons: Mapping[str, str] | None = None,
-) -> Plan:
+) -> Plan[Any]:
     """Tag files first, then manifests, then data files only the deleted tags kept alive."""
     for name in names:
         validate_tag_name(name)
@@ -388,7 +389,7 @@ def plan_delete_tags(
         now_ms,
         phases,
         _requirements(table, {t.name: t.snapshot.id for t in doomed}),
-        details,
+        RawDetails(details),
     )
 
 
@@ -440,7 +441,7 @@ class _Freeing:
         return freed
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan) -> Plan:
+def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     """Fresh plans and journals: drop every delete a root present now still needs, and the
     tag-file delete of a tag that was moved to another snapshot meanwhile."""
     from core.runtime.executors.local import LocalExecutor

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
 from core.errors import SafetyRefusalError, StorageError
 from core.format.model import Snapshot, load_json
@@ -32,10 +32,10 @@ from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
 
-Recheck = Callable[[PaimonTable, Plan], Plan]
+Recheck = Callable[[PaimonTable, Plan[Any]], Plan[Any]]
 
 
-def lock_paths(table: PaimonTable, plan: Plan) -> None:
+def lock_paths(table: PaimonTable, plan: Plan[Any]) -> None:
     """Second lock: every action must stay inside the table root or declared external roots."""
     for phase in plan.phases:
         for action in phase.actions:
@@ -174,7 +174,7 @@ BeforePhase = Callable[[Phase], Phase]
 
 def run_plan(
     table: PaimonTable,
-    plan: Plan,
+    plan: Plan[Any],
     *,
     executor: Executor,
     progress: Progress,
@@ -201,7 +201,7 @@ def run_plan(
 
 def _run_phases(
     table: PaimonTable,
-    plan: Plan,
+    plan: Plan[Any],
     executor: Executor,
     progress: Progress,
     journal_path: str | None,
@@ -235,9 +235,9 @@ def _run_phases(
 class Resumer(Protocol):
     """How journals of one command are re-validated: an Operation class is one."""
 
-    def resume_problem(self, table: PaimonTable, plan: Plan) -> str | None: ...
+    def resume_problem(self, table: PaimonTable, plan: Plan[Any]) -> str | None: ...
 
-    def filter_for_resume(self, table: PaimonTable, plan: Plan) -> Plan: ...
+    def filter_for_resume(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]: ...
 
 
 ResumerLookup = Callable[[str], "Resumer | None"]
@@ -359,7 +359,7 @@ def commit_problem(
     return f"{what} was replaced by another commit ({'; '.join(changed)})"
 
 
-def replaced_commit(table: PaimonTable, plan: Plan) -> str | None:
+def replaced_commit(table: PaimonTable, plan: Plan[Any]) -> str | None:
     """Why a journal must not be finished because a snapshot, changelog or tag file it would
     still delete holds another commit than it planned to delete (a writer committed after a
     rollback and reused the id), or None. A journal whose deletes carry no identity comes
@@ -376,7 +376,7 @@ def replaced_commit(table: PaimonTable, plan: Plan) -> str | None:
     return None
 
 
-def _journal_problem(table: PaimonTable, plan: Plan) -> str | None:
+def _journal_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
     if plan.table.rstrip("/") != table.location.rstrip("/"):
         return f"it was written for table {plan.table}"
     if plan.branch != "main" and plan.branch not in table.branches.branches():
@@ -412,13 +412,13 @@ def _remove_journal_file(table: PaimonTable, path: str, report: ExecutionReport)
         report.notes.append(f"could not remove journal {path}: {exc.message}")
 
 
-def _count(plan: Plan) -> int:
+def _count(plan: Plan[Any]) -> int:
     return sum(len(p.actions) for p in plan.phases)
 
 
 def apply_phases(
     table: PaimonTable,
-    plan: Plan,
+    plan: Plan[Any],
     *,
     executor: Executor,
     progress: Progress,

@@ -11,6 +11,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from core.errors import CorruptMetadataError
 from core.io.fileio import FileIO, join
@@ -28,12 +29,12 @@ def journal_dir(table_root: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Journal:
     path: str
-    plan: Plan
+    plan: Plan[Any]
     quarantine_run: str | None = None  # deletes are moves into this run's quarantine
 
 
 def write_journal(
-    fileio: FileIO, table_root: str, plan: Plan, *, quarantine_run: str | None = None
+    fileio: FileIO, table_root: str, plan: Plan[Any], *, quarantine_run: str | None = None
 ) -> str:
     name = f"{plan.command}-{plan.created_ms}-{uuid.uuid4().hex[:12]}.json"
     path = join(journal_dir(table_root), name)

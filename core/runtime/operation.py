@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from core.runtime.apply import BeforePhase, apply_phases
 from core.runtime.plans import Plan
@@ -91,21 +91,21 @@ class Operation(ABC, Generic[P, R]):
 
     # -- resuming a journal of this operation (journaled operations) ----------------------
     @classmethod
-    def resume_problem(cls, table: PaimonTable, plan: Plan) -> str | None:
+    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
         """Why a journal of this operation must not be finished now, or None."""
         return None
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan) -> Plan:
+    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         """The journal's plan without what became protected since it was written."""
         return plan
 
 
-class Deletion(Operation[Plan, None]):
+class Deletion(Operation[Plan[Any], None]):
     """An operation whose plan is phases of file actions, applied in order (pointers
     first), journaled when :attr:`journaled`, moved into the quarantine when one is given."""
 
-    def apply(self, table: PaimonTable, plan: Plan, env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
         apply_phases(
             table,
             plan,
@@ -118,6 +118,6 @@ class Deletion(Operation[Plan, None]):
             before_phase=self.before_phase(table, plan, env),
         )
 
-    def before_phase(self, table: PaimonTable, plan: Plan, env: Env) -> BeforePhase | None:
+    def before_phase(self, table: PaimonTable, plan: Plan[Any], env: Env) -> BeforePhase | None:
         """A last-moment check run before each phase (new tags, new roots), or None."""
         return None

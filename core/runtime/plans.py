@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, overload
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from core.errors import CorruptMetadataError
+from core.runtime.details import Details, RawDetails, Record
 from core.runtime.timeparse import iso_utc
 
 if TYPE_CHECKING:
     from core.format.model import Snapshot
 
 PLAN_FORMAT = 1
+
+D = TypeVar("D", bound=Details)
+T = TypeVar("T", bound=Details)
+R = TypeVar("R", bound=Record)
 
 Op = Literal["delete", "write", "rmdir"]
 
@@ -46,14 +51,6 @@ class LazyRows(Sequence[Any]):
 
     def __iter__(self) -> Iterator[Any]:
         return map(self.fn, self.items)
-
-
-def _json_ready(value: Any, *, lazy: bool) -> Any:
-    """Details may hold sequences of rows built on access (read-only Mappings, e.g. a
-    million orphans): plain lists of objects, unless the caller streams (``lazy``)."""
-    if lazy or not isinstance(value, Sequence) or isinstance(value, (str, list, tuple)):
-        return value
-    return [dict(v) if isinstance(v, Mapping) else v for v in value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,14 +253,17 @@ class Requirements:
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Generic[D]):
+    """What a command will change and why: ordered phases of file actions, the facts they
+    were planned on, and ``details``, the operation's own typed account of its decision."""
+
     command: str
     table: str
     branch: str
     created_ms: int
     phases: tuple[Phase, ...]
     requirements: Requirements
-    details: Mapping[str, Any] = field(default_factory=dict)  # command-specific, JSON-ready
+    details: D
 
     @property
     def empty(self) -> bool:
@@ -293,25 +293,56 @@ class Plan:
             "table": self.table,
             "branch": self.branch,
             "created_ms": self.created_ms,
-            "details": {k: _json_ready(v, lazy=lazy) for k, v in self.details.items()},
+            "details": self.details.to_json(lazy=lazy),
             "requirements": self.requirements.to_json(),
             "totals": self.totals(),
             "phases": [p.to_json(lazy=lazy) for p in self.phases],
         }
 
+    def with_details(self, details: T) -> Plan[T]:
+        """The same plan with its details read as their operation's type."""
+        return Plan(
+            self.command,
+            self.table,
+            self.branch,
+            self.created_ms,
+            self.phases,
+            self.requirements,
+            details,
+        )
+
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, source: str = "plan") -> Plan:
+    def from_json(cls, data: Mapping[str, Any], *, source: str = "plan") -> Plan[RawDetails]:
+        """A plan as written; its details stay raw until its operation reads them
+        (:meth:`typed`)."""
         try:
             if data.get("format") != PLAN_FORMAT:
                 raise ValueError(f"unsupported plan format {data.get('format')!r}")
-            return cls(
+            details = data.get("details") or {}
+            if not isinstance(details, Mapping):
+                raise TypeError("details is not an object")
+            return Plan(
                 str(data["command"]),
                 str(data["table"]),
                 str(data["branch"]),
                 int(data["created_ms"]),
                 tuple(Phase.from_json(p) for p in data["phases"]),
                 Requirements.from_json(data["requirements"]),
-                dict(data.get("details") or {}),
+                RawDetails(dict(details)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptMetadataError(source, f"not a paimon-cli plan ({exc})") from exc
+
+
+def typed(plan: Plan[Any], details_type: type[R], *, source: str = "plan") -> Plan[R]:
+    """``plan`` with its details read as ``details_type`` (a journal, a ``--plan`` file);
+    CorruptMetadataError when they are not of that shape (an older paimon-cli's)."""
+    if isinstance(plan.details, details_type):
+        return plan
+    raw = plan.details.to_json() if not isinstance(plan.details, RawDetails) else plan.details.data
+    try:
+        return plan.with_details(details_type.from_json(raw))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CorruptMetadataError(
+            source, f"its {plan.command} plan details are not this version's ({exc})"
+        ) from exc

@@ -73,7 +73,9 @@ class Quarantine:
         return fileio.move(path, self.target(path))
 
 
-def write_record(fileio: FileIO, table: PaimonTable, quarantine: Quarantine, plan: Plan) -> None:
+def write_record(
+    fileio: FileIO, table: PaimonTable, quarantine: Quarantine, plan: Plan[Any]
+) -> None:
     """Before the first move: the plan, and a copy of every file it will overwrite.
 
     A second plan of the same run (rare: a re-plan) is appended to the same record."""
@@ -120,7 +122,7 @@ def relative_to_table(table: PaimonTable, path: str) -> str:
     return path[len(prefix) :] if path.startswith(prefix) else path
 
 
-def _relative_plan(table: PaimonTable, plan: Plan) -> dict[str, Any]:
+def _relative_plan(table: PaimonTable, plan: Plan[Any]) -> dict[str, Any]:
     data = plan.to_json()
     for phase in data["phases"]:
         for action in phase["actions"]:
@@ -199,7 +201,7 @@ class QuarantinedRun:
     run_id: str
     record_path: str
     quarantine: Quarantine  # the table's own roots, never the record's
-    plans: tuple[Plan, ...]
+    plans: tuple[Plan[Any], ...]
     writes: tuple[tuple[str, bool], ...]  # (path, existed before the run)
     record: Mapping[str, Any]
 
@@ -232,7 +234,7 @@ def bind_record(table: PaimonTable, record: Mapping[str, Any]) -> QuarantinedRun
     )
 
 
-def _resolved_plan(plan: Plan, resolve: Any) -> Plan:
+def _resolved_plan(plan: Plan[Any], resolve: Any) -> Plan[Any]:
     return replace(
         plan,
         phases=tuple(

@@ -40,7 +40,7 @@ class ExecutionReport:
     #: journals not finished because the table moved: {path, created_ms, reason}
     discarded_journals: list[dict[str, Any]] = field(default_factory=list)
     #: plans of the journals this run finished or discarded (not in the JSON)
-    journal_plans: list[Plan] = field(default_factory=list)
+    journal_plans: list[Plan[Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:

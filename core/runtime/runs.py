@@ -89,7 +89,7 @@ class Run:
     _plans: int = 0
     _acting: bool = False
 
-    def add_plan(self, plan: Plan) -> None:
+    def add_plan(self, plan: Plan[Any]) -> None:
         """Fold a plan into the run's digest (one run may apply several: journals first)."""
         h = self._digest
         h.update(f"{plan.command}\0{plan.branch}\0".encode())

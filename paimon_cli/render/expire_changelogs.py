@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 
 
-def human(o: Outcome[Plan, None], out: Output, view: RunView) -> None:
+def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
     d = o.plan.details
     deleting_header("expire-changelogs", o.plan, out, view)
     render_changelog_details(d, out)
@@ -44,4 +44,4 @@ def render_changelog_details(d: Mapping[str, Any], out: Output) -> None:
         )
 
 
-RENDERER: Renderer[Plan, None] = Renderer("expire-changelogs", journaled_document, human)
+RENDERER: Renderer[Plan[Any], None] = Renderer("expire-changelogs", journaled_document, human)

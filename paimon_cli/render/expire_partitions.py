@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def _unexpirable(
-    o: Outcome[Plan, CommitResult], view: RunView
+    o: Outcome[Plan[Any], CommitResult], view: RunView
 ) -> UnexpirablePartitionsError | None:
     """The error a real run ends with when it kept partitions it can never judge."""
     from core.ops.expire_partitions import unexpirable_error
@@ -27,7 +27,7 @@ def _unexpirable(
     return None if view.dry_run else unexpirable_error(o.plan)
 
 
-def document(o: Outcome[Plan, CommitResult], view: RunView) -> dict[str, Any]:
+def document(o: Outcome[Plan[Any], CommitResult], view: RunView) -> dict[str, Any]:
     doc = plan_doc(view.dry_run, o.plan, commit_report(o.result))
     doc["journals"] = journals_json(journals_of(o.report))
     error = _unexpirable(o, view)
@@ -36,7 +36,7 @@ def document(o: Outcome[Plan, CommitResult], view: RunView) -> dict[str, Any]:
     return doc
 
 
-def human(o: Outcome[Plan, CommitResult], out: Output, view: RunView) -> None:
+def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> None:
     d = o.plan.details
     parts = d.get("partitions") or []
     cfg = d.get("config", {})
@@ -105,16 +105,16 @@ def human(o: Outcome[Plan, CommitResult], out: Output, view: RunView) -> None:
         report_error(error.kind, error.message, error.hint, as_json=False)
 
 
-def quiet(o: Outcome[Plan, CommitResult], _view: RunView) -> list[str]:
+def quiet(o: Outcome[Plan[Any], CommitResult], _view: RunView) -> list[str]:
     return [p["path"] for p in o.plan.details.get("partitions") or []]
 
 
-def failed(o: Outcome[Plan, CommitResult], view: RunView) -> bool:
+def failed(o: Outcome[Plan[Any], CommitResult], view: RunView) -> bool:
     # A real run that kept partitions it can never judge fails (after dropping the rest):
     # a cron job must not pass forever while they stay.
     return o.failed or _unexpirable(o, view) is not None
 
 
-RENDERER: Renderer[Plan, CommitResult] = Renderer(
+RENDERER: Renderer[Plan[Any], CommitResult] = Renderer(
     "expire-partitions", document, human, quiet, failed
 )

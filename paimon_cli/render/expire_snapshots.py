@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from paimon_cli.output import Output, human_duration, human_limit, human_time
 from paimon_cli.render import Renderer, RunView
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 
 
-def human(o: Outcome[Plan, None], out: Output, view: RunView) -> None:
+def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
     d = o.plan.details
     cfg = d.get("config", {})
     deleting_header("expire-snapshots", o.plan, out, view)
@@ -67,4 +67,4 @@ def human(o: Outcome[Plan, None], out: Output, view: RunView) -> None:
     render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=view.dry_run)
 
 
-RENDERER: Renderer[Plan, None] = Renderer("expire-snapshots", journaled_document, human)
+RENDERER: Renderer[Plan[Any], None] = Renderer("expire-snapshots", journaled_document, human)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 
 
-def human(o: Outcome[Plan, None], out: Output, view: RunView) -> None:
+def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
     d = o.plan.details
     orphans: list[Mapping[str, Any]] = d["orphans"]
     header("delete-orphan-files", o.plan.table, out, view)
@@ -65,8 +65,10 @@ def _age(ms: int) -> str:
     return human_duration(ms - ms % 60_000) if ms >= 60_000 else human_duration(ms - ms % 1000)
 
 
-def quiet(o: Outcome[Plan, None], _view: RunView) -> Iterator[str]:
+def quiet(o: Outcome[Plan[Any], None], _view: RunView) -> Iterator[str]:
     return (orphan["path"] for orphan in o.plan.details["orphans"])
 
 
-RENDERER: Renderer[Plan, None] = Renderer("delete-orphan-files", deletion_document, human, quiet)
+RENDERER: Renderer[Plan[Any], None] = Renderer(
+    "delete-orphan-files", deletion_document, human, quiet
+)

@@ -19,12 +19,12 @@ from paimon_cli.output import Output, Part, bold, green, human_bytes, human_dura
 SCREEN = 40
 
 
-def deletion_document(o: Outcome[Plan, Any], view: RunView) -> dict[str, Any]:
+def deletion_document(o: Outcome[Plan[Any], Any], view: RunView) -> dict[str, Any]:
     """A deleting command's document: the plan and what was done."""
     return plan_doc(view.dry_run, o.plan, o.report.to_json() if o.report else None)
 
 
-def journaled_document(o: Outcome[Plan, Any], view: RunView) -> dict[str, Any]:
+def journaled_document(o: Outcome[Plan[Any], Any], view: RunView) -> dict[str, Any]:
     """An expiry's document, with the unfinished runs a real run would finish first."""
     return {**deletion_document(o, view), "unfinished_journals": o.pending_journals}
 
@@ -35,7 +35,7 @@ def header(command: str, table: str, out: Output, view: RunView, suffix: str = "
     out.line(bold(title), f" {table}{suffix}")
 
 
-def deleting_header(command: str, plan: Plan, out: Output, view: RunView) -> None:
+def deleting_header(command: str, plan: Plan[Any], out: Output, view: RunView) -> None:
     """The first line of an expiry: the table, and its branch when not main."""
     branch = f" (branch {plan.branch})" if plan.branch != "main" else ""
     header(command, plan.table, out, view, branch)
@@ -65,7 +65,7 @@ def render_commit(out: Output, snapshot_id: int, summary: str, notes: Iterable[s
         out.line(f"  note: {note}")
 
 
-def render_plan(plan: Plan, out: Output, *, show_actions: bool) -> None:
+def render_plan(plan: Plan[Any], out: Output, *, show_actions: bool) -> None:
     totals = plan.totals()
     if plan.empty:
         out.line("  nothing to do")
@@ -128,7 +128,7 @@ def _grouped(phases: list[PhaseReport]) -> list[tuple[str, PhaseReport]]:
 
 
 def render_plan_and_report(
-    plan: Plan,
+    plan: Plan[Any],
     notes: Iterable[str],
     report: ExecutionReport | None,
     out: Output,

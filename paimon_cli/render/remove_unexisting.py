@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from core.write.commit import CommitResult
 
 
-def document(o: Outcome[Plan, CommitResult], view: RunView) -> dict[str, Any]:
+def document(o: Outcome[Plan[Any], CommitResult], view: RunView) -> dict[str, Any]:
     return plan_doc(view.dry_run, o.plan, commit_report(o.result))
 
 
-def human(o: Outcome[Plan, CommitResult], out: Output, view: RunView) -> None:
+def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> None:
     d = o.plan.details
     files = d.get("files") or []
     header("remove-unexisting-files", o.plan.table, out, view)
@@ -55,8 +55,10 @@ def human(o: Outcome[Plan, CommitResult], out: Output, view: RunView) -> None:
         render_commit(out, r.snapshot.id, f"(APPEND) after {r.attempts} attempt(s)", r.notes)
 
 
-def quiet(o: Outcome[Plan, CommitResult], _view: RunView) -> list[str]:
+def quiet(o: Outcome[Plan[Any], CommitResult], _view: RunView) -> list[str]:
     return [f["path"] for f in o.plan.details.get("files") or []]
 
 
-RENDERER: Renderer[Plan, CommitResult] = Renderer("remove-unexisting-files", document, human, quiet)
+RENDERER: Renderer[Plan[Any], CommitResult] = Renderer(
+    "remove-unexisting-files", document, human, quiet
+)

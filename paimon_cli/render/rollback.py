@@ -17,7 +17,7 @@ def _span(ids: list[int]) -> str:
     return "none" if not ids else (f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else str(ids[0]))
 
 
-def human(o: Outcome[Plan, None], out: Output, view: RunView) -> None:
+def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
     d: Any = o.plan.details
     target = f"snapshot {d['target_snapshot']}" + (
         f" (tag {d['target_tag']})" if d["target_tag"] else ""
@@ -35,4 +35,4 @@ def human(o: Outcome[Plan, None], out: Output, view: RunView) -> None:
     render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=view.dry_run)
 
 
-RENDERER: Renderer[Plan, None] = Renderer("rollback", deletion_document, human)
+RENDERER: Renderer[Plan[Any], None] = Renderer("rollback", deletion_document, human)

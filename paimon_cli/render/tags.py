@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from core.runtime.report import ExecutionReport
 
 
-def _shown(o: Outcome[Plan, Any], journals_only: bool) -> ExecutionReport | None:
+def _shown(o: Outcome[Plan[Any], Any], journals_only: bool) -> ExecutionReport | None:
     """The report to show: a write-only command (create-tag) shows only the journals it
     finished first, else a plain "done"."""
     if o.report is None or not journals_only:
@@ -26,13 +26,13 @@ def _shown(o: Outcome[Plan, Any], journals_only: bool) -> ExecutionReport | None
     return journals_of(o.report)
 
 
-def _tags_renderer(command: str, *, journals_only: bool = False) -> Renderer[Plan, Any]:
-    def document(o: Outcome[Plan, Any], view: RunView) -> dict[str, Any]:
+def _tags_renderer(command: str, *, journals_only: bool = False) -> Renderer[Plan[Any], Any]:
+    def document(o: Outcome[Plan[Any], Any], view: RunView) -> dict[str, Any]:
         shown = _shown(o, journals_only)
         report = shown.to_json() if shown else (None if o.report is None else {"status": "ok"})
         return plan_doc(view.dry_run, o.plan, report)
 
-    def human(o: Outcome[Plan, Any], out: Output, view: RunView) -> None:
+    def human(o: Outcome[Plan[Any], Any], out: Output, view: RunView) -> None:
         d = o.plan.details
         header(command, o.plan.table, out, view)
         for name in d.get("missing") or []:
@@ -57,7 +57,7 @@ def _tags_renderer(command: str, *, journals_only: bool = False) -> Renderer[Pla
     return Renderer(command, document, human, _every_action)
 
 
-def _every_action(o: Outcome[Plan, Any], _view: RunView) -> Iterator[str]:
+def _every_action(o: Outcome[Plan[Any], Any], _view: RunView) -> Iterator[str]:
     """Every file the plan writes or deletes (the tag files included)."""
     return (a.path for phase in o.plan.phases for a in phase.actions)
 
@@ -67,7 +67,7 @@ DELETE = _tags_renderer("delete-tag")
 EXPIRE = _tags_renderer("expire-tags")
 
 
-def _rename_document(o: Outcome[Plan, Renamed], _view: RunView) -> dict[str, Any]:
+def _rename_document(o: Outcome[Plan[Any], Renamed], _view: RunView) -> dict[str, Any]:
     d = o.plan.details
     if o.report is None:
         return {"dry_run": True, "from": d["from"], "to": d["to"], "possible": d["possible"]}
@@ -82,7 +82,7 @@ def _rename_document(o: Outcome[Plan, Renamed], _view: RunView) -> dict[str, Any
     }
 
 
-def _rename_human(o: Outcome[Plan, Renamed], out: Output, _view: RunView) -> None:
+def _rename_human(o: Outcome[Plan[Any], Renamed], out: Output, _view: RunView) -> None:
     d = o.plan.details
     if o.report is None:
         verdict = "would rename" if d["possible"] else "cannot rename (check the names)"
@@ -92,6 +92,6 @@ def _rename_human(o: Outcome[Plan, Renamed], out: Output, _view: RunView) -> Non
     render_journals(journals_of(o.report), out)
 
 
-RENAME: Renderer[Plan, Renamed] = Renderer(
+RENAME: Renderer[Plan[Any], Renamed] = Renderer(
     "rename-tag", _rename_document, _rename_human, lambda _o, _v: ()
 )

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from core.runtime.details import RawDetails
 from core.runtime.plans import FileAction, LazyRows, Phase, Plan, Requirements
 from paimon_cli.output import Mode, Output
 
@@ -37,7 +38,9 @@ def test_streamed_document_equals_json_dumps(capsys: pytest.CaptureFixture[str])
         1,
         (Phase("orphan-files-1", actions), Phase("empty", ())),
         Requirements(1, None, {}, (), None),
-        {"orphans": LazyRows(list(range(3)), _Row), "none": LazyRows([], _Row), "n": 2},
+        RawDetails(
+            {"orphans": LazyRows(list(range(3)), _Row), "none": LazyRows([], _Row), "n": 2}
+        ),
     )
     eager = {"plan": plan.to_json(), "nested": {"x": [1, {"y": None}]}, "s": "é"}
     Output(Mode.JSON).json({**eager, "plan": plan.to_json(lazy=True)})
