@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.compaction import compact_changelog, postpone
+from core.compaction.file_index import FileIndexSpec
 from core.compaction.merge_engines import MergeSpec
 from core.compaction.postpone import POSTPONE_BUCKET, PostponeSpec
 from core.compaction.task import MB
@@ -101,9 +102,9 @@ def refusals(table: PaimonTable) -> list[str]:
         value = opts.get(key)
         if value and value.strip().lower() not in ("false", ""):
             out.append(f"{key}={value}")
-    file_index = sorted(k for k in {**opts.table, **opts.dynamic} if k.startswith("file-index."))
-    if file_index:
-        out.append(f"{file_index[0]} (file indexes are not written by paimon-cli)")
+    file_index = FileIndexSpec.of({**opts.table, **opts.dynamic}, table.schema.fields)
+    if file_index is not None:
+        out += file_index.refusals()
     if table.is_primary_key:
         spec = merge_spec(table)
         out += spec.refusals()

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.compaction import compact_changelog
 from core.compaction.config import option_true
+from core.compaction.file_index import INDEX_SUFFIX, FileIndexSpec
 from core.compaction.merge_tree import merge_bucket
 from core.compaction.postpone import POSTPONE_BUCKET
 from core.compaction.task import (
@@ -81,7 +82,17 @@ def rewrite_task(table: PaimonTable, task: CompactTask, routed: Routed | None = 
     seq_next = min_sequence(task.inputs[0]) if task.inputs else 0
     try:
         entries = _write_rolling(
-            table, task, layout, opts, data, prefix, 0, step, written, seq_start=seq_next
+            table,
+            task,
+            layout,
+            opts,
+            data,
+            prefix,
+            0,
+            step,
+            written,
+            seq_start=seq_next,
+            finish_meta=_file_index_writer(table, task, written),
         )
         changelog_entries = (
             _write_changelog(table, task, layout, changelog, prefix, len(entries), step, written)
@@ -345,6 +356,32 @@ def _write_rolling(
             }
         )
     return entries
+
+
+def _file_index_writer(
+    table: PaimonTable, task: CompactTask, written: list[str]
+) -> Callable[[Any, dict[str, Any]], None] | None:
+    """What adds a data file's index (``file-index.*``) to its meta: embedded up to
+    ``file-index.in-manifest-threshold``, else ``<data file>.index`` beside it, listed in
+    ``_EXTRA_FILES`` (DataFileIndexWriter); None for tables without file indexes."""
+    spec = FileIndexSpec.of({**table.options.table, **table.options.dynamic}, table.schema.fields)
+    if spec is None:
+        return None
+    bucket_dir = table.paths.bucket_dir(task.partition, task.bucket)
+
+    def attach(chunk: Any, meta: dict[str, Any]) -> None:
+        container = spec.container(chunk)
+        if len(container) <= spec.in_manifest_threshold:
+            meta["_EMBEDDED_FILE_INDEX"] = container
+            return
+        name = str(meta["_FILE_NAME"]) + INDEX_SUFFIX
+        path = join(bucket_dir, name)
+        written.append(path)
+        if not table.fileio.write_if_absent(path, container):
+            raise StorageError(f"{path} already exists (UUID collision?)")
+        meta["_EXTRA_FILES"] = [name]
+
+    return attach
 
 
 def _file_meta(
