@@ -144,6 +144,30 @@ def snapshot_json(raw: Mapping[str, Any]) -> str:
 
 # -- changes ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class KeptManifest:
+    """A data manifest a rewrite keeps as it is: its manifest-list row."""
+
+    row: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class NewManifests:
+    """Manifest entries a rewrite writes into new manifests, rolled at ``target_size``."""
+
+    entries: tuple[Mapping[str, Any], ...]
+    target_size: int
+
+
+@dataclass(frozen=True)
+class ManifestRewrite:
+    """A commit that replaces the data manifests instead of adding a delta (Paimon's manifest
+    compaction): the new base list is ``parts`` in order, the delta list is empty, and the
+    snapshot keeps the table's rows, index manifest, statistics and properties."""
+
+    parts: tuple[KeptManifest | NewManifests, ...]
+
+
+@dataclass(frozen=True)
 class Changes:
     """What one commit attempt changes, built from the latest snapshot it is based on."""
 
@@ -159,10 +183,17 @@ class Changes:
     changelog: tuple[dict[str, Any], ...] = ()
     # Index manifest rows (Java layout) of index files to add.
     index_adds: tuple[dict[str, Any], ...] = ()
+    # The data manifests rewritten (manifest compaction); then ``entries`` is empty.
+    rewrite: ManifestRewrite | None = None
 
     @property
     def empty(self) -> bool:
-        return not self.entries and not self.index_deletes and not self.index_adds
+        return (
+            not self.entries
+            and not self.index_deletes
+            and not self.index_adds
+            and self.rewrite is None
+        )
 
 
 Builder = Callable[[Snapshot], Changes]
@@ -405,14 +436,17 @@ def build_snapshot(
                 manifest.name, manifest.size, delta_rows, ptypes, latest_schema_id=table.schema.id
             )
         )
-    # Base = the previous base and delta manifests, re-listed unchanged (no merging).
-    base_rows = [
-        conform_manifest_meta(r)
-        for name in (latest.base_manifest_list, latest.delta_manifest_list)
-        for r in read_raw_rows(
-            table.fileio, table.paths.manifest_path(name), expect=latest.list_expected(name)
-        )
-    ]
+    if changes.rewrite is not None:
+        base_rows = _rewritten_base(table, changes.rewrite, attempt)
+    else:
+        # Base = the previous base and delta manifests, re-listed unchanged (no merging).
+        base_rows = [
+            conform_manifest_meta(r)
+            for name in (latest.base_manifest_list, latest.delta_manifest_list)
+            for r in read_raw_rows(
+                table.fileio, table.paths.manifest_path(name), expect=latest.list_expected(name)
+            )
+        ]
     base = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, base_rows)
     delta = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, delta_lists)
     index_manifest = latest.index_manifest
@@ -470,9 +504,55 @@ def build_snapshot(
         ),
         "watermark": latest.watermark,
         "statistics": _stats_to_inherit(table, latest),
+        # A manifest compaction carries the latest snapshot's properties (compactManifest).
+        "properties": latest.raw.get("properties") if changes.rewrite is not None else None,
         "nextRowId": latest.raw.get("nextRowId"),
     }
     return {k: v for k, v in raw.items() if v is not None}
+
+
+ROLL_CHECK_ROWS = 1000  # Paimon's RollingFileWriter checks the file size every 1000 records
+
+
+def _rewritten_base(
+    table: PaimonTable, rewrite: ManifestRewrite, attempt: _Attempt
+) -> list[dict[str, Any]]:
+    """The rewrite's base list: kept manifests as they are, new ones written rolling."""
+    ptypes = table.schema.partition_types
+    rows: list[dict[str, Any]] = []
+    for part in rewrite.parts:
+        if isinstance(part, KeptManifest):
+            rows.append(conform_manifest_meta(part.row))
+            continue
+        entries = [conform_entry(e) for e in part.entries]
+        for chunk in _rolled(entries, attempt.codec, part.target_size):
+            manifest = attempt.write("manifest", MANIFEST_ENTRY_SCHEMA, chunk)
+            rows.append(
+                manifest_meta(
+                    manifest.name, manifest.size, chunk, ptypes, latest_schema_id=table.schema.id
+                )
+            )
+    return rows
+
+
+def _rolled(
+    entries: Sequence[dict[str, Any]], codec: str, target_size: int
+) -> list[Sequence[dict[str, Any]]]:
+    """Entries cut into manifests as Paimon rolls them: a file closes at the first check
+    (every 1000 entries) where it holds ``target_size`` bytes. Sizes are estimated from the
+    encoded size of each block of 1000 entries."""
+    chunks: list[Sequence[dict[str, Any]]] = []
+    start, size = 0, 0
+    for block in range(0, len(entries), ROLL_CHECK_ROWS):
+        rows = entries[block : block + ROLL_CHECK_ROWS]
+        size += len(encode_avro(MANIFEST_ENTRY_SCHEMA, rows, codec))
+        end = block + len(rows)
+        if size >= target_size and end < len(entries):
+            chunks.append(entries[start:end])
+            start, size = end, 0
+    if start < len(entries):
+        chunks.append(entries[start:])
+    return chunks
 
 
 def _unmatched_deletes(table: PaimonTable, latest: Snapshot, changes: Changes) -> list[str]:
@@ -626,6 +706,9 @@ __all__ = [
     "CommitOutcomeUnknownError",
     "CommitResult",
     "JavaDecimal",
+    "KeptManifest",
+    "ManifestRewrite",
+    "NewManifests",
     "Publication",
     "PublishState",
     "RetryPolicy",

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.render.compact import RENDERER
+from paimon_cli.render.compact import MANIFESTS, RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import Common, Shared, command
 
@@ -17,6 +17,8 @@ EPILOG = """Examples:
   paimon compact db.events -w /wh --partition dt=2024-07-01 --target-file-size '128 mb'
 
   paimon compact /wh/db.db/orders --engine spark --spark-master 'local[8]'
+
+  paimon compact /wh/db.db/events --manifests --dry-run
 """
 
 
@@ -55,10 +57,21 @@ def compact(
             show_default=False,
         ),
     ] = None,
+    manifests: Annotated[
+        bool,
+        typer.Option(
+            "--manifests",
+            help="Merge the latest snapshot's data manifests instead of data files, as Paimon's "
+            "compact_manifest procedure (table option manifest.target-file-size, else 8 mb).",
+        ),
+    ] = False,
 ) -> None:
     """Merge small data files into right-sized ones as Paimon's compaction does; rows unchanged."""
     from core.ops.compact import Compact, CompactRequest
 
+    if manifests:
+        _compact_manifests(common, partition, compact_strategy, target_file_size)
+        return
     request = CompactRequest.of(
         partition,
         compact_strategy,
@@ -66,3 +79,30 @@ def compact(
         allow_unsafe_commit=common.allow_unsafe_commit,
     )
     run_operation(common, lambda _ex: Compact(request), RENDERER)
+
+
+def _compact_manifests(
+    common: Common,
+    partition: list[str] | None,
+    strategy: str | None,
+    target_file_size: str | None,
+) -> None:
+    """compact --manifests: the data-file options do not apply; runs on this machine."""
+    from core.ops.compact_manifests import CompactManifests
+    from core.runtime.requests import refuse
+
+    for name, value in (
+        ("partition", partition),
+        ("compact_strategy", strategy),
+        ("target_file_size", target_file_size),
+    ):
+        if value:
+            raise refuse(
+                name,
+                "does not apply with --manifests (the manifests of every partition are "
+                "merged; their size is manifest.target-file-size)",
+            )
+    if common.engine.spark:
+        raise refuse("engine", "--manifests runs on this machine: leave out --engine spark")
+    op = CompactManifests(common.allow_unsafe_commit)
+    run_operation(common, lambda _ex: op, MANIFESTS)

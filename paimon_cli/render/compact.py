@@ -13,6 +13,7 @@ from paimon_cli.render.plans import header, render_commit
 
 if TYPE_CHECKING:
     from core.compaction.compact import CompactPlan, CompactResult
+    from core.ops.compact_manifests import ManifestCompactPlan, ManifestCompactResult
     from core.runtime.operation import Outcome
 
 
@@ -137,3 +138,80 @@ def quiet(o: Outcome[CompactPlan, CompactResult], _view: RunView) -> Iterator[st
 
 
 RENDERER: Renderer[CompactPlan, CompactResult] = Renderer("compact", document, human, quiet)
+
+
+# -- compact --manifests -------------------------------------------------------------------------
+def manifests_document(
+    o: Outcome[ManifestCompactPlan, ManifestCompactResult], view: RunView
+) -> dict[str, Any]:
+    r = o.result
+    report = None
+    if r is not None and r.commit is not None and r.commit.snapshot is not None:
+        report = commit_json(
+            r.commit.snapshot,
+            r.commit.attempts,
+            r.notes,
+            manifests_before=r.manifests_before,
+            manifests_after=r.manifests_after,
+            bytes_before=r.bytes_before,
+            bytes_after=r.bytes_after,
+            entries_before=r.entries_before,
+            entries_after=r.entries_after,
+        )
+    doc = plan_doc(view.dry_run, o.plan.plan, report)
+    doc["journals"] = journals_json(journals_of(o.report))
+    return doc
+
+
+def manifests_human(
+    o: Outcome[ManifestCompactPlan, ManifestCompactResult], out: Output, view: RunView
+) -> None:
+    d = o.plan.plan.details
+    header("compact --manifests", o.plan.plan.table, out, view)
+    target = d["config"]["manifest.target-file-size"]
+    render_journals(journals_of(o.report), out)
+    if d.get("latest_snapshot") is None:
+        out.line("  the table has no snapshots: nothing to do")
+        return
+    out.line(
+        f"  snapshot {d['latest_snapshot']}: {d['manifests_before']} data manifests, "
+        f"{human_bytes(d['bytes_before'])}, {d['entries_before']} entries; target "
+        f"{human_bytes(target['value'])} ({target['source']})"
+    )
+    for note in d.get("notes") or []:
+        out.line(f"  note: {note}")
+    if not d["changed"]:
+        out.line("  nothing to compact: Paimon's merge would keep every manifest as it is")
+        return
+    rewritten = d["manifests_before"] - d["manifests_kept"]
+    out.line(
+        f"  {d['merge']} merge: {rewritten} manifests rewritten, {d['manifests_kept']} kept; "
+        f"{d['entries_before']} entries -> {d['entries_after']} (ADD and DELETE of a file "
+        "cancel)"
+    )
+    r = o.result
+    if r is not None and r.commit is not None and r.commit.snapshot is not None:
+        render_commit(
+            out,
+            r.commit.snapshot.id,
+            f"(COMPACT): {r.manifests_before} manifests ({human_bytes(r.bytes_before)}) -> "
+            f"{r.manifests_after} ({human_bytes(r.bytes_after)}); the old manifests are "
+            "deleted later by expire-snapshots",
+            r.notes,
+        )
+    elif r is not None:
+        out.line("  nothing committed: the latest snapshot's manifests needed no merge")
+
+
+def manifests_quiet(
+    o: Outcome[ManifestCompactPlan, ManifestCompactResult], _view: RunView
+) -> Iterator[str]:
+    """The manifests a real run would rewrite."""
+    for m in o.plan.plan.details.get("manifests") or []:
+        if m["action"] == "rewritten":
+            yield str(m["path"])
+
+
+MANIFESTS: Renderer[ManifestCompactPlan, ManifestCompactResult] = Renderer(
+    "compact", manifests_document, manifests_human, manifests_quiet
+)

@@ -135,6 +135,8 @@ CASES: dict[str, Case] = {
     "compact-dry-run": Case("pk", ("compact", "TABLE", "--dry-run")),
     "compact": Case("pk", ("compact", "TABLE")),
     "compact-append-dry-run": Case("append", ("compact", "TABLE", "--dry-run")),
+    "compact-manifests-dry-run": Case("append", ("compact", "TABLE", "--manifests", "--dry-run")),
+    "compact-manifests": Case("append", ("compact", "TABLE", "--manifests")),
     # undo and repair
     "rollback-dry-run": Case("append", ("rollback", "TABLE", "--to-snapshot", "4", "--dry-run")),
     "rollback": Case("append", ("rollback", "TABLE", "--to-snapshot", "4")),
