@@ -31,6 +31,7 @@ from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.requests import at_least, refuse
+from core.runtime.timeparse import iso_utc
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 from core.write.commit import snapshot_json
@@ -38,6 +39,23 @@ from core.write.commit import snapshot_json
 
 class RollbackError(PaimonError):
     kind = "rollback_error"
+
+
+def snapshot_at(table: PaimonTable, timestamp_ms: int) -> int:
+    """Paimon's ``rollback_to_timestamp``: the latest snapshot committed at or before the
+    time (only snapshots count, not tags); refused when there is none."""
+    if table.snapshots.latest_id() is None:
+        raise RollbackError(f"{table.location} has no snapshots: nothing to roll back")
+    found = table.snapshots.earlier_or_equal_time(timestamp_ms)
+    if found is None:
+        earliest = table.snapshots.snapshot(table.snapshots.ids()[0])
+        raise RollbackError(
+            f"no snapshot of {table.location} was committed at or before "
+            f"{iso_utc(timestamp_ms)}: the earliest, {earliest.id}, was committed at "
+            f"{iso_utc(earliest.time_millis)}",
+            hint="give a later time, or --to-tag for a tag on an expired snapshot",
+        )
+    return found.id
 
 
 def _target(
@@ -78,10 +96,13 @@ def plan_rollback(
     tag: str | None = None,
     force: bool = False,
     now_ms: int | None = None,
+    timestamp_ms: int | None = None,
 ) -> Plan[Any]:
     """Everything a rollback removes and rewrites, pointers first (refusals before any change)."""
-    if (snapshot_id is None) == (tag is None):
-        raise RollbackError("give a snapshot id or a tag, not both")
+    if sum(x is not None for x in (snapshot_id, tag, timestamp_ms)) != 1:
+        raise RollbackError("give one of a snapshot id, a tag or a time")
+    if timestamp_ms is not None:
+        snapshot_id = snapshot_at(table, timestamp_ms)
     target, from_tag = _target(table, snapshot_id, tag)
     tid = target.id
     snapshots = table.snapshots
@@ -101,6 +122,8 @@ def plan_rollback(
     details: dict[str, Any] = {
         "target_snapshot": tid,
         "target_tag": from_tag.name if from_tag else None,
+        # --to-timestamp: the time asked for (the snapshot is the latest at or before it)
+        "target_timestamp_ms": timestamp_ms,
         "snapshot_restored_from_tag": restored is not None,
         "latest_snapshot": latest,
         "snapshots": sorted(doomed_snapshots),
@@ -396,15 +419,21 @@ class Rollback(Deletion):
     snapshot_id: int | None = None
     tag: str | None = None
     force: bool = False
+    timestamp_ms: int | None = None  # --to-timestamp, resolved (DECISIONS D4)
 
     def __post_init__(self) -> None:
-        if (self.snapshot_id is None) == (self.tag is None):
-            raise refuse(None, "give exactly one of --to-snapshot and --to-tag")
+        if sum(x is not None for x in (self.snapshot_id, self.tag, self.timestamp_ms)) != 1:
+            raise refuse(None, "give exactly one of --to-snapshot, --to-tag and --to-timestamp")
         at_least("to_snapshot", self.snapshot_id)
 
     def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_rollback(
-            table, snapshot_id=self.snapshot_id, tag=self.tag, force=self.force, now_ms=env.now_ms
+            table,
+            snapshot_id=self.snapshot_id,
+            tag=self.tag,
+            force=self.force,
+            now_ms=env.now_ms,
+            timestamp_ms=self.timestamp_ms,
         )
 
     def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:

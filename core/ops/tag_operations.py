@@ -44,12 +44,15 @@ class CreateTag(Operation[Plan[Any], None]):
     snapshot_id: int | None = None
     time_retained_ms: int | None = None
     replace: bool = False
+    from_timestamp_ms: int | None = None  # --from-timestamp, resolved (DECISIONS D4)
 
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_tag_name(self.name))
         at_least("snapshot", self.snapshot_id)
         if self.time_retained_ms is not None and self.time_retained_ms <= 0:
             raise refuse("time_retained", "must be positive")
+        if self.snapshot_id is not None and self.from_timestamp_ms is not None:
+            raise refuse("from_timestamp", "give --snapshot or --from-timestamp, not both")
 
     def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_create_tag(
@@ -60,6 +63,7 @@ class CreateTag(Operation[Plan[Any], None]):
             replace_existing=self.replace,
             now_local=local_datetime(env.now_ms, self.zone),
             now_ms=env.now_ms,
+            from_time_ms=self.from_timestamp_ms,
         )
 
     def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:

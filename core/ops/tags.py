@@ -25,7 +25,7 @@ from core.retention.tag_period import period_handler
 from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
-from core.runtime.timeparse import local_datetime
+from core.runtime.timeparse import iso_utc, local_datetime
 from core.table.scan import ManifestCache, full_live_set, live_sets
 from core.table.table import PaimonTable
 from core.write.commit import JavaDecimal, create_if_absent, java_json, ordered_snapshot_fields
@@ -108,6 +108,25 @@ def _source_snapshot(table: PaimonTable, snapshot_id: int | None) -> Snapshot:
     )
 
 
+def snapshot_from_time(table: PaimonTable, time_ms: int) -> Snapshot:
+    """Paimon's ``create_tag_from_timestamp``: the earliest snapshot committed at or after
+    the time, or a tag's snapshot when the first tag (by snapshot id) committed at or after
+    it is earlier still (its snapshot may have expired); refused when there is none."""
+    snap = table.snapshots.later_or_equal_time(time_ms)
+    for tag in table.tags.tags():
+        if time_ms <= tag.snapshot.time_millis:
+            if snap is None or tag.snapshot.time_millis < snap.time_millis:
+                snap = tag.snapshot
+            break
+    if snap is None:
+        raise TagError(
+            f"no snapshot or tag of {table.location} was committed at or after {iso_utc(time_ms)}",
+            hint="give an earlier time (Paimon's create_tag_from_timestamp picks the first "
+            "snapshot committed at or after it)",
+        )
+    return snap
+
+
 def _requirements(table: PaimonTable, tags: Mapping[str, int] | None = None) -> Requirements:
     return Requirements(
         latest_snapshot=table.snapshots.latest_id(),
@@ -127,14 +146,20 @@ def plan_create_tag(
     replace_existing: bool,
     now_local: dt.datetime,
     now_ms: int,
+    from_time_ms: int | None = None,
 ) -> Plan[Any]:
-    """One write: ``tag/tag-<name>`` from the snapshot (latest by default)."""
+    """One write: ``tag/tag-<name>`` from the snapshot (latest by default, or the first
+    committed at or after ``from_time_ms``)."""
     validate_tag_name(name)
     if time_retained_ms is not None and time_retained_ms <= 0:
         raise InvalidOptionError("time retained must be positive")
+    if snapshot_id is not None and from_time_ms is not None:
+        raise InvalidOptionError("give a snapshot or a time, not both")
     exists = name in table.tags.names()
     if exists and not replace_existing:
         raise TagError(f"tag {name!r} already exists", hint="pass --replace to move it")
+    if from_time_ms is not None:
+        snapshot_id = snapshot_from_time(table, from_time_ms).id
     snap = _source_snapshot(table, snapshot_id)
     content = tag_content(snap, create_time=now_local, time_retained_ms=time_retained_ms)
     action = FileAction(
@@ -157,6 +182,8 @@ def plan_create_tag(
         "replace": exists,
         "time_retained_ms": time_retained_ms,
         "create_time_local": now_local.isoformat(sep=" ") if time_retained_ms else None,
+        # --from-timestamp: the time asked for (the snapshot is the first at or after it)
+        "from_timestamp_ms": from_time_ms,
     }
     return Plan(
         "create-tag",

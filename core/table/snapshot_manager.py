@@ -85,6 +85,43 @@ class SnapshotManager:
         latest = self.latest_id()
         return self.snapshot(latest) if latest is not None else None
 
+    def earlier_or_equal_time(self, time_ms: int) -> Snapshot | None:
+        """The latest snapshot committed at or before ``time_ms``, or None: Paimon's
+        ``earlierOrEqualTimeMills`` (a binary search over the ids, commit times ascending;
+        None when even the earliest is later)."""
+        ids = self.ids()
+        if not ids or self.snapshot(ids[0]).time_millis > time_ms:
+            return None
+        low, high, found = 0, len(ids) - 1, None
+        while low <= high:
+            mid = (low + high) // 2
+            snap = self.snapshot(ids[mid])
+            if snap.time_millis > time_ms:
+                high = mid - 1
+            elif snap.time_millis < time_ms:
+                low, found = mid + 1, snap
+            else:
+                return snap
+        return found
+
+    def later_or_equal_time(self, time_ms: int) -> Snapshot | None:
+        """The earliest snapshot committed at or after ``time_ms``, or None: Paimon's
+        ``laterOrEqualTimeMills`` (None when even the latest is earlier)."""
+        ids = self.ids()
+        if not ids or self.snapshot(ids[-1]).time_millis < time_ms:
+            return None
+        low, high, found = 0, len(ids) - 1, None
+        while low <= high:
+            mid = (low + high) // 2
+            snap = self.snapshot(ids[mid])
+            if snap.time_millis > time_ms:
+                high, found = mid - 1, snap
+            elif snap.time_millis < time_ms:
+                low = mid + 1
+            else:
+                return snap
+        return found
+
     def snapshots(self) -> list[Snapshot]:
         """Every snapshot present, ascending; files vanishing meanwhile are skipped."""
         out = []

@@ -16,11 +16,13 @@ EPILOG = """Examples:
 
   paimon rollback /wh/db.db/orders --to-tag release-1 --quarantine
 
+  paimon rollback /wh/db.db/orders --to-timestamp '2026-11-20 08:00:00' --dry-run
+
   paimon rollback db.orders -w s3://lake/wh --to-snapshot 42 --force --json
 """
 
 
-@command("rollback", epilog=EPILOG, shared=Shared.CHANGING | Shared.QUARANTINE)
+@command("rollback", epilog=EPILOG, shared=Shared.CHANGING | Shared.QUARANTINE | Shared.TIMEZONE)
 def rollback(
     common: Common,
     to_snapshot: Annotated[
@@ -40,6 +42,15 @@ def rollback(
             show_default=False,
         ),
     ] = None,
+    to_timestamp: Annotated[
+        str | None,
+        typer.Option(
+            "--to-timestamp",
+            help="Keep the latest snapshot committed at or before this time, as Paimon's "
+            "rollback_to_timestamp (local time, a duration ago, epoch millis or ISO-8601).",
+            show_default=False,
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -49,8 +60,10 @@ def rollback(
         ),
     ] = False,
 ) -> None:
-    """Roll a table back to a snapshot or tag, as Paimon's rollback_to does."""
+    """Roll a table back to a snapshot, tag or time, as Paimon's rollback_to does."""
     from core.ops.rollback import Rollback
+    from core.runtime.requests import instant
 
-    op = Rollback(to_snapshot, to_tag, force)
+    at = instant("to_timestamp", to_timestamp, now_ms=common.now_ms, zone=common.zone)
+    op = Rollback(to_snapshot, to_tag, force, at)
     run_operation(common, lambda _ex: op, RENDERER)

@@ -15,6 +15,8 @@ CREATE_EPILOG = """Examples:
   paimon create-tag /wh/db.db/orders release-1
 
   paimon create-tag /wh/db.db/orders nightly --snapshot 42 --time-retained '7 d' --replace
+
+  paimon create-tag /wh/db.db/orders eod --from-timestamp '2026-11-20 18:00:00'
 """
 DELETE_EPILOG = """Examples:
 
@@ -58,13 +60,24 @@ def create_tag(
     replace: Annotated[
         bool, typer.Option("--replace", help="Move an existing tag instead of failing.")
     ] = False,
+    from_timestamp: Annotated[
+        str | None,
+        typer.Option(
+            "--from-timestamp",
+            help="Tag the first snapshot committed at or after this time (or a tag's earlier "
+            "one), as Paimon's create_tag_from_timestamp (local time, a duration ago, epoch "
+            "millis or ISO-8601).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
     from core.ops.tag_operations import CreateTag
-    from core.runtime.requests import duration
+    from core.runtime.requests import duration, instant
 
     retained = duration("time_retained", time_retained or None)
-    op = CreateTag(name, common.zone, snapshot, retained, replace)
+    at = instant("from_timestamp", from_timestamp, now_ms=common.now_ms, zone=common.zone)
+    op = CreateTag(name, common.zone, snapshot, retained, replace, at)
     run_operation(common, lambda _ex: op, render.CREATE)
 
 

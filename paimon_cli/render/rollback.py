@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paimon_cli.output import Output
+from paimon_cli.output import Output, human_time
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import deletion_document, header, render_plan_and_report
 
@@ -23,6 +23,11 @@ def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
         f" (tag {d['target_tag']})" if d["target_tag"] else ""
     )
     header("rollback", o.plan.table, out, view, f" to {target}")
+    if d.get("target_timestamp_ms") is not None:
+        out.line(
+            f"  the latest snapshot committed at or before "
+            f"{human_time(d['target_timestamp_ms'], view.zone)}"
+        )
     out.line(
         f"  snapshots removed: {_span(d['snapshots'])}; changelogs removed: "
         f"{_span(d['changelogs'])}; tags removed: "

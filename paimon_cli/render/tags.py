@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import plan_doc
-from paimon_cli.output import Output, green
+from paimon_cli.output import Output, green, human_time
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import header, render_plan, render_report
@@ -47,6 +47,12 @@ def _tags_renderer(command: str, *, journals_only: bool = False) -> Renderer[Pla
         if "tag" in d and "snapshot_id" in d:
             verb = "replace" if d.get("replace") else "create"
             out.line(f"  {verb} tag {d['tag']} on snapshot {d['snapshot_id']}")
+            if d.get("from_timestamp_ms") is not None:
+                out.line(
+                    f"  the first committed at or after "
+                    f"{human_time(d['from_timestamp_ms'], view.zone)} (at "
+                    f"{human_time(d['snapshot_time_ms'], view.zone)})"
+                )
         render_plan(o.plan, out, show_actions=view.dry_run)
         shown = _shown(o, journals_only)
         if shown is not None:

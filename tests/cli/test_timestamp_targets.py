@@ -1,0 +1,183 @@
+"""rollback --to-timestamp and create-tag --from-timestamp: the snapshot Paimon's
+rollback_to_timestamp (latest committed at or before) and create_tag_from_timestamp (first
+committed at or after, or an earlier tag's) pick, their refusals, and the result read back."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pypaimon_writer as pw
+import pytest
+from fixtures import Run
+from invariants import (
+    assert_no_dangling_references,
+    assert_rows_intact,
+    set_snapshot_times,
+    tree_state,
+)
+
+from core.table.table import open_table
+
+BASE = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+HOUR = 3_600_000
+
+
+def _timed(
+    scenarios: dict[str, pw.Scenario], tmp_path: Path, name: str = "append_partitioned"
+) -> tuple[pw.Scenario, Path, Path]:
+    """A copy whose snapshot N was committed at BASE + N hours (tags copied alike)."""
+    s = scenarios[name]
+    wh = tmp_path / "wh"
+    root = wh / s.root.parent.name / s.root.name
+    shutil.copytree(s.root, root, symlinks=True)
+    set_snapshot_times(
+        root, {sid: BASE + sid * HOUR for sid in open_table(str(root)).snapshots.ids()}
+    )
+    for tag in (root / "tag").glob("tag-*"):
+        data = json.loads(tag.read_text(encoding="utf-8"))
+        data["timeMillis"] = BASE + int(data["id"]) * HOUR
+        tag.write_text(json.dumps(data), encoding="utf-8")
+    return s, wh, root
+
+
+@pytest.mark.parametrize(
+    ("at", "target"),
+    [
+        (BASE + 4 * HOUR, 4),  # exactly a commit time
+        (BASE + 4 * HOUR + 1, 4),  # just after it: still 4
+        (BASE + 5 * HOUR - 1, 4),  # just before 5
+        (BASE + 99 * HOUR, 6),  # after the latest: nothing to roll back, latest kept
+    ],
+)
+def test_rollback_to_timestamp_keeps_the_latest_at_or_before(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path, at: int, target: int
+) -> None:
+    s, wh, root = _timed(scenarios, tmp_path)
+    doc = run.json("rollback", root, "--to-timestamp", str(at), "--force")
+    d = doc["plan"]["details"]
+    assert d["target_snapshot"] == target and d["target_timestamp_ms"] == at
+    assert open_table(str(root)).snapshots.ids()[-1] == target
+    assert pw.read_rows_at_root(root) == pw.sort_rows(s.expected[target])
+    assert_rows_intact(wh, s)
+    assert_no_dangling_references(root)
+
+
+def test_rollback_to_timestamp_reads_local_time_in_the_zone(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path
+) -> None:
+    _s, _wh, root = _timed(scenarios, tmp_path)
+    # 2026-01-01 03:30 in Berlin (UTC+1) is 02:30Z: snapshot 2 was committed at 02:00Z
+    doc = run.json(
+        "rollback",
+        root,
+        "--to-timestamp",
+        "2026-01-01 03:30:00",
+        "--timezone",
+        "Europe/Berlin",
+        "--dry-run",
+        "--force",
+    )
+    assert doc["plan"]["details"]["target_snapshot"] == 2
+    human = run(
+        "rollback",
+        root,
+        "--to-timestamp",
+        "2026-01-01 03:30:00",
+        "--timezone",
+        "Europe/Berlin",
+        "--dry-run",
+        "--force",
+    )
+    assert "at or before 2026-01-01 03:30:00+01:00" in human.stdout
+
+
+def test_rollback_to_a_time_before_every_snapshot_is_refused(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path
+) -> None:
+    _s, _wh, root = _timed(scenarios, tmp_path)
+    state = tree_state(root)
+    result = run("rollback", root, "--to-timestamp", str(BASE), "--json")
+    assert result.exit_code == 1
+    error = json.loads(result.stderr)["error"]
+    assert error["kind"] == "rollback_error"
+    assert "no snapshot" in error["message"] and "earliest, 1" in error["message"]
+    assert tree_state(root) == state
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--to-timestamp", "2026-01-01", "--to-snapshot", "2"],
+        ["--to-timestamp", "yesterday"],
+    ],
+)
+def test_rollback_timestamp_usage_errors(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path, args: list[str]
+) -> None:
+    _s, _wh, root = _timed(scenarios, tmp_path)
+    result = run("rollback", root, *args)
+    assert result.exit_code == 2, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("at", "target"),
+    [
+        (BASE + 3 * HOUR, 3),  # exactly a commit time
+        (BASE + 3 * HOUR - 1, 3),  # just before it: the first at or after is 3
+        (BASE + 3 * HOUR + 1, 4),
+        (BASE, 1),  # before everything: the earliest
+    ],
+)
+def test_create_tag_from_timestamp_takes_the_first_at_or_after(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path, at: int, target: int
+) -> None:
+    s, wh, root = _timed(scenarios, tmp_path)
+    doc = run.json("create-tag", root, "ft", "--from-timestamp", str(at))
+    d = doc["plan"]["details"]
+    assert d["snapshot_id"] == target and d["from_timestamp_ms"] == at
+    assert pw.read_rows(wh, s.identifier, tag="ft") == pw.sort_rows(s.expected[target])
+
+
+def test_create_tag_from_timestamp_uses_a_tag_of_an_expired_snapshot(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path
+) -> None:
+    """Snapshots 1..3 expired; tag 'mid' keeps snapshot 3: a time before 4 picks the tag's
+    snapshot, committed earlier than every snapshot left."""
+    s, wh, root = _timed(scenarios, tmp_path)
+    expire = run("expire-snapshots", root, "--retain-max", "3", "--retain-min", "1")
+    assert expire.exit_code == 0, expire.stderr
+    assert open_table(str(root)).snapshots.ids()[0] == 4
+    doc = run.json("create-tag", root, "old", "--from-timestamp", str(BASE + 2 * HOUR))
+    assert doc["plan"]["details"]["snapshot_id"] == 3
+    assert pw.read_rows(wh, s.identifier, tag="old") == pw.sort_rows(s.expected[3])
+    assert_no_dangling_references(root)
+
+
+def test_create_tag_after_every_commit_is_refused(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path
+) -> None:
+    _s, _wh, root = _timed(scenarios, tmp_path)
+    state = tree_state(root)
+    result = run("create-tag", root, "late", "--from-timestamp", str(BASE + 99 * HOUR))
+    assert result.exit_code == 1
+    assert "no snapshot or tag" in result.stderr
+    both = run("create-tag", root, "x", "--from-timestamp", str(BASE), "--snapshot", "2")
+    assert both.exit_code == 2 and "--from-timestamp" in both.stderr
+    assert tree_state(root) == state
+
+
+def test_java_reads_the_tag_and_the_rollback(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path, java: Any
+) -> None:
+    s, _wh, root = _timed(scenarios, tmp_path)
+    assert run("create-tag", root, "ft", "--from-timestamp", str(BASE + 2 * HOUR)).exit_code == 0
+    result = run("rollback", root, "--to-timestamp", str(BASE + 5 * HOUR + 5), "--force")
+    assert result.exit_code == 0, result.stderr
+    doc = java.verify(root)
+    assert doc["ok"], doc.get("errors")
+    assert doc["latest_snapshot_id"] == 5
+    assert doc["entries"]["tag-ft"]["rows"] == len(s.expected[2])
+    assert doc["entries"]["latest"]["rows"] == len(s.expected[5])
