@@ -141,10 +141,17 @@ def plan_rollback(
             "only the removed snapshots used are left for delete-orphan-files"
         ],
     }
+    restored_raw = _without_lost_changelog(table, restored.snapshot.raw) if restored else None
+    if restored is not None and restored_raw != restored.snapshot.raw:
+        details["notes"].append(
+            f"snapshot {tid} is written from tag {restored.name} without its changelog, "
+            "which expired with the snapshot (Paimon would name the deleted changelog "
+            "manifest list)"
+        )
     phases = (
         Phase(
             "snapshot-pointers",
-            _pointer_actions(table, tid, restored, bool(doomed_snapshots)),
+            _pointer_actions(table, tid, restored, bool(doomed_snapshots), restored_raw),
             sequential=True,
         ),
         Phase(
@@ -224,7 +231,11 @@ def _tag_actions(table: PaimonTable, doomed: list[Tag]) -> tuple[FileAction, ...
 
 
 def _pointer_actions(
-    table: PaimonTable, tid: int, restored: Tag | None, snapshots_go: bool
+    table: PaimonTable,
+    tid: int,
+    restored: Tag | None,
+    snapshots_go: bool,
+    restored_raw: Mapping[str, Any] | None = None,
 ) -> tuple[FileAction, ...]:
     """The new pointers first: the target's snapshot file from its tag when it had
     expired, then ``LATEST``."""
@@ -238,7 +249,7 @@ def _pointer_actions(
                 "snapshot",
                 None,
                 f"restored from tag {restored.name} (its snapshot had expired)",
-                snapshot_json(restored.snapshot.raw),
+                snapshot_json(restored_raw or restored.snapshot.raw),
             )
         )
     if snapshots_go or pointers:
@@ -248,6 +259,22 @@ def _pointer_actions(
             )
         )
     return tuple(pointers)
+
+
+_CHANGELOG_FIELDS = ("changelogManifestList", "changelogManifestListSize", "changelogRecordCount")
+
+
+def _without_lost_changelog(table: PaimonTable, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A tag keeps its snapshot's data, not its changelog (D3, as Paimon): the changelog
+    manifest list went when the snapshot expired, unless a long-lived changelog kept it.
+    Paimon writes the tag back as it is, a snapshot naming a deleted file (streaming reads
+    and ``inspect --check`` then fail); the snapshot written here names no changelog then."""
+    out = dict(raw)
+    name = out.get("changelogManifestList")
+    if name and not table.fileio.exists(table.paths.manifest_path(str(name))):
+        for key in _CHANGELOG_FIELDS:
+            out.pop(key, None)
+    return out
 
 
 def _changelog_actions(

@@ -110,6 +110,39 @@ def test_rollback_to_a_tag_whose_snapshot_expired(run, scenarios, tmp_path: Path
     assert_no_dangling_references(ours)
 
 
+@pytest.mark.java
+def test_rollback_to_an_expired_tag_names_no_lost_changelog(
+    run, scenarios, tmp_path: Path, java: Any
+) -> None:
+    """A tag keeps its data, not its changelog: expiring the snapshot deleted the changelog
+    manifest list. Paimon writes the tag back as it is (a snapshot naming a deleted file);
+    ours names no changelog, so the table is whole (found by the property test, issue 22)."""
+    s, wh, ours, theirs = _copies(scenarios, tmp_path, "pk_table")
+    for root in (ours, theirs):
+        (root / "consumer" / "consumer-cdc").unlink()  # it would keep snapshot 3
+        assert (
+            run("expire-snapshots", root, "--retain-max", "2", "--retain-min", "1").exit_code == 0
+        )
+        assert not (root / "snapshot" / "snapshot-3").exists()
+    tag = json.loads((ours / "tag" / "tag-mid").read_text())
+    assert not (ours / "manifest" / tag["changelogManifestList"]).exists()
+
+    doc = run.json("rollback", ours, "--to-tag", "mid")
+    assert any("without its changelog" in n for n in doc["plan"]["details"]["notes"])
+    pw.open_table(tmp_path / "theirs", s.identifier).rollback_to("mid")
+    ours_snap = json.loads((ours / "snapshot" / "snapshot-3").read_text())
+    theirs_snap = json.loads((theirs / "snapshot" / "snapshot-3").read_text())
+    changelog = ("changelogManifestList", "changelogManifestListSize", "changelogRecordCount")
+    assert not any(k in ours_snap for k in changelog)
+    assert {k: v for k, v in theirs_snap.items() if k not in changelog} == ours_snap
+    assert run("inspect", ours, "--check").exit_code == 0
+    assert run("inspect", theirs, "--check").exit_code == 1  # the deleted changelog list
+    assert_no_dangling_references(ours)
+    assert pw.read_rows(wh, s.identifier) == pw.sort_rows(s.expected[3])
+    doc = java.verify(ours)
+    assert doc["ok"], doc
+
+
 def test_bad_rollback_input(run, scenarios, tmp_path: Path) -> None:
     _, _, ours, _ = _copies(scenarios, tmp_path, "many_commits")
     state = tree_state(ours)
