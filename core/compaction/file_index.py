@@ -17,8 +17,9 @@ before anything is read.
   Thomas Wang's 64-bit hash of integral values (float and double by their bits, dates as
   days, times as milliseconds, timestamps as milliseconds up to precision 3, else
   microseconds). Nulls are not added.
+* ``bitmap`` (``BitmapFileIndex``): ``core.compaction.bitmap_index``.
 
-Bitmap, BSI and range-bitmap indexes and map-key (``col[key]``) columns are refused
+BSI and range-bitmap indexes and map-key (``col[key]``) columns are refused
 (docs/DECISIONS.md D12.4).
 """
 
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.compaction import bitmap_index
 from core.compaction.java_hash import JavaHashMap
 from core.format.model import DataField
 from core.format.options import parse_memory_size
@@ -40,7 +42,8 @@ PREFIX = "file-index."
 COLUMNS_SUFFIX = ".columns"
 INDEX_SUFFIX = ".index"  # DataFilePathFactory.INDEX_PATH_SUFFIX
 BLOOM_FILTER = "bloom-filter"
-SUPPORTED = (BLOOM_FILTER,)
+BITMAP = "bitmap"
+SUPPORTED = (BLOOM_FILTER, BITMAP)
 DEFAULT_ITEMS = 1_000_000
 DEFAULT_FPP = 0.1
 _M64 = (1 << 64) - 1
@@ -284,8 +287,10 @@ class FileIndexSpec:
                 out.append(f"{key} (the {ix.index_type} index is not written by paimon-cli)")
             elif field is None:
                 out.append(f"{key} names {ix.column!r}, not a column (map keys are not indexed)")
-            elif field.type.root not in _BLOOM_TYPES:
+            elif ix.index_type == BLOOM_FILTER and field.type.root not in _BLOOM_TYPES:
                 out.append(f"{key} on {ix.column} of type {field.type} (Paimon cannot hash it)")
+            elif ix.index_type == BITMAP and field.type.root not in bitmap_index.BITMAP_TYPES:
+                out.append(f"{key} on {ix.column} of type {field.type} (Paimon cannot index it)")
         return out
 
     def container(self, data: Any) -> bytes:
@@ -293,10 +298,17 @@ class FileIndexSpec:
         by_name = {f.name: f for f in self.fields}
         bodies: dict[tuple[str, str], bytes] = {}
         for ix in self.indexes:
+            field = by_name[ix.column]
+            if ix.index_type == BITMAP:
+                values = bitmap_index.column_values(data.column(ix.column), field)
+                bodies[(ix.column, BITMAP)] = bitmap_index.serialized(
+                    values, field, dict(ix.options)
+                )
+                continue
             items = int(ix.option("items") or DEFAULT_ITEMS)
             fpp = float(ix.option("fpp") or DEFAULT_FPP)
             bloom = BloomFilter64(items, fpp)
-            for h in column_hashes(data.column(ix.column), by_name[ix.column]):
+            for h in column_hashes(data.column(ix.column), field):
                 bloom.add_hash(h)
             bodies[(ix.column, ix.index_type)] = bloom.serialized()
         return _container(bodies)

@@ -1,5 +1,5 @@
-"""File indexes as Paimon writes them: the bloom-filter container computed from a data
-file's rows is byte for byte the one Paimon (Java) wrote beside it, and what is not
+"""File indexes as Paimon writes them: the container (bloom filters, bitmaps) computed from
+a data file's rows is byte for byte the one Paimon (Java) wrote for it, and what is not
 reproduced is refused by name."""
 
 from __future__ import annotations
@@ -33,15 +33,27 @@ def test_long_hash_is_java_long_arithmetic() -> None:
         assert -(2**63) <= long_hash(v) < 2**63
 
 
-@pytest.mark.parametrize("name", ["append_with_bloomfilter"])
-def test_bloom_filter_container_is_javas(name: str) -> None:
-    """Five columns (STRING, INT, INT, DOUBLE, TIMESTAMP(9)) with nulls and negative
-    timestamps: our container equals the .index file Paimon wrote, byte for byte."""
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [
+        # bloom filters on STRING, INT, INT, DOUBLE, TIMESTAMP(9), nulls, negative times
+        ("append_with_bloomfilter", {}),
+        # bitmaps (version 2) on STRING, INT, INT: embedded, in a file, on key-value files
+        ("append_with_bitmap", {}),
+        ("append_with_bitmap_no_embedding", {}),
+        ("pk_with_bitmap_dv", {}),
+        # version 1, asked per column (master reads no table-wide version option)
+        ("append_with_bitmap_v1", {f"file-index.bitmap.f{i}.version": "1" for i in range(3)}),
+    ],
+)
+def test_container_is_javas(name: str, extra: dict[str, str]) -> None:
+    """Our container of a Java-written file's rows equals the index Paimon wrote for it
+    (embedded in the manifest or the .index file beside it), byte for byte."""
     root = JAVA_FIXTURES / "orc" / f"{name}.db" / name
     t = open_table(str(root))
     latest = t.snapshots.latest()
     assert latest is not None
-    spec = FileIndexSpec.of({**t.options.table, **t.options.dynamic}, t.schema.fields)
+    spec = FileIndexSpec.of({**t.options.table, **t.options.dynamic, **extra}, t.schema.fields)
     assert spec is not None and spec.refusals() == []
     schema = pa.schema([pa.field(f.name, arrow_type(f.type)) for f in t.schema.fields])
     files = t.live_files(latest)
@@ -49,9 +61,13 @@ def test_bloom_filter_container_is_javas(name: str) -> None:
     for entry in files:
         path = t.paths.data_file_path(entry)
         data = read_raw(path, entry.file.file_name, schema)
-        assert entry.file.extra_files == (entry.file.file_name + ".index",)
-        with open(path + ".index", "rb") as fh:
-            assert spec.container(data) == fh.read()
+        if entry.file.embedded_index is not None:
+            theirs = bytes(entry.file.embedded_index)
+        else:
+            assert entry.file.extra_files == (entry.file.file_name + ".index",)
+            with open(path + ".index", "rb") as fh:
+                theirs = fh.read()
+        assert spec.container(data) == theirs
 
 
 def _spec(options: dict[str, str], *fields: tuple[str, str]) -> FileIndexSpec:
@@ -83,20 +99,23 @@ def test_options_and_refusals() -> None:
     assert FileIndexSpec.of({"file-index.read.enabled": "true"}, []) is None
     refused = _spec(
         {
-            "file-index.bitmap.columns": "a",
+            "file-index.bsi.columns": "a",
+            "file-index.bitmap.columns": "x",
             "file-index.bloom-filter.columns": "c,m[k],missing",
         },
         ("a", "INT"),
         ("c", "BOOLEAN"),
         ("m", "STRING"),
+        ("x", "BYTES"),
     ).refusals()
-    assert any("bitmap" in r for r in refused)
+    assert any("the bsi index" in r for r in refused)
     assert any("BOOLEAN" in r for r in refused)
+    assert any("bitmap.columns on x of type BYTES" in r for r in refused)
     assert any("m[k]" in r for r in refused)  # a map key: not a column
     assert any("missing" in r for r in refused)
 
 
-def test_a_bitmap_table_is_refused_before_anything_is_read() -> None:
-    root = JAVA_FIXTURES / "orc" / "append_with_bitmap.db" / "append_with_bitmap"
-    with pytest.raises(UnsupportedTableError, match="file-index.bitmap.columns"):
+def test_a_bsi_table_is_refused_before_anything_is_read() -> None:
+    root = JAVA_FIXTURES / "orc" / "append_with_bsi.db" / "append_with_bsi"
+    with pytest.raises(UnsupportedTableError, match="file-index.bsi.columns"):
         plan_compact(open_table(str(root)), CompactFlags(), now_ms=0)

@@ -50,7 +50,12 @@ COMPACTS = (
 )
 
 #: tables with nothing to compact under Paimon's rules (too few small files per bucket)
-NOTHING_TO_COMPACT = ("append_truncate", "append_deletion_vectors", "date_partitions")
+NOTHING_TO_COMPACT = (
+    "append_truncate",
+    "append_deletion_vectors",
+    "date_partitions",
+    "file_index",  # three files; its indexes: tests/rust/test_rust_file_index.py
+)
 
 #: table -> what the refusal names (nothing is written)
 REFUSED = {
@@ -58,7 +63,6 @@ REFUSED = {
     "data_evolution": "data-evolution.enabled",
     "global_index": "data-evolution.enabled",
     "row_tracking": "row-tracking.enabled",
-    "file_index": "file-index",
 }
 
 

@@ -27,6 +27,9 @@ COLUMNS = "id INT, big BIGINT, v STRING, d DOUBLE, day DATE, b BYTES"
 INDEXED = "id,big,v,d,day,b"
 #: 50 expected items per column: small filters, embedded in the manifest (<= 500 bytes)
 SMALL = {f"file-index.bloom-filter.{c}.items": "50" for c in INDEXED.split(",")}
+#: bitmap indexes beside the bloom filters (every indexed type but BYTES, which Paimon's
+#: bitmap index refuses)
+BITMAP = {"file-index.bitmap.columns": "id,big,v,d,day"}
 
 
 def _rows(commit: int) -> list[tuple[object, ...]]:
@@ -116,6 +119,13 @@ def _assert_indexes_match_rows(t: PaimonTable, snapshot_id: int, *, exact: bool)
         ("bloom_append", {}, False, False),
         ("bloom_small", SMALL, False, True),
         ("bloom_pk", {"bucket": "1"}, True, False),
+        ("bitmap", BITMAP, False, False),
+        (
+            "bitmap_pk_embedded",
+            {"bucket": "1", "file-index.in-manifest-threshold": "8 kb", **BITMAP, **SMALL},
+            True,
+            True,
+        ),
     ],
 )
 def test_compaction_writes_the_index_paimon_writes(
