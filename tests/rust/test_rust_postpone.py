@@ -184,3 +184,67 @@ def test_dry_run_names_the_buckets_and_changes_nothing(run: Run, tmp_path: Path)
     assert {p: s for p, s in tree_state(root).items() if "/.paimon-cli/" not in p} == {
         p: s for p, s in before.items() if "/.paimon-cli/" not in p
     }
+
+
+def _fixed_bucket_write(wh: rw.RustWarehouse, name: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Rows written straight into real buckets (pypaimon-rust's postpone fixed-bucket writer,
+    as Paimon's batch jobs write postpone tables)."""
+    import pyarrow as pa
+    from pypaimon_rust.datafusion import PaimonCatalog
+
+    table = PaimonCatalog({"warehouse": str(wh.root)}).get_table(f"{rw.DB}.{name}")
+    builder = table.new_postpone_fixed_bucket_write_builder()
+    write = builder.new_write()
+    names = ["id", "v", "n", "p"]
+    types = [pa.int32(), pa.string(), pa.int32(), pa.int32()]
+    batch = pa.record_batch(
+        [pa.array([r[i] for r in rows], t) for i, t in enumerate(types)], names=names
+    )
+    write.write_arrow(batch)
+    builder.new_commit().commit(write.prepare_commit())
+
+
+def test_postpone_records_are_newer_than_real_bucket_files(run: Run, tmp_path: Path) -> None:
+    """Files a batch job wrote into real buckets keep their bucket number; postpone records
+    written after them are numbered after them and win."""
+    name = "pp_after_fixed"
+    wh = _table(tmp_path, name, {"postpone.default-bucket-num": "4"})
+    first = [(i, f"fixed{i}", i, 0) for i in range(12)]
+    _fixed_bucket_write(wh, name, first)
+    later = [(i, f"staged{i}", 100 + i, 0) for i in range(0, 12, 2)]
+    _insert(wh, name, later)
+    table = rw.record(wh, name, "fixed, then postpone", merged=_last_per_key([first, later]))
+    root = wh.table_root(name)
+    assert run("compact", root).exit_code == 0
+    assert wh.read(name) == table.expected_after_compaction
+    _assert_routed_by_hash(root, 4)
+    assert_rust_reads_intact(wh, table)
+
+
+def test_files_written_into_a_receiving_bucket_meanwhile_abandon_the_commit(
+    tmp_path: Path,
+) -> None:
+    """Routed records are numbered after the files planned in their bucket: a file written
+    there after planning would be ordered wrongly, so nothing is committed."""
+    import pytest
+
+    from core.compaction.compact import CompactConflictError, apply_compact, plan_compact
+    from core.compaction.config import CompactFlags
+    from core.runtime.executors.local import LocalExecutor
+
+    name = "pp_race"
+    wh = _table(tmp_path, name, {"postpone.default-bucket-num": "1"})
+    _insert(wh, name, [(1, "staged", 1, 0)])
+    root = wh.table_root(name)
+    t = open_table(str(root))
+    cplan = plan_compact(t, CompactFlags(), now_ms=0)
+    assert cplan.postpone
+    _fixed_bucket_write(wh, name, [(1, "concurrent", 2, 0)])
+    latest = open_table(str(root)).snapshots.latest()
+    with LocalExecutor(2) as ex, pytest.raises(CompactConflictError, match="receives postpone"):
+        apply_compact(open_table(str(root)), cplan, executor=ex)
+    after = open_table(str(root)).snapshots.latest()
+    assert latest is not None and after is not None and after.id == latest.id
+    assert wh.read(name) == [{"id": 1, "v": "concurrent", "n": 2, "p": 0}]
+    written = {p.name for p in root.glob("p=0/bucket-0/*")}
+    assert written == _live_names(root) - {p.name for p in root.glob("p=0/bucket-postpone/*")}

@@ -113,3 +113,38 @@ def test_spark_compaction_of_a_deletion_vector_table_equals_local(
     ]
     assert index[0] == index[1]
     assert_no_dangling_references(spark_root)
+
+
+def test_spark_compaction_of_a_postpone_bucket_table_equals_local(
+    tmp_path: Path, spark_executor: SparkExecutor
+) -> None:
+    """A partition's postpone files are one task (routed into its real buckets on the
+    worker): Spark writes what the local engine writes, and pypaimon-rust reads it."""
+    import rust_writer as rw
+
+    wh = rw.RustWarehouse(tmp_path / "local")
+    wh.sql(
+        f"CREATE TABLE {wh.qualified('t')} (id INT, v STRING, p INT, PRIMARY KEY (id, p)) "
+        "PARTITIONED BY (p) WITH ('bucket' = '-2', 'postpone.default-bucket-num' = '3')"
+    )
+    for c in range(3):
+        wh.sql(
+            f"INSERT INTO {wh.qualified('t')} VALUES "
+            + rw.values([(i, f"v{c}", i % 2) for i in range(c, c + 8)])
+        )
+    local_root = wh.table_root("t")
+    spark_wh = rw.RustWarehouse(tmp_path / "spark")
+    spark_root = spark_wh.table_root("t")
+    shutil.copytree(local_root, spark_root)
+    for root, executor in ((local_root, None), (spark_root, spark_executor)):
+        t = open_table(str(root))
+        cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
+        assert len(cplan.postpone) == 2
+        if executor is None:
+            with LocalExecutor(4) as local:
+                apply_compact(t, cplan, executor=local)
+        else:
+            apply_compact(t, cplan, executor=executor)
+    assert _shape(local_root) == _shape(spark_root)
+    assert wh.read("t") == spark_wh.read("t") and len(wh.read("t")) == 10
+    assert_no_dangling_references(spark_root)
