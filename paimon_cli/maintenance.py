@@ -102,7 +102,7 @@ class Runner:
             result=result,
             record=record,
         )
-        if record is None:
+        if record is None or result.busy is not None:
             return
         status = "partial" if result.failed else "ok"
         write_record(table.fileio, table.location, record, branch=table.branch, status=status)
@@ -110,8 +110,9 @@ class Runner:
 
     def run_all(
         self, locations: list[str], parallel: int, budget_s: float | None
-    ) -> tuple[list[TableResult], list[str]]:
-        """Maintain every table; after ``budget_s`` no new table starts (returned as skipped)."""
+    ) -> tuple[list[TableResult], list[tuple[str, str]]]:
+        """Maintain every table; after ``budget_s`` no new table starts, and a table another
+        run holds the lease of is left alone: both are returned as skipped, with the reason."""
         start = time.monotonic()
 
         def within_budget() -> bool:
@@ -130,8 +131,12 @@ class Runner:
             if pool is not None:
                 pool.shutdown()
         results = [r for r in outcomes if r is not None]
-        skipped = [loc for loc, r in zip(locations, outcomes, strict=True) if r is None]
-        return results, skipped
+        skipped = [
+            (loc, "--max-duration reached" if r is None else f"busy: {r.busy.message}")
+            for loc, r in zip(locations, outcomes, strict=True)
+            if r is None or r.busy is not None
+        ]
+        return [r for r in results if r.busy is None], skipped
 
 
 def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> TableGauges | None:

@@ -82,6 +82,17 @@ AllowUnsafeOpt = Annotated[
         "...). Only safe when no other writer commits meanwhile.",
     ),
 ]
+WaitLeaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--wait-lease",
+        metavar="DURATION",
+        help="When another paimon-cli run holds the table's lease, wait up to this long "
+        "(e.g. 15m) for it instead of failing at once (a crashed holder's lease is taken over "
+        "when it expires, at once on its own host).",
+        show_default=False,
+    ),
+]
 ParallelismOpt = Annotated[
     int | None,
     typer.Option(

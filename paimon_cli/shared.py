@@ -41,6 +41,7 @@ from paimon_cli.params import (
     SparkRemoteOpt,
     TableArg,
     TimezoneOpt,
+    WaitLeaseOpt,
     WarehouseOpt,
     parse_fs_options,
     parse_options_arg,
@@ -66,8 +67,9 @@ class Shared(enum.Flag):
     PARALLELISM = enum.auto()  # --parallelism (local threads)
     SPARK = enum.auto()  # --engine and --spark-*: with PARALLELISM, where heavy work runs
     TIMEZONE = enum.auto()  # --timezone
+    LEASE = enum.auto()  # --wait-lease: every changing command holds the table's lease
     #: what a changing command has, at the least
-    CHANGING = DRY_RUN | QUIET | BRANCH
+    CHANGING = DRY_RUN | QUIET | BRANCH | LEASE
     ENGINE = PARALLELISM | SPARK
 
 
@@ -85,6 +87,7 @@ _SHARED: tuple[_Param, ...] = (
     _Param("allow_unsafe_commit", AllowUnsafeOpt, False, Shared.UNSAFE_COMMIT),
     _Param("dry_run", DryRunOpt, False, Shared.DRY_RUN),
     _Param("quarantine", QuarantineOpt, False, Shared.QUARANTINE),
+    _Param("wait_lease", WaitLeaseOpt, None, Shared.LEASE),
     _Param("json_out", JsonOpt, False, Shared.NONE),
     _Param("quiet", QuietOpt, False, Shared.QUIET),
     _Param("warehouse", WarehouseOpt, None, Shared.NONE),
@@ -109,6 +112,7 @@ class Common:
     dry_run: bool
     quarantine: bool
     allow_unsafe_commit: bool
+    wait_lease_ms: int  # --wait-lease: how long to wait for another run's table lease
     engine: EngineChoice
     zone: dt.tzinfo
     now_ms: int  # times given on the command line are read against this instant
@@ -135,13 +139,14 @@ class Common:
             saved_plan=saved_plan,
             quarantine=self.quarantine,
             options=self.params,
+            wait_lease_ms=self.wait_lease_ms,
         )
 
 
 def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Common:
     """The shared options parsed (those a command does not take at their defaults)."""
     from core.runtime.clock import SystemClock
-    from core.runtime.requests import parsed
+    from core.runtime.requests import duration, parsed
     from core.runtime.timeparse import resolve_zone
 
     v = {**_DEFAULTS, **values}
@@ -149,6 +154,7 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
     mode = Mode.of(v["json_out"], v["quiet"])
     with usage_errors(ctx):
         zone = parsed("timezone", lambda: resolve_zone(v["timezone"]))
+        wait_lease_ms = duration("wait_lease", v["wait_lease"]) or 0
     # Commands without --parallelism run on one local thread.
     parallelism = v["parallelism"] if Shared.PARALLELISM in shared else 1
     return Common(
@@ -163,6 +169,7 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
         dry_run=v["dry_run"],
         quarantine=bool(v["quarantine"]),
         allow_unsafe_commit=v["allow_unsafe_commit"],
+        wait_lease_ms=wait_lease_ms,
         engine=EngineChoice.of(
             v["engine"], parallelism, v["spark_master"], v["spark_remote"], v["spark_conf"]
         ),

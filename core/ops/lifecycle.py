@@ -1,24 +1,29 @@
 """run(): the one lifecycle of every changing command.
 
-    finish unfinished journals -> plan -> (dry run: stop) -> re-check -> apply
-    -> (stale plan: plan once more, re-check, apply) -> record the run
+    take the table lease -> finish unfinished journals -> plan -> (dry run: stop)
+    -> re-check -> apply -> (stale plan: plan once more, re-check, apply)
+    -> record the run -> release the lease
 
 Everything an :class:`~core.runtime.operation.Operation` gets for free lives here and in
-``core.runtime``: journals of interrupted runs are finished (or discarded, with the reason)
-before planning; a saved plan (``--plan``) is re-checked and never re-planned; SIGINT and
-SIGTERM stop the run at a safe point (its journal stays for the next run) and never undo a
-published commit; ``--quarantine`` turns deletes into moves; every real run of a changing
-command leaves a run record. docs/ARCHITECTURE.md shows where a new command plugs in.
+``core.runtime``: a real run holds the table's lease (``core.runtime.lease``) from before it
+finishes journals until its record is written, so two runs never interleave on a table;
+journals of interrupted runs are finished (or discarded, with the reason) before planning;
+a saved plan (``--plan``) is re-checked and never re-planned; SIGINT and SIGTERM stop the
+run at a safe point (its journal stays for the next run) and never undo a published
+commit; ``--quarantine`` turns deletes into moves; every real run of a changing command
+leaves a run record. docs/ARCHITECTURE.md shows where a new command plugs in.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from core.errors import PaimonError, StalePlanError
+from core.errors import PaimonError, StalePlanError, StorageError
 from core.ops.expire_changelogs import ExpireChangelogs
 from core.ops.expire_snapshots import ExpireSnapshots
 from core.ops.rollback import Rollback
@@ -29,6 +34,7 @@ from core.runtime.clock import Clock, SystemClock
 from core.runtime.executors.base import Executor
 from core.runtime.interrupts import Interrupted, stoppable
 from core.runtime.journal import unfinished_journals
+from core.runtime.lease import Holder, Lease, acquire
 from core.runtime.operation import Env, Operation, Outcome
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
@@ -83,8 +89,30 @@ class RunRequest:
     saved_plan: Any = None  # --plan FILE (a Plan): re-checked, applied, never re-planned
     quarantine: bool = False  # --quarantine: deletes are moves `paimon restore` undoes
     options: Mapping[str, Any] = field(default_factory=dict)  # for the run record
-    # A record the caller owns (maintain: one per table for all its steps): used, not written.
+    # A record the caller owns (maintain: one per table for all its steps): used, not written;
+    # the caller holds the table's lease for it (``leased``).
     record: Run | None = None
+    # How long to wait for another run's lease on the table before refusing (0: refuse at once).
+    wait_lease_ms: int = 0
+
+
+@contextmanager
+def leased(table: PaimonTable, record: Run, *, wait_ms: int = 0) -> Iterator[Lease]:
+    """Hold the table's lease for ``record``'s run (every branch: the lease is the table's);
+    raises ``LeaseHeldError`` when another run holds it past ``wait_ms``. Released at the
+    end, also on errors and interrupts."""
+    holder = Holder(record.command, record.id, record.user, record.host, os.getpid())
+    lease = acquire(table.fileio, table.location, holder, wait_ms=wait_ms)
+    record.lease, record.lease_took_over = lease, lease.took_over
+    try:
+        yield lease
+    finally:
+        record.lease = None
+        try:
+            lease.release()
+        except StorageError as exc:
+            # Renewals stopped: the lease expires on its own (a same-host run takes it at once).
+            logger.warning("could not release the lease of %s: %s", table.location, exc.message)
 
 
 def run(
@@ -106,6 +134,23 @@ def run(
         return Outcome(plan, None, pending_journals=pending_journals(table) if op.changes else 0)
     owned = request.record is None
     record = request.record or start_run(op.command, request.options, quarantine=request.quarantine)
+    with leased(table, record, wait_ms=request.wait_lease_ms) if owned else nullcontext():
+        outcome = _recorded(op, table, record, owned, request, executor, progress, clock)
+    outcome.run_id = record.id
+    return outcome
+
+
+def _recorded(
+    op: Operation[P, R],
+    table: PaimonTable,
+    record: Run,
+    owned: bool,
+    request: RunRequest,
+    executor: Executor,
+    progress: Progress,
+    clock: Clock,
+) -> Outcome[P, R]:
+    """Plan and act inside the run's record (written here when the run owns it)."""
     quarantine = None
     if record.quarantine and op.quarantinable:
         quarantine = Quarantine.of(table, record.id)
@@ -128,7 +173,6 @@ def run(
         raise
     if owned:
         _record(table, record, "partial" if outcome.failed else "ok", None, always=True)
-    outcome.run_id = record.id
     return outcome
 
 

@@ -36,12 +36,13 @@ from core.ops.expire_partitions import (
     unexpirable_error,
 )
 from core.ops.expire_snapshots import ExpireSnapshots
-from core.ops.lifecycle import RunRequest, run
+from core.ops.lifecycle import RunRequest, leased, run
 from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest, validate_cutoff
 from core.ops.tag_operations import ExpireTags
 from core.retention.expire_range import expire_config
 from core.runtime.clock import FixedClock
 from core.runtime.executors.base import Executor
+from core.runtime.lease import LeaseHeldError
 from core.runtime.operation import Operation
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
@@ -73,6 +74,7 @@ class MaintainConfig:
     orphans: bool = False
     orphans_older_than_ms: int | None = None  # None: Paimon's default, one day ago
     allow_unsafe_commit: bool = False
+    wait_lease_ms: int = 0  # how long to wait for another run's lease on a table
 
     def __post_init__(self) -> None:
         cutoff = self.orphans_older_than_ms
@@ -144,6 +146,7 @@ class TableResult:
     name: str
     steps: list[StepResult] = field(default_factory=list)
     error: PaimonError | None = None  # the table could not even be opened
+    busy: LeaseHeldError | None = None  # another run held the table's lease: not maintained
     started_ms: int = 0
     seconds: float = 0.0
 
@@ -337,11 +340,25 @@ def maintain_table(
     record: Run | None = None,
 ) -> TableResult:
     """Run every step on one table; a failed step stops the ones after it. ``record`` is
-    the table's run record (and quarantine) every step's changes go into."""
+    the table's run record (and quarantine) every step's changes go into; a real run holds
+    the table's lease for all its steps (a table another run holds is left alone: busy)."""
     result = result or TableResult(table.location, table_name(table.location))
     ctx = _Ctx(
         table, executor, config, progress or NullProgress(), warn or logger.warning, result, record
     )
+    if record is None:
+        _run_steps(ctx)
+        return result
+    try:
+        with leased(table, record, wait_ms=config.wait_lease_ms):
+            _run_steps(ctx)
+    except LeaseHeldError as exc:
+        result.busy = exc
+    return result
+
+
+def _run_steps(ctx: _Ctx) -> None:
+    table, result = ctx.table, ctx.result
     failed: str | None = None
     for name in STEPS:
         step = StepResult(name, "ok", "")
@@ -360,4 +377,3 @@ def maintain_table(
             step.status = "failed"
         if step.status == "failed" and not step.finished:
             failed = name
-    return result

@@ -211,6 +211,8 @@ def _run_phases(
     run: Run | None,
 ) -> None:
     for planned in plan.phases:
+        if run is not None:
+            run.check_lease()  # a phase is a safe point: a run that lost its lease stops here
         phase = planned
         if before_phase is not None and planned.actions:
             phase = before_phase(planned)

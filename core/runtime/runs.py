@@ -26,6 +26,7 @@ from core.io.fileio import FileIO, join
 from core.runtime.timeparse import iso_utc
 
 if TYPE_CHECKING:
+    from core.runtime.lease import Lease
     from core.runtime.plans import Plan
     from core.runtime.report import ExecutionReport
 
@@ -85,6 +86,10 @@ class Run:
     phases: list[dict[str, Any]] = field(default_factory=list)
     commits: list[int] = field(default_factory=list)
     resumed_journals: list[str] = field(default_factory=list)
+    # The table lease the run holds while it works (``core.runtime.lease``): checked at
+    # every safe point, so a run that lost it stops before its next phase or commit.
+    lease: Lease | None = None
+    lease_took_over: str | None = None  # the stale holder this run's lease replaced, and why
     _digest: Any = field(default_factory=hashlib.sha256)
     _plans: int = 0
     _acting: bool = False
@@ -114,6 +119,11 @@ class Run:
     def acted(self) -> bool:
         """Began changing the table (a failure before that leaves no record)."""
         return bool(self._plans or self.commits or self._acting)
+
+    def check_lease(self) -> None:
+        """Raise ``LeaseLostError`` when the run no longer holds its table's lease."""
+        if self.lease is not None:
+            self.lease.check()
 
     def begin_changes(self) -> None:
         """Mark the run as changing the table from now on (a failure is recorded)."""
@@ -148,6 +158,7 @@ class Run:
             },
             "commits": list(self.commits),
             "resumed_journals": len(self.resumed_journals),
+            "lease_took_over": self.lease_took_over,
             "phases": self.phases,
         }
 

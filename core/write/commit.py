@@ -611,6 +611,8 @@ def commit(
                     identifier=identifier,
                     now_ms=clock(),
                 )
+                if run is not None:
+                    run.check_lease()  # a run that lost its table's lease never publishes
                 with critical():
                     published = _publish(table, raw, publication, allow_unsafe=allow_unsafe)
                     if published is not None and run is not None:

@@ -25,7 +25,12 @@ EPILOG = """Examples:
     "delete-orphan-files",
     epilog=EPILOG,
     # every branch is cleaned at once: no --branch
-    shared=Shared.DRY_RUN | Shared.QUIET | Shared.QUARANTINE | Shared.ENGINE | Shared.TIMEZONE,
+    shared=Shared.DRY_RUN
+    | Shared.QUIET
+    | Shared.QUARANTINE
+    | Shared.LEASE
+    | Shared.ENGINE
+    | Shared.TIMEZONE,
 )
 def delete_orphan_files(
     common: Common,

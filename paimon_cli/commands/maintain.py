@@ -25,6 +25,7 @@ EPILOG = """Examples:
     # every table on its main branch; its report is per table, so no -q
     shared=Shared.DRY_RUN
     | Shared.QUARANTINE
+    | Shared.LEASE
     | Shared.UNSAFE_COMMIT
     | Shared.ENGINE
     | Shared.TIMEZONE,
@@ -89,6 +90,7 @@ def maintain(
             "orphans_older_than", orphans_older_than, now_ms=common.now_ms, zone=common.zone
         ),
         allow_unsafe_commit=common.allow_unsafe_commit,
+        wait_lease_ms=common.wait_lease_ms,
     )
     budget_ms = duration("max_duration", max_duration)
     maintain_tables(

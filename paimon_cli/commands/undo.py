@@ -24,7 +24,7 @@ PURGE_EPILOG = """Examples:
 """
 
 
-@command("restore", epilog=RESTORE_EPILOG, shared=Shared.DRY_RUN | Shared.QUIET)
+@command("restore", epilog=RESTORE_EPILOG, shared=Shared.DRY_RUN | Shared.QUIET | Shared.LEASE)
 def restore(
     common: Common,
     run_id: Annotated[
@@ -45,7 +45,7 @@ def restore(
 @command(
     "purge-quarantine",
     epilog=PURGE_EPILOG,
-    shared=Shared.DRY_RUN | Shared.QUIET | Shared.TIMEZONE,
+    shared=Shared.DRY_RUN | Shared.QUIET | Shared.LEASE | Shared.TIMEZONE,
 )
 def purge_quarantine(
     common: Common,

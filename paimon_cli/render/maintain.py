@@ -47,7 +47,10 @@ def _error(exc: Any) -> dict[str, Any] | None:
 
 
 def document(
-    results: list[TableResult], skipped: list[str], dry_run: bool, run_ids: dict[str, str]
+    results: list[TableResult],
+    skipped: list[tuple[str, str]],
+    dry_run: bool,
+    run_ids: dict[str, str],
 ) -> dict[str, Any]:
     tables = []
     for r in results:
@@ -79,7 +82,7 @@ def document(
         "schema_version": SCHEMA_VERSION,
         "dry_run": dry_run,
         "tables": tables,
-        "skipped": [{"table": loc, "reason": "--max-duration reached"} for loc in skipped],
+        "skipped": [{"table": loc, "reason": reason} for loc, reason in skipped],
         "summary": {
             "tables": len(results) + len(skipped),
             "maintained": sum(not r.failed for r in results),
@@ -138,7 +141,9 @@ def _step_line(s: StepResult) -> list[Part]:
     return [f"    {s.name:<20} ran      {what} ", dim(f"({s.reason})")]
 
 
-def render(results: list[TableResult], skipped: list[str], out: Output, dry_run: bool) -> None:
+def render(
+    results: list[TableResult], skipped: list[tuple[str, str]], out: Output, dry_run: bool
+) -> None:
     title = "maintain" + (" (dry run: nothing changed)" if dry_run else "")
     out.line(bold(title))
     for r in results:
@@ -166,7 +171,7 @@ def render(results: list[TableResult], skipped: list[str], out: Output, dry_run:
                 red("failed") if r.failed else "ok",
             ]
         )
-    rows += [[loc, 0, 0, 0, 0, 0, 0, "-", "-", "skipped"] for loc in skipped]
+    rows += [[loc, 0, 0, 0, 0, 0, 0, "-", "-", "skipped"] for loc, _ in skipped]
     out.table(
         None,
         [
@@ -186,6 +191,7 @@ def render(results: list[TableResult], skipped: list[str], out: Output, dry_run:
     failed = sum(r.failed for r in results)
     out.line(
         f"{len(results) + len(skipped)} tables: {len(results) - failed} {verb}maintained, "
-        f"{failed} failed"
-        + (f", {len(skipped)} skipped (--max-duration reached)" if skipped else "")
+        f"{failed} failed" + (f", {len(skipped)} skipped" if skipped else "")
     )
+    for loc, reason in skipped:
+        out.line(f"  skipped {loc}: {reason}")

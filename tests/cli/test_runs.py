@@ -69,9 +69,9 @@ def test_secret_options_are_not_recorded(run, table: Path) -> None:
 
 def test_orphan_cleaning_never_touches_the_records(run, table: Path) -> None:
     run.json("create-tag", table, "rel")
-    records = tree_state(table / ".paimon-cli")
+    records = tree_state(table / ".paimon-cli" / "runs")
     assert records
     doc = run.json("delete-orphan-files", table, "--older-than", "2 h", "--allow-recent")
     assert not any("/.paimon-cli/" in o["path"] for o in doc["plan"]["details"]["orphans"])
-    after = tree_state(table / ".paimon-cli")
+    after = tree_state(table / ".paimon-cli" / "runs")
     assert set(records) <= set(after)

@@ -1,0 +1,55 @@
+"""Run ``paimon`` in this process, stopping while it holds its table's lease until a line
+arrives on stdin: tests drive real concurrent processes with it, and know where it stands
+from the files it leaves (the lease, then its journal), never from sleeps.
+
+    python tests/support/held_run.py lease|phase paimon-args...
+
+``lease``: stop right after taking the lease (before anything else). ``phase``: stop at the
+first safe point before a phase runs (its journal is written, nothing deleted yet).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def _stop_after_lease() -> None:
+    import core.ops.lifecycle as lifecycle
+
+    real = lifecycle.acquire
+
+    def acquire(*args: Any, **kwargs: Any) -> Any:
+        lease = real(*args, **kwargs)
+        sys.stdin.readline()
+        return lease
+
+    lifecycle.acquire = acquire  # type: ignore[assignment]
+
+
+def _stop_before_first_phase() -> None:
+    from core.runtime.runs import Run
+
+    real = Run.check_lease
+    stopped: list[bool] = []
+
+    def check_lease(self: Run) -> None:
+        if not stopped:
+            stopped.append(True)
+            sys.stdin.readline()
+        real(self)
+
+    Run.check_lease = check_lease  # type: ignore[method-assign]
+
+
+def main() -> None:
+    where, args = sys.argv[1], sys.argv[2:]
+    {"lease": _stop_after_lease, "phase": _stop_before_first_phase}[where]()
+    from paimon_cli.main import main as paimon
+
+    sys.argv = ["paimon", *args]
+    paimon()
+
+
+if __name__ == "__main__":
+    main()
