@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from paimon_cli.shared import Common
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard
-from paimon_cli.output import Output
+from paimon_cli.output import Mode, Output
 from paimon_cli.progress import progress_for
 
 logger = logging.getLogger(__name__)
@@ -203,6 +203,8 @@ def maintain_tables(
         holder.close()
     if common.json:
         out.json(render.document(results, skipped, config.dry_run, runner.run_ids))
+    elif out.mode is Mode.QUIET:
+        render.quiet(results, out, config.dry_run)
     else:
         render.render(results, skipped, out, config.dry_run)
     if metrics_file is not None:

@@ -257,6 +257,10 @@ class Output:
         if total is not None and limit is not None and total > shown:
             self.line(dim(f"... {total - shown} more (use --json for all)"))
 
+    def problem(self, text: str) -> None:
+        """A line of a failure summary: on stderr, whatever the mode (``-q`` included)."""
+        self.err.print(rich_text(text))
+
     def warn(self, text: str) -> None:
         self.err.print(rich_text(yellow("warning:"), " ", text))
 

@@ -371,7 +371,8 @@ def _run_steps(ctx: _Ctx) -> None:
             _run_step(ctx, name, step)
         except PaimonError as exc:
             step.status, step.error = "failed", exc
-            logger.warning("%s: %s failed: %s", table.location, name, exc.message)
+            # Reported with the table (human, JSON and -q summary); as it happens with -v.
+            logger.info("%s: %s failed: %s", table.location, name, exc.message)
         step.seconds = time.monotonic() - start
         if step.status == "ok" and step.report is not None and step.report.failed:
             step.status = "failed"

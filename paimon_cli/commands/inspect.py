@@ -20,7 +20,11 @@ EPILOG = """Examples:
 """
 
 
-@command("inspect", epilog=EPILOG, shared=Shared.BRANCH | Shared.ENGINE | Shared.TIMEZONE)
+@command(
+    "inspect",
+    epilog=EPILOG,
+    shared=Shared.QUIET | Shared.BRANCH | Shared.ENGINE | Shared.TIMEZONE,
+)
 def inspect(
     common: Common,
     view: Annotated[View, typer.Argument(help="What to show.")] = View.summary,

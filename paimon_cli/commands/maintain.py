@@ -22,8 +22,8 @@ EPILOG = """Examples:
 @command(
     "maintain",
     epilog=EPILOG,
-    # every table on its main branch; its report is per table, so no -q
     shared=Shared.DRY_RUN
+    | Shared.QUIET
     | Shared.QUARANTINE
     | Shared.LEASE
     | Shared.UNSAFE_COMMIT

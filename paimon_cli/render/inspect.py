@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
 from paimon_cli.inspection import View
 from paimon_cli.output import (
+    Mode,
     Output,
     bold,
     green,
@@ -125,6 +126,10 @@ def check_json(r: CheckReport) -> dict[str, Any]:
 
 # -- rendering --------------------------------------------------------------------------------
 def render_check(r: CheckReport, out: Output) -> None:
+    if out.mode is Mode.QUIET:  # -q: a CI gate; the exit status says it, the paths name it
+        for p in r.problems:
+            out.plain(p.path)
+        return
     if r.ok:
         out.line(
             green("OK"),

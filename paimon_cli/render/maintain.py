@@ -195,3 +195,28 @@ def render(
     )
     for loc, reason in skipped:
         out.line(f"  skipped {loc}: {reason}")
+
+
+# -- quiet output (-q) ------------------------------------------------------------------------
+def quiet(results: list[TableResult], out: Output, dry_run: bool) -> None:
+    """``-q``: a dry run prints every path its steps would delete, one per line; a real
+    run prints nothing, and when a table failed a short summary on stderr (cron mails it)."""
+    if dry_run:
+        for r in results:
+            for s in r.steps:
+                for phase in s.plan.phases if s.plan is not None and s.status == "ok" else ():
+                    for action in phase.actions:
+                        if action.op == "delete":
+                            out.plain(action.path)
+        return
+    failed = [r for r in results if r.failed]
+    if not failed:
+        return
+    out.problem(f"paimon maintain: {len(failed)} of {len(results)} tables failed")
+    for r in failed:
+        if r.error is not None:
+            out.problem(f"  {r.name}: {r.error.message}")
+        for s in r.steps:
+            if s.status == "failed":
+                message = s.error.message if s.error is not None else "a phase failed"
+                out.problem(f"  {r.name}: {s.name} failed: {message}")

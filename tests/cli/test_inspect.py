@@ -106,6 +106,18 @@ def test_check_names_a_deleted_data_file(run, scenarios, copy_table) -> None:
     doc = json.loads(run("inspect", root, "--check", "--json").stdout)
     assert doc["check"]["ok"] is False
     assert victim.name in {Path(p["path"]).name for p in doc["check"]["problems"]}
+    # -q, a CI gate: the exit status, and the problem paths one per line.
+    quiet = run("inspect", root, "--check", "-q")
+    assert quiet.exit_code == 1
+    assert quiet.stdout.splitlines() == [p["path"] for p in doc["check"]["problems"]]
+
+
+def test_quiet_inspect_prints_nothing_when_all_is_well(run, scenarios) -> None:
+    root = scenarios["append_partitioned"].root
+    for args in (["--check"], ["summary"], ["files"]):
+        result = run("inspect", root, *args, "-q")
+        assert result.exit_code == 0, result.stderr
+        assert (result.stdout, result.stderr) == ("", "")
 
 
 def _evolved(tmp_path: Path) -> Path:

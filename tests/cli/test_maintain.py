@@ -179,6 +179,39 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     human = run("maintain", "*.*", "-w", wh)
     assert human.exit_code == 1
     assert "failed" in human.stdout and "db.by_count" in human.stdout
+    # -q (cron): nothing on stdout, a short summary of what failed on stderr.
+    quiet = run("maintain", "*.*", "-w", wh, "-q")
+    assert quiet.exit_code == 1
+    assert quiet.stdout == ""
+    lines = quiet.stderr.splitlines()
+    assert lines[0] == f"paimon maintain: 1 of {len(doc['tables'])} tables failed"
+    assert lines[1].startswith("  db.by_count: expire-snapshots failed: corrupt metadata ")
+    assert len(lines) == 2
+
+
+def test_quiet_prints_nothing_on_success_and_paths_on_a_dry_run(
+    run: Run, source: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    src, _ = source
+    wh = copy_warehouse(src, tmp_path / "wh")
+    planned = run.json("maintain", "*.*", "-w", wh, "--dry-run")
+    paths = [
+        a["path"]
+        for t in planned["tables"]
+        for s in t["steps"]
+        if s["document"] is not None and s["status"] == "ok"
+        for phase in s["document"]["plan"]["phases"]
+        for a in phase["actions"]
+        if a["op"] == "delete"
+    ]
+    assert paths
+    dry = run("maintain", "*.*", "-w", wh, "--dry-run", "-q")
+    assert dry.exit_code == 0, dry.stderr
+    assert dry.stdout.splitlines() == paths
+    done = run("maintain", "*.*", "-w", wh, "-q")
+    assert done.exit_code == 0
+    assert (done.stdout, done.stderr) == ("", "")
+    assert open_table(str(pw.table_root(wh, "db.by_count"))).snapshots.ids() == [4, 5, 6]
 
 
 def test_max_duration_starts_no_table_after_the_budget(
