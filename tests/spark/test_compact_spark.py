@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
+import rust_writer as rw
 from invariants import assert_no_dangling_references
 
 from core.compaction.compact import CompactFlags, apply_compact, plan_compact
@@ -120,8 +121,6 @@ def test_spark_compaction_of_a_postpone_bucket_table_equals_local(
 ) -> None:
     """A partition's postpone files are one task (routed into its real buckets on the
     worker): Spark writes what the local engine writes, and pypaimon-rust reads it."""
-    import rust_writer as rw
-
     wh = rw.RustWarehouse(tmp_path / "local")
     wh.sql(
         f"CREATE TABLE {wh.qualified('t')} (id INT, v STRING, p INT, PRIMARY KEY (id, p)) "
