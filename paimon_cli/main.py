@@ -11,7 +11,7 @@ import typer
 from core import __version__
 from paimon_cli import logs
 from paimon_cli.commandline import PaimonGroup
-from paimon_cli.commands import compact, maintain, rollback, tags, undo
+from paimon_cli.commands import branches, compact, maintain, rollback, tags, undo
 from paimon_cli.commands.delete_orphan_files import delete_orphan_files
 from paimon_cli.commands.expire_changelogs import expire_changelogs
 from paimon_cli.commands.expire_partitions import expire_partitions
@@ -95,6 +95,9 @@ register(
     undo.purge_quarantine,
     rollback.rollback,
     remove_unexisting_files,
+    branches.create_branch,
+    branches.delete_branch,
+    branches.fast_forward,
 )
 
 

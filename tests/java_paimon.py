@@ -31,8 +31,11 @@ JavaVerifyError = JavaProgramError
 class JavaPaimon:
     """Runs ``Verify`` in the tests' warm JVM (about a second for a small table)."""
 
-    def verify(self, table: Path | str, *, read: bool = True) -> dict[str, Any]:
+    def verify(
+        self, table: Path | str, *, read: bool = True, branch: str | None = None
+    ) -> dict[str, Any]:
         args = [str(table)] + ([] if read else ["--no-read"])
+        args += [] if branch is None else [f"--branch={branch}"]
         stdout = java_toolchain.shared().run("paimonclitest.Verify", *args)
         try:
             doc: dict[str, Any] = json.loads(stdout)

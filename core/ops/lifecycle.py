@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from core.errors import PaimonError, StalePlanError, StorageError
+from core.ops.branches import DeleteBranch, FastForward
 from core.ops.expire_changelogs import ExpireChangelogs
 from core.ops.expire_snapshots import ExpireSnapshots
 from core.ops.rollback import Rollback
@@ -51,7 +52,16 @@ R = TypeVar("R")
 #: Every operation whose deletions are journaled, by command: a journal any of them left is
 #: finished by the next run of any command, so each must be known here.
 JOURNALED: Mapping[str, type[Operation[Plan[Any], Any]]] = {
-    op.command: op for op in (ExpireSnapshots, ExpireChangelogs, DeleteTags, ExpireTags, Rollback)
+    op.command: op
+    for op in (
+        ExpireSnapshots,
+        ExpireChangelogs,
+        DeleteTags,
+        ExpireTags,
+        Rollback,
+        DeleteBranch,
+        FastForward,
+    )
 }
 
 

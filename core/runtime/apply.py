@@ -60,9 +60,36 @@ def _run_action(
     if action.op == "write":
         fileio.write_bytes(action.path, (action.content or "").encode("utf-8"))
         return "done", 0
+    if action.op == "create":
+        return _create(fileio, action), 0
     if not fileio.exists(action.path):
         return "absent", 0
     return ("done", 0) if fileio.delete_empty_dir(action.path) else ("skipped", 0)
+
+
+class CreateRefusedError(StorageError):
+    """A file a plan creates exists with other content: another writer's, never replaced."""
+
+    kind = "create_refused"
+
+
+def _create(fileio: FileIO, action: FileAction) -> str:
+    """Create ``action.path`` with its content only where absent (atomically where the store
+    can); the same content there already (an earlier try) is done too."""
+    data = (action.content or "").encode("utf-8")
+    if fileio.conditional_create_supported(action.path):
+        created = fileio.write_if_absent(action.path, data)
+    else:
+        try:
+            created = fileio.read_bytes(action.path) == data
+        except FileNotFoundError:
+            fileio.write_bytes(action.path, data)
+            created = True
+    if not created:
+        raise CreateRefusedError(
+            f"{action.path} exists with other content (another writer's); it was kept"
+        )
+    return "done"
 
 
 def _run_one(
@@ -365,10 +392,16 @@ def replaced_commit(table: PaimonTable, plan: Plan[Any]) -> str | None:
     """Why a journal must not be finished because a snapshot, changelog or tag file it would
     still delete holds another commit than it planned to delete (a writer committed after a
     rollback and reused the id), or None. A journal whose deletes carry no identity comes
-    from an older paimon-cli and cannot be re-validated."""
+    from an older paimon-cli and cannot be re-validated. A file that holds what the same
+    plan creates there (fast-forward copies a branch's commits in) is the plan's own work."""
+    creates = {a.path: a.content for p in plan.phases for a in p.actions if a.op == "create"}
     for phase in plan.phases:
         for action in phase.actions:
             if action.op != "delete" or action.kind not in COMMIT_FILE_KINDS:
+                continue
+            if action.path in creates and _holds_text(
+                table.fileio, action.path, creates[action.path]
+            ):
                 continue
             if action.identity is None:
                 return "it was written by an older paimon-cli and cannot be re-validated"
@@ -376,6 +409,13 @@ def replaced_commit(table: PaimonTable, plan: Plan[Any]) -> str | None:
             if problem is not None:
                 return problem
     return None
+
+
+def _holds_text(fileio: FileIO, path: str, content: str | None) -> bool:
+    try:
+        return fileio.read_text(path) == (content or "")
+    except FileNotFoundError:
+        return False
 
 
 def _journal_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:

@@ -24,7 +24,9 @@ D = TypeVar("D", bound=Details)
 T = TypeVar("T", bound=Details)
 R = TypeVar("R", bound=Record)
 
-Op = Literal["delete", "write", "rmdir"]
+# write: overwrite (hints); create: write only where absent, an existing file holding other
+# content fails the action (a commit copied into place never replaces a writer's)
+Op = Literal["delete", "write", "create", "rmdir"]
 
 
 class LazyRows(Sequence[Any]):
@@ -149,7 +151,7 @@ class FileAction:
     kind: str  # snapshot, manifest-list, manifest, index-manifest, data, extra, changelog, ...
     size: int | None = None
     reason: str = ""
-    content: str | None = None  # for op == "write"
+    content: str | None = None  # for op == "write" and "create"
     # For a delete of a snapshot, changelog or tag file: the commit it held when planned.
     identity: SnapshotIdentity | None = None
 
@@ -170,7 +172,7 @@ class FileAction:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FileAction:
         op = data["op"]
-        if op not in ("delete", "write", "rmdir"):
+        if op not in ("delete", "write", "create", "rmdir"):
             raise ValueError(f"unknown op {op!r}")
         identity = data.get("identity")
         return cls(

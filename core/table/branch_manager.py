@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+from core.errors import InvalidOptionError
 from core.io.fileio import FileIO, join
+
+MAIN = "main"
+
+
+def validate_branch_name(name: str) -> str:
+    """Paimon's rules (``BranchManager.validateBranch``): not ``main``, not blank, not all
+    digits; and since the name becomes a directory, no separators and no leading dot."""
+    if name == MAIN:
+        raise InvalidOptionError(f"branch name {MAIN!r} is the default branch and cannot be used")
+    if not name or not name.strip():
+        raise InvalidOptionError("branch name must not be blank")
+    if name.isdigit():
+        raise InvalidOptionError(f"branch name cannot be pure numeric string but is {name!r}")
+    if "/" in name or "\\" in name or name.startswith("."):
+        raise InvalidOptionError(
+            f"invalid branch name {name!r}: it becomes the directory branch/branch-<name>, so "
+            "it may not contain '/' or '\\' or start with '.'"
+        )
+    return name
 
 
 class BranchManager:
@@ -10,10 +30,27 @@ class BranchManager:
         self.fileio = fileio
         self.directory = join(table_root, "branch")
 
+    def path(self, name: str) -> str:
+        """The branch's root directory."""
+        return join(self.directory, f"branch-{name}")
+
     def branches(self) -> list[str]:
-        """Names of non-main branches (directories only)."""
+        """Names of non-main branches (directories only). A directory left without any
+        schema, snapshot or tag file is no branch: no reader can open it, nothing in it
+        references a file, and it is what a delete-branch leaves when it is stopped right
+        after its schemas went (its journal removes the empty directories)."""
         return sorted(
             info.name[len("branch-") :]
             for info in self.fileio.list_dir(self.directory)
-            if info.is_dir and info.name.startswith("branch-") and len(info.name) > 7
+            if info.is_dir
+            and info.name.startswith("branch-")
+            and len(info.name) > 7
+            and not self._remnant(info.path)
+        )
+
+    def _remnant(self, root: str) -> bool:
+        return not any(
+            not f.is_dir
+            for sub in ("schema", "snapshot", "tag")
+            for f in self.fileio.list_dir(join(root, sub))
         )

@@ -131,6 +131,17 @@ CASES: dict[str, Case] = {
         "append", ("expire-tags", "TABLE", "--older-than", "FUTURE", "--dry-run")
     ),
     "expire-tags": Case("append", ("expire-tags", "TABLE", "--older-than", "FUTURE")),
+    # branches
+    "create-branch-dry-run": Case(
+        "branches", ("create-branch", "TABLE", "b2", "--tag", "t2", "--dry-run")
+    ),
+    "create-branch": Case("branches", ("create-branch", "TABLE", "b2", "--tag", "t2")),
+    "delete-branch-dry-run": Case("branches", ("delete-branch", "TABLE", "b1", "--dry-run")),
+    "delete-branch": Case("branches", ("delete-branch", "TABLE", "b1")),
+    "fast-forward-dry-run": Case(
+        "branches", ("fast-forward", "TABLE", "b1", "--force", "--dry-run")
+    ),
+    "fast-forward": Case("branches", ("fast-forward", "TABLE", "b1", "--force")),
     # compact
     "compact-dry-run": Case("pk", ("compact", "TABLE", "--dry-run")),
     "compact": Case("pk", ("compact", "TABLE")),

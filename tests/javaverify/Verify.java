@@ -47,9 +47,10 @@ import java.util.TreeMap;
  *       read:latest}, {@code refs:snapshot-3}, ...); {@code ok} when both are empty.
  * </ul>
  *
- * <pre>Verify TABLE_PATH [--no-read]</pre>
+ * <pre>Verify TABLE_PATH [--no-read] [--branch=NAME]</pre>
  *
- * {@code --no-read} leaves out the row reads (metadata and references only).
+ * {@code --no-read} leaves out the row reads (metadata and references only); {@code
+ * --branch=NAME} reads that branch instead of main.
  */
 public final class Verify {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -66,30 +67,39 @@ public final class Verify {
         Serve.oneShot(Verify::run, argv);
     }
 
+    private static final String USAGE = "usage: Verify TABLE_PATH [--no-read] [--branch=NAME]";
+
     public static void run(String[] argv) throws Exception {
         String table = null;
+        String branch = null;
         boolean read = true;
         for (String arg : argv) {
             if (arg.equals("--no-read")) {
                 read = false;
+            } else if (arg.startsWith("--branch=")) {
+                branch = arg.substring("--branch=".length());
             } else if (table == null && !arg.startsWith("--")) {
                 table = arg;
             } else {
-                throw new IllegalArgumentException("usage: Verify TABLE_PATH [--no-read]");
+                throw new IllegalArgumentException(USAGE);
             }
         }
         if (table == null) {
-            throw new IllegalArgumentException("usage: Verify TABLE_PATH [--no-read]");
+            throw new IllegalArgumentException(USAGE);
         }
         String root = Paths.get(table).toAbsolutePath().normalize().toString();
-        System.out.println(MAPPER.writeValueAsString(new Verify(root).document(read)));
+        System.out.println(MAPPER.writeValueAsString(new Verify(root).document(read, branch)));
     }
 
-    private Map<String, Object> document(boolean read) {
+    private Map<String, Object> document(boolean read, String branch) {
         doc.put("table", root);
+        doc.put("branch", branch == null ? "main" : branch);
         FileStoreTable table;
         try {
             table = FileStoreTableFactory.create(LocalFileIO.create(), new Path(root));
+            if (branch != null) {
+                table = table.switchToBranch(branch);
+            }
         } catch (Throwable e) {
             return finish(Collections.emptyMap(), Collections.emptyList(), "open", e);
         }

@@ -1,0 +1,86 @@
+"""paimon create-branch / delete-branch / fast-forward (listing is `inspect branches`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from paimon_cli.render import branches as render
+from paimon_cli.selection import run_operation
+from paimon_cli.shared import Common, Shared, command
+
+CREATE_EPILOG = """Examples:
+
+  paimon create-branch /wh/db.db/orders audit --tag release-1
+
+  paimon create-branch /wh/db.db/orders scratch --dry-run
+"""
+DELETE_EPILOG = """Examples:
+
+  paimon delete-branch /wh/db.db/orders scratch --dry-run
+
+  paimon delete-branch db.orders -w s3://lake/wh audit --quarantine
+"""
+FAST_FORWARD_EPILOG = """Examples:
+
+  paimon fast-forward /wh/db.db/orders audit --dry-run
+
+  paimon fast-forward db.orders -w /wh audit --json
+"""
+
+BranchName = Annotated[str, typer.Argument(help="Branch name.", show_default=False)]
+
+
+@command("create-branch", epilog=CREATE_EPILOG, shared=Shared.CHANGING)
+def create_branch(
+    common: Common,
+    name: BranchName,
+    tag: Annotated[
+        str | None,
+        typer.Option(
+            "--tag",
+            help="Start the branch at this tag's snapshot (default: an empty branch with the "
+            "table's schemas and no snapshot).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Create a branch, empty or from a tag, exactly as Paimon's create_branch does."""
+    from core.ops.branches import CreateBranch
+
+    op = CreateBranch(name, tag)
+    run_operation(common, lambda _ex: op, render.CREATE)
+
+
+@command(
+    "delete-branch",
+    epilog=DELETE_EPILOG,
+    shared=Shared.DRY_RUN | Shared.QUIET | Shared.QUARANTINE | Shared.LEASE,
+)
+def delete_branch(common: Common, name: BranchName) -> None:
+    """Delete a branch's directory as Paimon's delete_branch does; shared files stay."""
+    from core.ops.branches import DeleteBranch
+
+    op = DeleteBranch(name)
+    run_operation(common, lambda _ex: op, render.DELETE)
+
+
+@command("fast-forward", epilog=FAST_FORWARD_EPILOG, shared=Shared.CHANGING)
+def fast_forward(
+    common: Common,
+    name: BranchName,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Fast-forward even when a consumer has read, or a branch was created from a "
+            "tag on, a snapshot that is replaced.",
+        ),
+    ] = False,
+) -> None:
+    """Make a branch's history the table's (or --branch's), as Paimon's fast_forward does."""
+    from core.ops.branches import FastForward
+
+    op = FastForward(name, force)
+    run_operation(common, lambda _ex: op, render.FAST_FORWARD)
