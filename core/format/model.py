@@ -248,12 +248,18 @@ class Consumer:
     id: str
     next_snapshot: int
     mtime_ms: int | None
+    size: int | None = None  # of its file, as listed
 
     @classmethod
     def from_json(
-        cls, cid: str, data: Mapping[str, Any], path: str, mtime_ms: int | None
+        cls,
+        cid: str,
+        data: Mapping[str, Any],
+        path: str,
+        mtime_ms: int | None,
+        size: int | None = None,
     ) -> Consumer:
-        return cls(cid, _req_int(data, "nextSnapshot", path), mtime_ms)
+        return cls(cid, _req_int(data, "nextSnapshot", path), mtime_ms, size)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from core.io.retry import RateLimiter, Retrier, is_unreachable, summary
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 _BATCH_DELETE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "az", "oss"})
@@ -89,6 +90,12 @@ class FileInfo(NamedTuple):
     mtime_ms: int | None
     is_dir: bool
     is_symlink: bool = False
+
+
+def file_size(listing: Mapping[K, FileInfo], key: K) -> int | None:
+    """The listed size of ``key``'s file (None when it is not listed: gone meanwhile)."""
+    info = listing.get(key)
+    return None if info is None else info.size
 
 
 class DirScan(NamedTuple):

@@ -192,6 +192,7 @@ def plan_auto_tags(table: PaimonTable, *, now_ms: int, zone: dt.tzinfo) -> AutoT
         "create_time_local": now_local.isoformat(sep=" ")
         if s is not None and s.retained_ms
         else None,
+        "create_time_ms": now_ms if s is not None and s.retained_ms else None,
         "tags": rows,
         "notes": notes,
     }

@@ -8,6 +8,7 @@ heartbeat: the executor re-reads the modification time and keeps a file touched 
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -15,7 +16,7 @@ from core.io.fileio import join
 from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
-from core.runtime.timeparse import iso_utc
+from core.runtime.timeparse import format_instant
 from core.table.table import PaimonTable
 
 COMMAND = "expire-consumers"
@@ -26,7 +27,9 @@ def _idle(mtime_ms: int | None, cutoff: int | None) -> bool:
     return cutoff is not None and mtime_ms is not None and mtime_ms < cutoff
 
 
-def plan_consumer_expire(table: PaimonTable, *, now_ms: int) -> Plan[Any]:
+def plan_consumer_expire(
+    table: PaimonTable, *, now_ms: int, zone: dt.tzinfo | None = None
+) -> Plan[Any]:
     """Delete the consumer files idle longer than ``consumer.expiration-time``."""
     expiration = table.options.get_duration_ms("consumer.expiration-time")
     consumers = table.consumers.consumers()
@@ -38,8 +41,8 @@ def plan_consumer_expire(table: PaimonTable, *, now_ms: int) -> Plan[Any]:
             "delete",
             join(directory, f"consumer-{c.id}"),
             "consumer",
-            None,
-            f"last modified {iso_utc(c.mtime_ms or 0)}, before the cut-off",
+            c.size,
+            f"last modified {format_instant(c.mtime_ms or 0, zone)}, before the cut-off",
         )
         for c in stale
     )
@@ -99,8 +102,10 @@ class ExpireConsumers(Deletion):
 
     command: ClassVar[str] = COMMAND
 
+    zone: dt.tzinfo | None = None  # the table zone the reasons show times in
+
     def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
-        return plan_consumer_expire(table, now_ms=env.now_ms)
+        return plan_consumer_expire(table, now_ms=env.now_ms, zone=self.zone)
 
     def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
         return recheck(table, plan)

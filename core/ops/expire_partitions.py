@@ -218,7 +218,7 @@ def plan_partition_expire(
     expired.sort(key=lambda item: item[0])
     details["capped"] = max(len(expired) - config.max_num, 0)
     expired = expired[: config.max_num]
-    details["partitions"] = [_partition_row(table, st, when) for _, st, when in expired]
+    details["partitions"] = [_partition_row(table, st, when, zone) for _, st, when in expired]
     phases: tuple[Phase, ...] = ()
     if expired:
         files = sum(st.files for _, st, _ in expired)
@@ -281,14 +281,18 @@ def _expired(
 
 
 def _partition_row(
-    table: PaimonTable, st: _PartitionState, when: dt.datetime | None
+    table: PaimonTable, st: _PartitionState, when: dt.datetime | None, zone: dt.tzinfo
 ) -> dict[str, Any]:
+    last = st.last_creation
     return {
         "partition": table.paths.partition_spec(st.partition),
         "partition_hex": st.partition.hex(),
         "path": table.paths.partition_path(st.partition),
         "time_local": when.isoformat(sep=" ") if when else None,
-        "last_update_local": st.last_creation.isoformat(sep=" ") if st.last_creation else None,
+        "last_update_local": last.isoformat(sep=" ") if last else None,
+        # the wall clocks above read in the table zone (epoch ms), as every other time
+        "time_ms": local_wall_clock_ms(when, zone) if when else None,
+        "last_update_ms": local_wall_clock_ms(last, zone) if last else None,
         "files": st.files,
         "rows": st.rows,
         "bytes": st.bytes,

@@ -249,7 +249,7 @@ def _expire_consumers(ctx: _Ctx) -> _Decision:
     expiration = ctx.table.options.get("consumer.expiration-time")
     if expiration is None:
         return _Skip("consumer.expiration-time is not set")
-    return _Run(f"consumer.expiration-time={expiration}", ExpireConsumers())
+    return _Run(f"consumer.expiration-time={expiration}", ExpireConsumers(ctx.config.zone))
 
 
 def _expire_snapshots(ctx: _Ctx) -> _Decision:

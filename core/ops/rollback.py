@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError
 from core.format.model import Consumer, Snapshot, Tag
-from core.io.fileio import FileInfo, join
+from core.io.fileio import FileInfo, file_size, join
 from core.ops.tags import branches_from_tag
 from core.runtime.apply import apply_phases, commit_problem
 from core.runtime.details import RawDetails
@@ -217,12 +217,13 @@ def _snapshot_actions(
 
 
 def _tag_actions(table: PaimonTable, doomed: list[Tag]) -> tuple[FileAction, ...]:
+    listing = table.tags.listing()
     return tuple(
         FileAction(
             "delete",
             table.tags.path(t.name),
             "tag",
-            None,
+            file_size(listing, t.name),
             f"on snapshot {t.snapshot.id}",
             identity=SnapshotIdentity.of(t.snapshot),
         )
@@ -282,12 +283,13 @@ def _changelog_actions(
 ) -> tuple[FileAction, ...]:
     """The long-lived changelogs after the target, then their ``LATEST`` hint (``-1`` when
     none remain, as Paimon writes)."""
+    listing = table.changelogs.listing()
     actions = [
         FileAction(
             "delete",
             table.changelogs.path(c.id),
             "changelog-json",
-            None,
+            file_size(listing, c.id),
             f"after {tid}",
             identity=SnapshotIdentity.of(c),
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
+from core.io.fileio import file_size
 from core.ops.tags import (
     TagError,
     apply_create_tag,
@@ -93,10 +94,11 @@ class RenameTag(Operation[Plan[Any], Renamed]):
         names = table.tags.names()
         possible = self.old in names and self.new not in names
         src, dst = table.tags.path(self.old), table.tags.path(self.new)
+        size = file_size(table.tags.listing(), self.old)
         actions = (
             (
-                FileAction("write", dst, "tag", None, f"tag {self.old!r} renamed"),
-                FileAction("delete", src, "tag", None, f"renamed to {self.new!r}"),
+                FileAction("write", dst, "tag", size, f"tag {self.old!r} renamed"),
+                FileAction("delete", src, "tag", size, f"renamed to {self.new!r}"),
             )
             if possible
             else ()

@@ -20,12 +20,13 @@ from typing import Any
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError
 from core.format.model import Snapshot, Tag
+from core.io.fileio import file_size
 from core.retention.references import changelog_references, collect_references
 from core.retention.tag_period import period_handler
 from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
-from core.runtime.timeparse import iso_utc, local_datetime
+from core.runtime.timeparse import format_wall_clock, iso_utc, local_datetime
 from core.table.scan import ManifestCache, full_live_set, live_sets
 from core.table.table import PaimonTable
 from core.write.commit import JavaDecimal, create_if_absent, java_json, ordered_snapshot_fields
@@ -166,7 +167,7 @@ def plan_create_tag(
         "write",
         table.tags.path(name),
         "tag",
-        None,
+        len(content.encode("utf-8")),
         (
             "replaces the tag on snapshot " + str(table.tags.tag(name).snapshot.id)
             if exists
@@ -184,6 +185,7 @@ def plan_create_tag(
         "create_time_local": now_local.isoformat(sep=" ") if time_retained_ms else None,
         # --from-timestamp: the time asked for (the snapshot is the first at or after it)
         "from_timestamp_ms": from_time_ms,
+        "create_time_ms": now_ms if time_retained_ms else None,
     }
     return Plan(
         "create-tag",
@@ -377,6 +379,7 @@ def plan_delete_tags(
     exclude = {f"{table.branch}/{t.name}": t.snapshot.id for t in doomed}
     freeing = _Freeing(table, _root_references(table, executor, exclude) if doomed else set())
     cache = ManifestCache(table, executor)
+    listing = table.tags.listing()
     tag_actions: list[FileAction] = []
     per_tag: list[dict[str, Any]] = []
     for tag in doomed:
@@ -386,7 +389,7 @@ def plan_delete_tags(
                 "delete",
                 table.tags.path(tag.name),
                 "tag",
-                None,
+                file_size(listing, tag.name),
                 reason,
                 identity=SnapshotIdentity.of(tag.snapshot),
             )
@@ -528,9 +531,9 @@ def select_expired_tags(
             create = local_datetime(info.mtime_ms, zone)
         expire_at = tag.expire_at
         if expire_at is not None and now_local > expire_at:
-            chosen[tag.name] = f"retention ended {expire_at.isoformat(sep=' ')}"
+            chosen[tag.name] = f"retention ended {format_wall_clock(expire_at, zone)}"
         elif older_than_local is not None and older_than_local > create:
-            chosen[tag.name] = f"created {create.isoformat(sep=' ')}, before --older-than"
+            chosen[tag.name] = f"created {format_wall_clock(create, zone)}, before --older-than"
     _trim_by_count(table, [t for t in tags if t.name not in chosen], listing, chosen)
     order = {t.name: (t.snapshot.id, t.name) for t in tags}
     return [TagExpiry(n, r) for n, r in sorted(chosen.items(), key=lambda kv: order[kv[0]])]

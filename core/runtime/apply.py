@@ -27,7 +27,7 @@ from core.runtime.quarantine import Quarantine, check_run_id
 from core.runtime.quarantine import write_record as write_quarantine_record
 from core.runtime.report import ExecutionReport, PhaseReport
 from core.runtime.runs import Run
-from core.runtime.timeparse import iso_utc
+from core.runtime.timeparse import format_instant
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -431,7 +431,7 @@ def discard_journal(
 ) -> None:
     """Drop a journal's remaining deletions: what it already did left at worst orphans
     (pointers first, D2), which a fresh plan or orphan cleaning finds again."""
-    when = iso_utc(journal.plan.created_ms)
+    when = format_instant(journal.plan.created_ms)
     logger.warning("discarding journal %s: %s", journal.path, reason)
     report.discarded_journals.append(
         {"path": journal.path, "created_ms": journal.plan.created_ms, "reason": reason}

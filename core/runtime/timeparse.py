@@ -105,6 +105,12 @@ def format_duration(ms: int) -> str:
     return ("-" if ms < 0 else "") + " ".join(parts)
 
 
+def format_wall_clock(value: dt.datetime, zone: dt.tzinfo) -> str:
+    """A wall clock Paimon stores without a zone (tag and file creation), read in ``zone``
+    and shown as every instant is: ``2026-11-21 22:10:00+01:00``."""
+    return format_instant(local_wall_clock_ms(value.replace(tzinfo=None), zone), zone)
+
+
 def iso_utc(ms: int) -> str:
     value = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
     return value.isoformat(timespec="milliseconds").replace("+00:00", "Z")

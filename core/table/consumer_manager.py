@@ -19,7 +19,7 @@ class ConsumerManager:
                 data = read_json(self.fileio, info.path)
             except FileNotFoundError:
                 continue  # removed between listing and reading: Paimon skips it too
-            out.append(Consumer.from_json(cid, data, info.path, info.mtime_ms))
+            out.append(Consumer.from_json(cid, data, info.path, info.mtime_ms, info.size))
         return out
 
     def min_next_snapshot(self, consumers: list[Consumer] | None = None) -> Consumer | None:

@@ -69,3 +69,26 @@ def test_expire_tags_dry_run_then_run(run, table: Path) -> None:
     doc = run.json("expire-tags", table)
     assert [t["tag"] for t in doc["plan"]["details"]["tags"]] == ["t6"]
     assert not (table / "tag" / "tag-t6").exists() and (table / "tag" / "tag-t4").exists()
+
+
+def test_tag_files_go_with_their_sizes_and_times_in_one_format(run, table: Path) -> None:
+    """Issue 25.6: a tag deletion shows the tag file's size, not '-' or 0 B; a reason
+    shows its time like every other time (the table zone, with its offset)."""
+    import re
+
+    sizes = {p.name: p.stat().st_size for p in (table / "tag").iterdir()}
+    doc = run.json("expire-tags", table, "--older-than", "2099-01-01 00:00:00", "--dry-run")
+    actions = [a for phase in doc["plan"]["phases"] for a in phase["actions"]]
+    tag_actions = [a for a in actions if a["kind"] == "tag"]
+    assert tag_actions
+    assert {Path(a["path"]).name: a["size"] for a in tag_actions} == {
+        Path(a["path"]).name: sizes[Path(a["path"]).name] for a in tag_actions
+    }
+    shown = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}"
+    for tag in doc["plan"]["details"]["tags"]:
+        assert re.fullmatch(
+            rf"(retention ended|created) {shown}(, before --older-than)?", tag["reason"]
+        ), tag["reason"]
+    human = run("delete-tag", table, "t2", "--dry-run")
+    assert human.exit_code == 0
+    assert "0 B" not in human.stdout, human.stdout

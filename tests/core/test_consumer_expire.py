@@ -76,3 +76,18 @@ def test_cutoff_is_strict(scenarios, tmp_path: Path) -> None:
     assert "fast" not in [a.path.rsplit("-", 1)[1] for a in at_cutoff.phases[0].actions]
     past = plan_consumer_expire(table, now_ms=mtime_ms + DAY * 1000 + 1)
     assert str(consumer_file(root, "fast")) in [a.path for a in past.phases[0].actions]
+
+
+def test_a_consumer_deletion_has_the_file_size_and_a_time_in_the_table_zone(
+    scenarios, tmp_path: Path
+) -> None:
+    import datetime as dt
+
+    _, _, root = copy_scenario(scenarios, "tags_consumers_branches", tmp_path)
+    age(consumer_file(root, "slow"), days=2)
+    table = open_table(str(root), dynamic_options=EXPIRE_1D)
+    zone = dt.timezone(dt.timedelta(hours=5, minutes=30))
+    plan = plan_consumer_expire(table, now_ms=int(time.time() * 1000), zone=zone)
+    (action,) = plan.phases[0].actions
+    assert action.size == consumer_file(root, "slow").stat().st_size > 0
+    assert "+05:30, before the cut-off" in action.reason
