@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,17 @@ def snapshot_json(s: Snapshot) -> dict[str, Any]:
     }
 
 
-def tag_json(t: Tag) -> dict[str, Any]:
+def wall_clock(value: dt.datetime | None, zone: dt.tzinfo) -> dict[str, Any] | None:
+    """A wall clock Paimon stores without a zone, read in the table zone, as every time in
+    JSON is (``{epoch_ms, utc}``)."""
+    from core.runtime.timeparse import local_wall_clock_ms
+
+    return None if value is None else instant(local_wall_clock_ms(value, zone))
+
+
+def tag_json(t: Tag, zone: dt.tzinfo) -> dict[str, Any]:
+    """A tag; ``created`` and ``expires`` are the ``*_local`` wall clocks read in the table
+    zone (added beside them, which stay as they were)."""
     return {
         "name": t.name,
         "snapshot_id": t.snapshot.id,
@@ -67,6 +78,8 @@ def tag_json(t: Tag) -> dict[str, Any]:
         "time_retained_ms": t.time_retained_ms,
         "expire_at_local": t.expire_at.isoformat(sep=" ") if t.expire_at else None,
         "record_count": t.snapshot.total_record_count,
+        "created": wall_clock(t.create_time, zone),
+        "expires": wall_clock(t.expire_at, zone),
     }
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from core.format.model import Snapshot
+    from core.ops.check import CheckReport, CheckScope
     from core.ops.inspect import Summary
     from core.runtime.executors.base import Executor
     from core.table.table import PaimonTable
@@ -154,32 +155,57 @@ def build_view(table: PaimonTable, req: ViewRequest, executor: Executor) -> Any:
 
 def write_table_gauges(summary: Summary, path: Path) -> None:
     """The summary's table gauges, merged into the metrics file."""
-    from core.errors import StorageError
     from core.ops.maintain import table_name
-    from core.ops.metrics import table_gauges, write_metrics
+    from core.ops.metrics import table_gauges
     from core.runtime.clock import SystemClock
 
     gauges = table_gauges(summary, now_ms=SystemClock().now_ms())
+    _write_gauges(path, gauges.samples(table_name(summary.table.location)))
+
+
+def write_integrity_gauges(table: PaimonTable, report: CheckReport, path: Path) -> None:
+    """The check's integrity gauges, merged into the metrics file."""
+    from core.ops.maintain import table_name
+    from core.ops.metrics import integrity_samples
+    from core.runtime.clock import SystemClock
+
+    samples = integrity_samples(report, table_name(table.location), now_ms=SystemClock().now_ms())
+    _write_gauges(path, samples)
+
+
+def _write_gauges(path: Path, samples: Any) -> None:
+    from core.errors import StorageError
+    from core.ops.metrics import write_metrics
+
     try:
-        write_metrics(str(path), gauges.samples(table_name(summary.table.location)))
+        write_metrics(str(path), samples)
     except OSError as exc:
         raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
 
 
 def inspect_tables(
-    common: Common, req: ViewRequest, *, check: bool, metrics_file: Path | None
+    common: Common, req: ViewRequest, *, scope: CheckScope | None, metrics_file: Path | None
 ) -> None:
-    """The view (or ``--check``) of every selected table."""
+    """The view (or, given a ``scope``, ``--check``) of every selected table."""
     from core.ops.check import check_table
     from paimon_cli.render import inspect as render
 
     out = common.output
     holder = ExecutorHolder(common.engine)
     job: TableJob[Any]
-    if check:
+    if scope is not None:
+
+        def check_of(table: PaimonTable) -> CheckReport:
+            report = check_table(
+                table, executor=holder.get(), progress=progress_for(out), scope=scope
+            )
+            if metrics_file is not None:
+                write_integrity_gauges(table, report, metrics_file)
+            return report
+
         job = TableJob(
             "inspect",
-            lambda t: check_table(t, executor=holder.get(), progress=progress_for(out)),
+            check_of,
             render.check_json,
             render.render_check,
             failed=lambda r: not r.ok,
@@ -197,7 +223,7 @@ def inspect_tables(
             view_of,
             lambda value: {
                 "view": req.view.value,
-                req.view.value: render.view_json(req.view, value),
+                req.view.value: render.view_json(req.view, value, req.zone),
             },
             lambda value, o: render.render_view(req.view, value, o, req.zone),
         )

@@ -1,13 +1,21 @@
 """``inspect --check``: every file each snapshot, tag and long-lived changelog (of every
 branch) needs exists with its recorded size (what a root needs: ``core.retention.references``),
-and every schema they and their data files name exists and parses (a reader opens it)."""
+and every schema they and their data files name exists and parses (a reader opens it).
+
+A CI gate needs the whole list, so nothing stops the check early: a snapshot, tag or
+changelog file that cannot be parsed, a manifest that is missing or truncated, a snapshot
+missing in the middle of the history are each a problem, and every root still readable is
+checked. Each problem names every root that needs the file (snapshots as runs of ids).
+The check covers every root of every branch, or one root (``CheckScope``).
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
+from typing import Literal
 
 from core.errors import CorruptMetadataError, MissingFileError
 from core.format.model import (
@@ -22,18 +30,100 @@ from core.retention.references import RootKind, collect_references
 from core.runtime.executors.base import Executor
 from core.runtime.progress import NullProgress, Progress
 from core.table.scan import LiveSet, ManifestCache, full_live_set, next_live_set
+from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
+
+#: Problem kinds, in the order reports and metrics list them.
+PROBLEM_KINDS = ("missing", "size-mismatch", "unreadable")
+# A problem's summary names this many runs of roots, then "and N more".
+_NAMED_SPANS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class RootSpan:
+    """Roots of one branch that need a file: the snapshots (or long-lived changelogs)
+    ``first..last`` with contiguous ids, or one tag (``tag``; ``first`` = ``last`` = its
+    snapshot id)."""
+
+    branch: str
+    kind: RootKind
+    first: int
+    last: int
+    tag: str | None = None
+    latest: bool = False  # holds the branch's latest snapshot
+
+    @property
+    def count(self) -> int:
+        return 1 if self.tag is not None else self.last - self.first + 1
+
+    @property
+    def label(self) -> str:
+        prefix = "" if self.branch == "main" else f"branch {self.branch} "
+        if self.tag is not None:
+            return f"{prefix}tag {self.tag}"
+        ids = str(self.first) if self.first == self.last else f"{self.first}..{self.last}"
+        noun = self.kind if self.first == self.last else f"{self.kind}s"
+        return f"{prefix}{noun} {ids}" + (" (latest)" if self.latest else "")
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "branch": self.branch,
+            "kind": self.kind,
+            "first": self.first,
+            "last": self.last,
+            "tag": self.tag,
+            "latest": self.latest,
+        }
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
     path: str
     kind: str  # missing | size-mismatch | unreadable
-    role: str  # data | extra | changelog | manifest | manifest-list | index-manifest | index | ...
-    referenced_by: str  # e.g. "snapshot 4", "tag t1", "branch b1 snapshot 2"
+    role: str  # data | extra | changelog | manifest | manifest-list | snapshot | tag | ...
+    referenced_by: str  # the first root that needs it: "snapshot 4", "branch b1 tag t1"
     detail: str
+    roots: tuple[RootSpan, ...] = ()  # every root that needs it
+
+    @property
+    def root_count(self) -> int:
+        return sum(span.count for span in self.roots)
+
+    @property
+    def needed_by(self) -> str:
+        """Every root that needs the file, in a few words: ``snapshots 3..9 (latest), tag
+        v10 and 3 more``."""
+        if not self.roots:
+            return self.referenced_by
+        named = self.roots[:_NAMED_SPANS]
+        text = ", ".join(span.label for span in named)
+        rest = sum(span.count for span in self.roots[_NAMED_SPANS:])
+        return f"{text} and {rest} more" if rest else text
+
+
+@dataclass(frozen=True, slots=True)
+class CheckScope:
+    """What a check covers: every root of every branch (``all``), or one root of the
+    table's branch: its latest snapshot, a snapshot, or a tag."""
+
+    kind: Literal["all", "latest", "snapshot", "tag"] = "all"
+    snapshot: int | None = None
+    tag: str | None = None
+
+    @classmethod
+    def of(cls, *, snapshot: int | Literal["latest"] | None, tag: str | None) -> CheckScope:
+        if tag is not None:
+            return cls("tag", tag=tag)
+        if snapshot == "latest":
+            return cls("latest")
+        if snapshot is not None:
+            return cls("snapshot", snapshot=snapshot)
+        return cls()
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "snapshot": self.snapshot, "tag": self.tag}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,60 +131,174 @@ class CheckReport:
     roots: int
     files_checked: int
     problems: tuple[Problem, ...]
+    scope: CheckScope = field(default_factory=CheckScope)
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def count(self, kind: str) -> int:
+        return sum(p.kind == kind for p in self.problems)
+
+
+class _Refs:
+    """The roots that need one file, as ascending runs of root indices ``[a0, b0, a1, b1,
+    ...]``: roots are walked in order, so a file's roots are mostly one run, and a check
+    of a long history keeps two numbers per file instead of a list of roots."""
+
+    __slots__ = ("runs",)
+
+    def __init__(self, index: int) -> None:
+        self.runs = [index, index]
+
+    def add(self, index: int) -> None:
+        if index <= self.runs[-1]:
+            return  # this root already counted (a file named twice by one root)
+        if index == self.runs[-1] + 1:
+            self.runs[-1] = index
+        else:
+            self.runs += [index, index]
+
+    def indices(self) -> Iterator[int]:
+        for start, end in zip(self.runs[::2], self.runs[1::2], strict=True):
+            yield from range(start, end + 1)
 
 
 @dataclass(slots=True)
 class _Expectation:
     size: int | None
     role: str
-    referenced_by: str
+    refs: _Refs
+
+
+@dataclass(frozen=True, slots=True)
+class _Root:
+    branch: str
+    kind: RootKind
+    id: int  # snapshot or changelog id; a tag's snapshot id
+    tag: str | None = None
+
+    @property
+    def label(self) -> str:
+        return RootSpan(self.branch, self.kind, self.id, self.id, self.tag).label
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A problem met while reading metadata (before any file is probed)."""
+
+    kind: str
+    role: str
+    detail: str
+    referenced_by: str | None = None  # when no root needs the file (a gap in the history)
 
 
 class _Collector:
+    """What the roots need, which root needs what, and the problems met on the way."""
+
     def __init__(self) -> None:
+        self.roots: list[_Root] = []
         self.expected: dict[str, _Expectation] = {}
-        self.problems: dict[str, Problem] = {}
-        self.schemas: dict[int, str] = {}  # schema id -> the first root naming it (one branch)
+        self.found: dict[str, _Found] = {}
+        self.schemas: dict[int, _Refs] = {}  # schema id -> roots naming it (one branch)
+        self.latest: dict[str, int] = {}  # branch -> its latest snapshot id
 
-    def schema_of(self, snap: Snapshot, live: LiveSet | None, ref: str) -> None:
-        """The schemas a reader of this root opens: the root's own and its data files'."""
-        self.schemas.setdefault(snap.schema_id, ref)
+    @property
+    def current(self) -> int:
+        return len(self.roots) - 1
+
+    def enter(self, branch: str, kind: RootKind, root_id: int, tag: str | None = None) -> None:
+        """The root read from now on (every file wanted is needed by it)."""
+        self.roots.append(_Root(branch, kind, root_id, tag))
+
+    def schema_of(self, snap: Snapshot, live: LiveSet | None) -> None:
+        """The schemas a reader of the current root opens: its own and its data files'."""
+        ids = {snap.schema_id}
         if live is not None:
-            for schema_id in {e.file.schema_id for e in live.values()}:
-                self.schemas.setdefault(schema_id, f"{ref} (its data files)")
+            ids |= {e.file.schema_id for e in live.values()}
+        for schema_id in ids:
+            refs = self.schemas.get(schema_id)
+            if refs is None:
+                self.schemas[schema_id] = _Refs(self.current)
+            else:
+                refs.add(self.current)
 
-    def want(self, path: str, size: int | None, role: str, ref: str) -> None:
-        if path not in self.expected:
-            self.expected[path] = _Expectation(size, role, ref)
-        elif self.expected[path].size is None and size is not None:
-            self.expected[path].size = size
+    def want(self, path: str, size: int | None, role: str) -> None:
+        exp = self.expected.get(path)
+        if exp is None:
+            self.expected[path] = _Expectation(size, role, _Refs(self.current))
+            return
+        exp.refs.add(self.current)
+        if exp.size is None and size is not None:
+            exp.size = size
 
-    def unreadable(self, path: str, role: str, ref: str, detail: str) -> None:
-        self.problems.setdefault(path, Problem(path, "unreadable", role, ref, detail))
+    def problem(self, path: str, kind: str, role: str, detail: str) -> None:
+        """A problem met while reading; the file counts as needed by the current root."""
+        self.found.setdefault(path, _Found(kind, role, detail))
+        if path in self.expected:
+            self.expected[path].refs.add(self.current)
+        else:
+            self.expected[path] = _Expectation(None, role, _Refs(self.current))
+
+    def spans(self, indices: Iterable[int]) -> tuple[RootSpan, ...]:
+        """Root indices as runs: consecutive snapshot (or changelog) ids of one branch."""
+        out: list[RootSpan] = []
+        for index in indices:
+            root = self.roots[index]
+            last = out[-1] if out else None
+            if (
+                last is not None
+                and root.tag is None
+                and last.tag is None
+                and (last.branch, last.kind) == (root.branch, root.kind)
+                and root.id == last.last + 1
+            ):
+                out[-1] = RootSpan(root.branch, root.kind, last.first, root.id)
+            else:
+                out.append(RootSpan(root.branch, root.kind, root.id, root.id, root.tag))
+        return tuple(
+            RootSpan(s.branch, s.kind, s.first, s.last, s.tag, latest=self._holds_latest(s))
+            for s in out
+        )
+
+    def _holds_latest(self, span: RootSpan) -> bool:
+        latest = self.latest.get(span.branch)
+        return (
+            span.kind == "snapshot"
+            and span.tag is None
+            and latest is not None
+            and (span.first <= latest <= span.last)
+        )
+
+    def make_problem(
+        self, path: str, kind: str, role: str, detail: str, label: str | None = None
+    ) -> Problem:
+        exp = self.expected.get(path)
+        if exp is None:
+            return Problem(path, kind, role, label or "the table", detail)
+        first = self.roots[exp.refs.runs[0]].label
+        return Problem(path, kind, role, first, detail, self.spans(exp.refs.indices()))
 
 
 @dataclass(frozen=True)
 class _TolerantTable(PaimonTable):
     """A view whose manifest reads record a missing or unreadable file as a problem and
     read as empty, so every file still reachable through other metadata is checked, and
-    each damaged file is reported once (issue 17). ``ref`` names the root being read."""
+    each damaged file is reported once (issue 17)."""
 
-    damage: dict[str, Problem] = field(default_factory=dict, repr=False, compare=False)
-    ref: list[str] = field(default_factory=lambda: [""], repr=False, compare=False)
+    collector: _Collector = field(default_factory=_Collector, repr=False, compare=False)
 
     @classmethod
-    def of(cls, view: PaimonTable, damage: dict[str, Problem]) -> _TolerantTable:
-        return cls(**{f.name: getattr(view, f.name) for f in fields(PaimonTable)}, damage=damage)
+    def of(cls, view: PaimonTable, collector: _Collector) -> _TolerantTable:
+        base = {f.name: getattr(view, f.name) for f in fields(PaimonTable)}
+        return cls(**base, collector=collector)
 
     def _record(self, exc: MissingFileError | CorruptMetadataError, role: str) -> None:
         path = _error_path(exc, self)
-        kind = "missing" if isinstance(exc, MissingFileError) else "unreadable"
-        detail = "file does not exist" if kind == "missing" else exc.message
-        self.damage.setdefault(path, Problem(path, kind, role, self.ref[0], detail))
+        if isinstance(exc, MissingFileError):
+            self.collector.problem(path, "missing", role, "file does not exist")
+        else:
+            self.collector.problem(path, "unreadable", role, exc.message)
 
     def manifest_list(self, root: Snapshot, name: str) -> list[ManifestFileMeta]:
         try:
@@ -129,17 +333,14 @@ def _collect_root(
     table: PaimonTable,
     snap: Snapshot,
     live: LiveSet | None,
-    ref: str,
     col: _Collector,
     *,
     kind: RootKind = "snapshot",
 ) -> None:
     try:
-        collect_references(
-            table, snap, live, lambda p, size, role: col.want(p, size, role, ref), kind=kind
-        )
+        collect_references(table, snap, live, col.want, kind=kind)
     except (MissingFileError, CorruptMetadataError) as exc:
-        col.unreadable(_error_path(exc, table), "metadata", ref, exc.message)
+        col.problem(_error_path(exc, table), "unreadable", "metadata", exc.message)
 
 
 def _error_path(exc: MissingFileError | CorruptMetadataError, table: PaimonTable) -> str:
@@ -147,26 +348,57 @@ def _error_path(exc: MissingFileError | CorruptMetadataError, table: PaimonTable
 
 
 def check_table(
-    table: PaimonTable, *, executor: Executor, progress: Progress | None = None
+    table: PaimonTable,
+    *,
+    executor: Executor,
+    progress: Progress | None = None,
+    scope: CheckScope | None = None,
 ) -> CheckReport:
-    """Check every root of every branch; missing or wrongly sized files are problems."""
+    """Check every root of every branch (or the one root ``scope`` names, on ``table``'s
+    branch); missing, wrongly sized or unreadable files are problems."""
+    scope = scope or CheckScope()
+    if scope.kind != "all":
+        return _check_one(table, scope, executor, progress or NullProgress())
     progress = progress or NullProgress()
     col = _Collector()
-    damage: dict[str, Problem] = {}
-    roots = 0
     views = [table] + [table.for_branch(b) for b in table.branches.branches()]
     for view in views:
-        roots += _walk_roots(
+        snaps = _readable(view.snapshots, view.branch, "snapshot", col)
+        _missing_in_history(view.snapshots, view.branch, col)
+        _walk_roots(
             view,
-            view.snapshots.snapshots(),
-            [(t.name, t.snapshot) for t in view.tags.tags()],
-            view.changelogs.snapshots(),
+            snaps,
+            _readable_tags(view, col),
+            _readable(view.changelogs, view.branch, "changelog", col),
             col=col,
-            damage=damage,
             executor=executor,
             progress=progress,
         )
-    return _probe_all(table.fileio, col, damage, roots, executor, progress)
+    return _probe_all(table.fileio, col, executor, progress, scope)
+
+
+def _check_one(
+    table: PaimonTable, scope: CheckScope, executor: Executor, progress: Progress
+) -> CheckReport:
+    """One root of ``table``'s branch: a parse error is a problem; an absent root an error."""
+    col = _Collector()
+    snaps: list[Snapshot] = []
+    tags: list[tuple[str, Snapshot]] = []
+    if scope.kind == "tag":
+        assert scope.tag is not None
+        tags = _readable_tags(table, col, only=scope.tag)
+        if not tags and not col.found:
+            raise MissingFileError(table.tags.path(scope.tag), f"tag {scope.tag!r}")
+    else:
+        sid = table.snapshots.latest_id() if scope.kind == "latest" else scope.snapshot
+        if scope.kind == "latest" and sid is not None:
+            col.latest[table.branch] = sid
+        if sid is not None:
+            snaps = _readable(table.snapshots, table.branch, "snapshot", col, only=sid)
+            if not snaps and not col.found:
+                raise MissingFileError(table.snapshots.path(sid), f"snapshot {sid}")
+    _walk_roots(table, snaps, tags, (), col=col, executor=executor, progress=progress)
+    return _probe_all(table.fileio, col, executor, progress, scope)
 
 
 def check_roots(
@@ -183,19 +415,72 @@ def check_roots(
     quarantine before the first move)."""
     progress = progress or NullProgress()
     col = _Collector()
-    damage: dict[str, Problem] = {}
     snaps = sorted(snapshots, key=lambda s: s.id)
-    roots = _walk_roots(
-        view,
-        snaps,
-        tags,
-        changelogs,
-        col=col,
-        damage=damage,
-        executor=executor,
-        progress=progress,
-    )
-    return _probe_all(view.fileio, col, damage, roots, executor, progress)
+    _walk_roots(view, snaps, tags, changelogs, col=col, executor=executor, progress=progress)
+    return _probe_all(view.fileio, col, executor, progress, CheckScope())
+
+
+def _readable(
+    manager: SnapshotManager,
+    branch: str,
+    kind: RootKind,
+    col: _Collector,
+    *,
+    only: int | None = None,
+) -> list[Snapshot]:
+    """The snapshots (or changelogs) present, ascending; one that cannot be parsed is a
+    problem, and the check goes on with the rest. Files vanishing meanwhile are skipped."""
+    out = []
+    for sid in manager.ids() if only is None else [only]:
+        try:
+            out.append(manager.snapshot(sid))
+        except MissingFileError:
+            continue
+        except CorruptMetadataError as exc:
+            col.enter(branch, kind, sid)
+            col.problem(manager.path(sid), "unreadable", kind, exc.reason)
+    if kind == "snapshot" and only is None and out:
+        col.latest[branch] = out[-1].id
+    return out
+
+
+def _readable_tags(
+    view: PaimonTable, col: _Collector, *, only: str | None = None
+) -> list[tuple[str, Snapshot]]:
+    """(name, snapshot) of the tags present, by snapshot id; an unparsable tag file is a
+    problem."""
+    out = []
+    for name in view.tags.names() if only is None else [only]:
+        try:
+            tag = view.tags.tag(name)
+        except MissingFileError:
+            continue
+        except CorruptMetadataError as exc:
+            col.enter(view.branch, "tag", -1, name)
+            col.problem(view.tags.path(name), "unreadable", "tag", exc.reason)
+            continue
+        out.append((tag.name, tag.snapshot))
+    return sorted(out, key=lambda t: (t[1].id, t[0]))
+
+
+def _missing_in_history(manager: SnapshotManager, branch: str, col: _Collector) -> None:
+    """Snapshot ids run without gaps from the earliest to the latest (expiry removes the
+    oldest first, rollback the newest): an id missing in between is a lost snapshot."""
+    ids = manager.ids()
+    if len(ids) < 2:
+        return
+    present = set(ids)
+    earliest, latest = ids[0], ids[-1]
+    history = "the snapshot history" + ("" if branch == "main" else f" of branch {branch}")
+    for sid in range(earliest + 1, latest):
+        if sid not in present:
+            col.found[manager.path(sid)] = _Found(
+                "missing",
+                "snapshot",
+                f"snapshot {sid} is missing between {earliest} and {latest} (snapshot ids "
+                "have no gaps: expiry removes the oldest, rollback the newest)",
+                history,
+            )
 
 
 def _walk_roots(
@@ -205,104 +490,104 @@ def _walk_roots(
     changelogs: Sequence[Snapshot],
     *,
     col: _Collector,
-    damage: dict[str, Problem],
     executor: Executor,
     progress: Progress,
-) -> int:
-    """Collect what the roots of one branch need (snapshots ascending); returns how many."""
-    view = _TolerantTable.of(plain_view, damage)
-    prefix = "" if view.branch == "main" else f"branch {view.branch} "
+) -> None:
+    """Collect what the roots of one branch need (snapshots ascending)."""
+    view = _TolerantTable.of(plain_view, col)
+    branch = view.branch
+    prefix = "" if branch == "main" else f"branch {branch} "
     cache = ManifestCache(view, executor)
-    roots = 0
     progress.start(f"reading {prefix}snapshots", len(snaps))
     previous: tuple[int, LiveSet] | None = None
     for snap in snaps:
-        ref = f"{prefix}snapshot {snap.id}"
-        view.ref[0] = ref
+        col.enter(branch, "snapshot", snap.id)
         live: LiveSet | None = None
         try:
             live = next_live_set(view, snap, previous, cache)
             previous = (snap.id, live)
         except (MissingFileError, CorruptMetadataError) as exc:
-            col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
+            col.problem(_error_path(exc, view), "unreadable", "manifest", exc.message)
             previous = None
-        _collect_root(view, snap, live, ref, col)
-        col.schema_of(snap, live, ref)
-        roots += 1
+        _collect_root(view, snap, live, col)
+        col.schema_of(snap, live)
         progress.advance()
     progress.finish()
     for name, tag_snapshot in tags:
-        ref = f"{prefix}tag {name}"
-        view.ref[0] = ref
+        col.enter(branch, "tag", tag_snapshot.id, name)
         try:
             live = full_live_set(view, tag_snapshot, cache)
         except (MissingFileError, CorruptMetadataError) as exc:
-            col.unreadable(_error_path(exc, view), "manifest", ref, exc.message)
+            col.problem(_error_path(exc, view), "unreadable", "manifest", exc.message)
             live = None
-        _collect_root(view, tag_snapshot, live, ref, col, kind="tag")
-        col.schema_of(tag_snapshot, live, ref)
-        roots += 1
+        _collect_root(view, tag_snapshot, live, col, kind="tag")
+        col.schema_of(tag_snapshot, live)
     for cl in changelogs:
-        view.ref[0] = f"{prefix}changelog {cl.id}"
-        _collect_root(view, cl, None, f"{prefix}changelog {cl.id}", col, kind="changelog")
-        col.schema_of(cl, None, f"{prefix}changelog {cl.id}")
-        roots += 1
+        col.enter(branch, "changelog", cl.id)
+        _collect_root(view, cl, None, col, kind="changelog")
+        col.schema_of(cl, None)
     _check_schemas(plain_view, col)
-    return roots
 
 
 def _probe_all(
     fileio: FileIO,
     col: _Collector,
-    damage: dict[str, Problem],
-    roots: int,
     executor: Executor,
     progress: Progress,
+    scope: CheckScope,
 ) -> CheckReport:
-    items = sorted(col.expected.items())
+    # A file met damaged while reading is reported as found there, never probed again.
+    items = sorted((p, e.size, e.role) for p, e in col.expected.items() if p not in col.found)
     progress.start("checking files", len(items))
     probe = partial(_probe, fileio)
-    found = [
+    probed = [
         p
         for p in executor.map(probe, items, on_result=lambda _r: progress.advance())
         if p is not None
     ]
     progress.finish()
-    # A damaged manifest is reported where it was read, never again by the probe.
-    reported = {**damage, **col.problems}
-    found = [p for p in found if p.path not in reported]
-    problems = sorted([*reported.values(), *found], key=lambda p: (p.path, p.kind))
-    return CheckReport(roots=roots, files_checked=len(items), problems=tuple(problems))
+    met = [
+        col.make_problem(path, f.kind, f.role, f.detail, f.referenced_by)
+        for path, f in col.found.items()
+    ]
+    found = [col.make_problem(*p) for p in probed]
+    problems = sorted([*met, *found], key=lambda p: (p.path, p.kind))
+    return CheckReport(
+        roots=len(col.roots),
+        files_checked=len(col.expected.keys() | col.found.keys()),
+        problems=tuple(problems),
+        scope=scope,
+    )
 
 
 def _check_schemas(view: PaimonTable, col: _Collector) -> None:
     """Each schema the branch's roots name must exist and parse: without it no reader opens
     the snapshot (issue 22 defect 8). The ids are few: checked right here, once each."""
-    for schema_id, ref in sorted(col.schemas.items()):
+    for schema_id, refs in sorted(col.schemas.items()):
         path = join(view.schemas.directory, f"schema-{schema_id}")
         if view.fileio.info(path) is None:
-            col.problems.setdefault(
-                path, Problem(path, "missing", "schema", ref, "file does not exist")
-            )
+            _schema_problem(col, path, refs, "missing", "file does not exist")
             continue
         try:
             view.schemas.schema(schema_id)
         except CorruptMetadataError as exc:
-            col.unreadable(path, "schema", ref, exc.message)
+            _schema_problem(col, path, refs, "unreadable", exc.message)
     col.schemas.clear()
 
 
-def _probe(fileio: FileIO, item: tuple[str, _Expectation]) -> Problem | None:
-    path, exp = item
+def _schema_problem(col: _Collector, path: str, refs: _Refs, kind: str, detail: str) -> None:
+    """A schema problem, needed by the roots that name the schema."""
+    col.found.setdefault(path, _Found(kind, "schema", detail))
+    col.expected.setdefault(path, _Expectation(None, "schema", refs))
+
+
+def _probe(fileio: FileIO, item: tuple[str, int | None, str]) -> tuple[str, str, str, str] | None:
+    """(path, kind, role, detail) when the file ``(path, recorded size, role)`` is absent
+    or not of its recorded size."""
+    path, size, role = item
     info = fileio.info(path)
     if info is None:
-        return Problem(path, "missing", exp.role, exp.referenced_by, "file does not exist")
-    if exp.size is not None and info.size != exp.size:
-        return Problem(
-            path,
-            "size-mismatch",
-            exp.role,
-            exp.referenced_by,
-            f"recorded {exp.size} bytes, found {info.size}",
-        )
+        return path, "missing", role, "file does not exist"
+    if size is not None and info.size != size:
+        return path, "size-mismatch", role, f"recorded {size} bytes, found {info.size}"
     return None

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from core.ops.check import CheckReport
     from core.ops.inspect import Summary
     from core.ops.maintain import TableResult
 
@@ -68,6 +69,23 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "paimon_table_total_bytes": (
         "gauge",
         "Bytes of every file under the table root (when storage was listed).",
+    ),
+    "paimon_table_integrity_ok": (
+        "gauge",
+        "1 if the last paimon inspect --check of the table found no problem, 0 otherwise.",
+    ),
+    "paimon_table_integrity_problems": (
+        "gauge",
+        "Problems the last paimon inspect --check of the table found, by kind (missing, "
+        "size-mismatch, unreadable).",
+    ),
+    "paimon_table_integrity_files_checked": (
+        "gauge",
+        "Files the last paimon inspect --check of the table checked.",
+    ),
+    "paimon_table_integrity_last_check_timestamp_seconds": (
+        "gauge",
+        "Unix time of the last paimon inspect --check of the table.",
     ),
 }
 
@@ -274,4 +292,23 @@ def maintenance_samples(result: TableResult, *, finished_ms: int) -> list[Sample
                     step=step.name,
                 )
             )
+    return out
+
+
+def integrity_samples(report: CheckReport, table: str, *, now_ms: int) -> list[Sample]:
+    """The ``paimon_table_integrity_*`` gauges of an ``inspect --check``: every problem
+    kind is written, zero included, so an alert on ``> 0`` never sees a series vanish."""
+    from core.ops.check import PROBLEM_KINDS
+
+    out = [
+        Sample.of("paimon_table_integrity_ok", 1 if report.ok else 0, table=table),
+        Sample.of("paimon_table_integrity_files_checked", report.files_checked, table=table),
+        Sample.of(
+            "paimon_table_integrity_last_check_timestamp_seconds", now_ms / 1000, table=table
+        ),
+    ]
+    out += [
+        Sample.of("paimon_table_integrity_problems", report.count(kind), table=table, kind=kind)
+        for kind in PROBLEM_KINDS
+    ]
     return out

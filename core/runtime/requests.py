@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from core.errors import InvalidOptionError
 from core.format.options import parse_duration_ms
@@ -82,3 +82,15 @@ def duration(param: str, text: str | None, *, positive: bool = False) -> int | N
 
 def _flag(param: str) -> str:
     return param.replace("_", "-")
+
+
+def snapshot_choice(param: str, text: str | None) -> int | Literal["latest"] | None:
+    """A snapshot given as its id or as ``latest``; None stays."""
+    if text is None or text.strip().lower() == "latest":
+        return None if text is None else "latest"
+    try:
+        value = int(text)
+    except ValueError:
+        raise refuse(param, f"{text!r} is not a snapshot id or 'latest'") from None
+    at_least(param, value)
+    return value

@@ -14,9 +14,12 @@ EPILOG = """Examples:
 
   paimon inspect s3://lake/wh/db.db/orders
 
-  paimon inspect orders --warehouse /wh -w /wh files --snapshot 12 --json
+  paimon inspect db.orders --warehouse /wh files --snapshot 12 --json
 
-  paimon inspect /wh/db.db/orders --check
+  paimon inspect /wh/db.db/orders --check \\
+    --metrics-file /var/lib/node_exporter/paimon.prom
+
+  paimon inspect /wh/db.db/orders --check --snapshot latest -q
 """
 
 
@@ -27,12 +30,22 @@ EPILOG = """Examples:
 )
 def inspect(
     common: Common,
-    view: Annotated[View, typer.Argument(help="What to show.")] = View.summary,
+    view: Annotated[
+        View,
+        typer.Argument(
+            metavar="VIEW",
+            show_choices=False,
+            help="What to show: summary, snapshots, files, manifests, partitions, tags, "
+            "consumers, branches, schema, options, retention or runs.",
+        ),
+    ] = View.summary,
     snapshot: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--snapshot",
-            help="Snapshot id for files, manifests and partitions (default: latest).",
+            metavar="ID|latest",
+            help="Snapshot for files, manifests and partitions (default: latest); with "
+            "--check, check only this snapshot.",
             show_default=False,
         ),
     ] = None,
@@ -40,7 +53,8 @@ def inspect(
         str | None,
         typer.Option(
             "--tag",
-            help="Tag for files, manifests and partitions instead of a snapshot.",
+            help="Tag for files, manifests and partitions instead of a snapshot; with "
+            "--check, check only this tag.",
             show_default=False,
         ),
     ] = None,
@@ -48,8 +62,8 @@ def inspect(
         bool,
         typer.Option(
             "--check",
-            help="Verify that every file referenced by "
-            "every snapshot, tag and changelog exists with its recorded size; exit 1 "
+            help="Verify that every file referenced by every snapshot, tag and changelog of "
+            "every branch (or only --snapshot / --tag) exists with its recorded size; exit 1 "
             "and list the problems otherwise.",
         ),
     ] = False,
@@ -64,21 +78,28 @@ def inspect(
         Path | None,
         typer.Option(
             "--metrics-file",
-            help="Summary: also write the paimon_table_* gauges to this Prometheus text "
-            "file (replaced atomically; other tables' series are kept).",
+            help="Also write gauges to this Prometheus text file (replaced atomically; "
+            "other tables' series are kept): the summary's paimon_table_*, or with --check "
+            "the paimon_table_integrity_* of the check.",
             show_default=False,
             dir_okay=False,
         ),
     ] = None,
 ) -> None:
     """Show a table's snapshots, files, partitions, tags and retention; or check its integrity."""
+    from core.ops.check import CheckScope
+    from core.runtime.requests import snapshot_choice
     from paimon_cli.inspection import ViewRequest, inspect_tables
 
     if snapshot is not None and tag is not None:
         raise typer.BadParameter("give --snapshot or --tag, not both")
-    if metrics_file is not None and (check or view is not View.summary):
+    if metrics_file is not None and not check and view is not View.summary:
         raise typer.BadParameter(
-            "goes with the summary view (not --check)", param_hint="--metrics-file"
+            "goes with the summary view or --check", param_hint="--metrics-file"
         )
-    request = ViewRequest(view, snapshot, tag, skip_storage, common.zone)
-    inspect_tables(common, request, check=check, metrics_file=metrics_file)
+    chosen = snapshot_choice("snapshot", snapshot)
+    request = ViewRequest(
+        view, None if chosen == "latest" else chosen, tag, skip_storage, common.zone
+    )
+    scope = CheckScope.of(snapshot=chosen, tag=tag) if check else None
+    inspect_tables(common, request, scope=scope, metrics_file=metrics_file)

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from core.format.model import Snapshot
-    from core.ops.check import CheckReport
+    from core.ops.check import CheckReport, Problem
     from core.ops.inspect import Summary
-from paimon_cli.convert import consumer_json, instant, plain, snapshot_json, tag_json
+from paimon_cli.convert import (
+    consumer_json,
+    instant,
+    plain,
+    snapshot_json,
+    tag_json,
+    wall_clock,
+)
 from paimon_cli.inspection import View
 from paimon_cli.output import (
     Mode,
@@ -60,7 +68,7 @@ def _retention_json(r: Any) -> dict[str, Any]:
     }
 
 
-def _summary_json(s: Summary) -> dict[str, Any]:
+def _summary_json(s: Summary, zone: dt.tzinfo) -> dict[str, Any]:
     t = s.table
     return {
         "location": t.location,
@@ -87,7 +95,7 @@ def _summary_json(s: Summary) -> dict[str, Any]:
         "storage": None
         if s.storage_bytes is None
         else {"files": s.storage_files, "bytes": s.storage_bytes},
-        "tags": [tag_json(tag) for tag in s.tags],
+        "tags": [tag_json(tag, zone) for tag in s.tags],
         "consumers": [consumer_json(c) for c in s.consumers],
         "branches": s.branches,
         "retention": _retention_json(s.retention) if s.retention else None,
@@ -95,36 +103,71 @@ def _summary_json(s: Summary) -> dict[str, Any]:
     }
 
 
-_JSON: dict[View, Callable[[Any], Any]] = {
+def _partition_json(row: dict[str, Any], zone: dt.tzinfo) -> dict[str, Any]:
+    """A partition row; ``last_updated`` is ``last_update`` (a wall clock without a zone)
+    read in the table zone, as every other time in JSON (added beside it)."""
+    when = row["last_update"]
+    parsed = None if when is None else dt.datetime.fromisoformat(when)
+    return {**row, "last_updated": wall_clock(parsed, zone)}
+
+
+_JSON: dict[View, Callable[[Any, dt.tzinfo], Any]] = {
     View.summary: _summary_json,
-    View.snapshots: lambda snaps: [snapshot_json(s) for s in snaps],
-    View.tags: lambda tags: [tag_json(t) for t in tags],
-    View.consumers: lambda consumers: [consumer_json(c) for c in consumers],
-    View.retention: _retention_json,
-    View.files: lambda files: [_file_json(row) for row in plain(files)],
-    View.manifests: plain,
-    View.partitions: plain,
+    View.snapshots: lambda snaps, _zone: [snapshot_json(s) for s in snaps],
+    View.tags: lambda tags, zone: [tag_json(t, zone) for t in tags],
+    View.consumers: lambda consumers, _zone: [consumer_json(c) for c in consumers],
+    View.retention: lambda r, _zone: _retention_json(r),
+    View.files: lambda files, _zone: [_file_json(row) for row in plain(files)],
+    View.manifests: lambda rows, _zone: plain(rows),
+    View.partitions: lambda rows, zone: [_partition_json(r, zone) for r in plain(rows)],
 }
 
 
-def view_json(view: View, value: Any) -> Any:
+def view_json(view: View, value: Any, zone: dt.tzinfo) -> Any:
     """A view's engine values as JSON (branches, schema, options and runs already are)."""
     convert = _JSON.get(view)
-    return value if convert is None else convert(value)
+    return value if convert is None else convert(value, zone)
+
+
+def _problem_json(p: Problem) -> dict[str, Any]:
+    """A problem; ``roots`` (every root that needs the file, snapshots as runs of ids),
+    ``root_count`` and ``needed_by`` were added beside the first root, ``referenced_by``."""
+    return {
+        "path": p.path,
+        "kind": p.kind,
+        "role": p.role,
+        "referenced_by": p.referenced_by,
+        "detail": p.detail,
+        "roots": [span.to_json() for span in p.roots],
+        "root_count": p.root_count,
+        "needed_by": p.needed_by,
+    }
 
 
 def check_json(r: CheckReport) -> dict[str, Any]:
     return {
         "check": {
             "ok": r.ok,
+            "scope": r.scope.to_json(),
             "roots": r.roots,
             "files_checked": r.files_checked,
-            "problems": plain(list(r.problems)),
+            "problems": [_problem_json(p) for p in r.problems],
         }
     }
 
 
 # -- rendering --------------------------------------------------------------------------------
+def _scope_text(r: CheckReport) -> str:
+    scope = r.scope
+    if scope.kind == "tag":
+        return f"tag {scope.tag}"
+    if scope.kind == "snapshot":
+        return f"snapshot {scope.snapshot}"
+    if scope.kind == "latest":
+        return "the latest snapshot"
+    return f"{r.roots} snapshots, tags and changelogs"
+
+
 def render_check(r: CheckReport, out: Output) -> None:
     if out.mode is Mode.QUIET:  # -q: a CI gate; the exit status says it, the paths name it
         for p in r.problems:
@@ -133,18 +176,18 @@ def render_check(r: CheckReport, out: Output) -> None:
     if r.ok:
         out.line(
             green("OK"),
-            f": {r.files_checked} files referenced by {r.roots} snapshots, "
-            "tags and changelogs all present with their recorded sizes",
+            f": {r.files_checked} files referenced by {_scope_text(r)} "
+            "all present with their recorded sizes",
         )
         return
     out.line(
         red(plural(len(r.problems), "problem")),
-        f" among {r.files_checked} referenced files ({r.roots} roots):",
+        f" among {r.files_checked} files referenced by {_scope_text(r)}:",
     )
     out.table(
         None,
-        ["problem", "role", "path", "referenced by", "detail"],
-        ([p.kind, p.role, p.path, p.referenced_by, p.detail] for p in r.problems),
+        ["problem", "role", "path", "needed by", "detail"],
+        ([p.kind, p.role, out.rel(p.path), p.needed_by, p.detail] for p in r.problems),
     )
 
 
@@ -340,4 +383,4 @@ _RENDER: dict[View, Any] = {
 
 
 def render_view(view: View, value: Any, out: Output, zone: Any) -> None:
-    _RENDER[view](value, view_json(view, value), out, zone)
+    _RENDER[view](value, view_json(view, value, zone), out, zone)

@@ -363,8 +363,9 @@ def test_metrics_file_carries_every_family_with_the_right_values(
 def test_metrics_file_options_are_checked(run: Run, tmp_path: Path) -> None:
     dry = run("maintain", "*.*", "-w", tmp_path, "--dry-run", "--metrics-file", tmp_path / "m")
     assert dry.exit_code == 2 and "--metrics-file" in dry.stderr
-    check = run("inspect", tmp_path, "--check", "--metrics-file", tmp_path / "m")
-    assert check.exit_code == 2 and "--metrics-file" in check.stderr
+    # --check writes the integrity gauges (tests/cli/test_check_gate.py); other views none.
+    view = run("inspect", tmp_path, "files", "--metrics-file", tmp_path / "m")
+    assert view.exit_code == 2 and "--metrics-file" in view.stderr
 
 
 @pytest.mark.java
