@@ -1,5 +1,6 @@
 """The root command group: usage errors in our words (and as JSON with --json), global
-diagnostics flags accepted after the command name too, help that never wraps an example."""
+diagnostics flags accepted after the command name too, help that never wraps an example
+and never breaks an option name or a path at a hyphen."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import difflib
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from typer import _click
 from typer.core import TyperGroup
 from typer.exceptions import Abort
+from typer.models import Context
 
 from paimon_cli.output import printable
 
@@ -126,6 +129,44 @@ def show_usage_error(exc: _click.exceptions.UsageError, *, as_json: bool) -> Non
     exc.show()
 
 
+# U+2011 NON-BREAKING HYPHEN stands in for "-" while Click wraps help text: its wrapper
+# breaks words after a hyphen ("--max-requests-" / "per-second", ".paimon-" / "cli/").
+_HYPHEN_STAND_IN = "\u2011"
+
+
+def _whole(text: str) -> str:
+    return text.replace("-", _HYPHEN_STAND_IN)
+
+
+class HelpFormatter(_click.HelpFormatter):
+    """Click's help layout, wrapped only between words: option names, paths and other
+    hyphenated words stay whole on narrow terminals."""
+
+    @contextmanager
+    def _restored(self) -> Iterator[None]:
+        start = len(self.buffer)
+        yield
+        self.buffer[start:] = [s.replace(_HYPHEN_STAND_IN, "-") for s in self.buffer[start:]]
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        with self._restored():
+            super().write_usage(prog, _whole(args), prefix)
+
+    def write_text(self, text: str) -> None:
+        with self._restored():
+            super().write_text(_whole(text))
+
+    def write_dl(
+        self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
+    ) -> None:
+        with self._restored():
+            super().write_dl([(_whole(a), _whole(b)) for a, b in rows], col_max, col_spacing)
+
+
+class PaimonContext(Context):
+    formatter_class = HelpFormatter
+
+
 def _mark_examples(epilog: str | None) -> str | None:
     """Click rewraps epilog paragraphs to the terminal; ``\\b`` keeps an example whole."""
     if not epilog:
@@ -157,10 +198,13 @@ def _upper_metavars(command: _click.Command) -> None:
 class PaimonGroup(TyperGroup):
     """`paimon`: the Typer group with the behaviour described in the module docstring."""
 
+    context_class = PaimonContext
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for command in self.commands.values():
             command.epilog = _mark_examples(command.epilog)
+            command.context_class = PaimonContext
             _upper_metavars(command)
 
     def main(  # type: ignore[override]

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum
 from typing import Any, NamedTuple
 
+from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from paimon_cli.layout import MIN_RECORD_WIDTH, Fold, fold, fold_of, layout, unbreakable
 
 SCHEMA_VERSION = 1
 # Wider than any row: Rich sizes tables to their content, so nothing is padded to it.
@@ -136,10 +141,18 @@ def rich_text(*parts: Part) -> Text:
     return text
 
 
-def _cell(value: Any) -> Text:
+def _cell(value: Any) -> Styled:
+    """A table cell as its text and style (``None`` shows as ``-``)."""
     if isinstance(value, Styled):
-        return rich_text(value)
-    return rich_text("-" if value is None else str(value))
+        return Styled(printable(value.text), value.style)
+    return Styled(printable("-" if value is None else str(value)), "")
+
+
+def terminal_width() -> int | None:
+    """The width of the terminal stdout is, or None for a pipe or a file (never folded)."""
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 class _Streamed(list[Any]):
@@ -173,7 +186,7 @@ class Output:
         self.table_root: str | None = None
         color = None if not no_color and mode is Mode.HUMAN else False
         # Pipes and files get no width limit: a path is never folded, so grep finds it.
-        width = None if sys.stdout.isatty() else _UNLIMITED_WIDTH
+        width = terminal_width() or _UNLIMITED_WIDTH
         # markup and emoji off: a string that reaches a console anyway stays as it is.
         self.console = Console(
             file=sys.stdout,
@@ -234,28 +247,66 @@ class Output:
         limit: int | None = None,
         total: int | None = None,
     ) -> None:
+        """A table of values (``None`` shows as ``-``; a ``Styled`` cell keeps its style),
+        laid out for the terminal's width by ``paimon_cli.layout``: only paths and prose
+        fold, and when that is not enough each row is shown as a record."""
         if self.mode is not Mode.HUMAN:
             return
-        """A table of values (``None`` shows as ``-``; a ``Styled`` cell keeps its style)."""
-        if self.mode is not Mode.HUMAN:
-            return
-        t = Table(
-            title=None if title is None else rich_text(title),
-            title_justify="left",
-            show_edge=False,
-            pad_edge=False,
-        )
-        for col in columns:
-            t.add_column(rich_text(col), overflow="fold")
-        shown = 0
+        cells: list[list[Styled]] = []
         for row in rows:
-            if limit is not None and shown >= limit:
+            if limit is not None and len(cells) >= limit:
                 break
-            t.add_row(*[_cell(v) for v in row])
-            shown += 1
+            cells.append([_cell(v) for v in row])
+        headers = [printable(c) for c in columns]
+        if title is not None:
+            self.line(title)
+        fit = layout(headers, [[c.text for c in row] for row in cells], self.console.width)
+        if fit.records:
+            self._records(headers, cells)
+        else:
+            self._table(headers, cells, fit.widths)
+        if total is not None and limit is not None and total > len(cells):
+            self.line(dim(f"... {total - len(cells)} more (use --json for all)"))
+
+    def _table(
+        self, headers: Sequence[str], cells: Sequence[Sequence[Styled]], widths: Sequence[int]
+    ) -> None:
+        # Columns apart by two blanks, the header ruled off: the most room on a terminal.
+        t = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), show_edge=False, pad_edge=False)
+        for header, width in zip(headers, widths, strict=True):
+            lines = fold(header, width, Fold.WORDS)
+            t.add_column(Text("\n".join(lines)), width=width, no_wrap=True)
+        for row in cells:
+            t.add_row(
+                *[
+                    Text("\n".join(fold(c.text, w, fold_of(h))), style=c.style)
+                    for c, w, h in zip(row, widths, headers, strict=True)
+                ]
+            )
         self.console.print(t)
-        if total is not None and limit is not None and total > shown:
-            self.line(dim(f"... {total - shown} more (use --json for all)"))
+
+    def _records(self, headers: Sequence[str], cells: Sequence[Sequence[Styled]]) -> None:
+        """Each row as ``column  value`` lines: what a table too wide for the terminal shows
+        without breaking a value that must stay whole."""
+        width = self.console.width
+        label = max(cell_len(h) for h in headers)
+        room = max(width - label - 2, MIN_RECORD_WIDTH)
+        for n, row in enumerate(cells):
+            if n:
+                self.console.print()
+            for header, cell in zip(headers, row, strict=True):
+                how = fold_of(header)
+                text = Text(header + " " * (label + 2 - cell_len(header)))
+                if unbreakable(cell.text, how) <= room:
+                    indent, lines = label + 2, fold(cell.text, room, how)
+                else:  # a name longer than the room: under its label, the whole width
+                    text.rstrip()
+                    indent, lines = 2, ["", *fold(cell.text, max(width - 2, 1), how)]
+                text.append(lines[0], style=cell.style)
+                for more in lines[1:]:
+                    text.append("\n" + " " * indent)
+                    text.append(more, style=cell.style)
+                self.console.print(text, no_wrap=True, overflow="ignore", crop=False)
 
     def problem(self, text: str) -> None:
         """A line of a failure summary: on stderr, whatever the mode (``-q`` included)."""

@@ -14,7 +14,8 @@ EPILOG = """Examples:
 
   paimon compact /wh/db.db/events --dry-run
 
-  paimon compact db.events -w /wh --partition dt=2024-07-01 --target-file-size '128 mb'
+  paimon compact db.events -w /wh --partition dt=2024-07-01 \\
+    --target-file-size '128 mb'
 
   paimon compact /wh/db.db/orders --engine spark --spark-master 'local[8]'
 

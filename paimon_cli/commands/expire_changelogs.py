@@ -14,7 +14,8 @@ EPILOG = """Examples:
 
   paimon expire-changelogs /wh/db.db/orders --retain-max 100 --dry-run
 
-  paimon expire-changelogs s3://lake/wh/db.db/orders --older-than '7 d' --retain-min 10
+  paimon expire-changelogs s3://lake/wh/db.db/orders --older-than '7 d' \\
+    --retain-min 10
 
   paimon expire-changelogs /wh/db.db/orders --delete-all
 """

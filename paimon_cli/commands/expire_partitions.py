@@ -14,9 +14,11 @@ EPILOG = """Examples:
 
   paimon expire-partitions /wh/db.db/events --expiration-time '30 d' --dry-run
 
-  paimon expire-partitions db.events -w /wh --expiration-time 7d --timestamp-formatter yyyyMMdd
+  paimon expire-partitions db.events -w /wh --expiration-time 7d \\
+    --timestamp-formatter yyyyMMdd
 
-  paimon expire-partitions /wh/db.db/logs --expiration-time 2d --timestamp-pattern '$dt $hour:00:00'
+  paimon expire-partitions /wh/db.db/logs --expiration-time 2d \\
+    --timestamp-pattern '$dt $hour:00:00'
 """
 
 

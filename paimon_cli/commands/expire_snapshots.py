@@ -14,9 +14,11 @@ from paimon_cli.shared import Common, Shared, command
 
 EPILOG = """Examples:
 
-  paimon expire-snapshots s3://lake/wh/db.db/orders --retain-max 5 --retain-min 1
+  paimon expire-snapshots s3://lake/wh/db.db/orders --retain-max 5 \\
+    --retain-min 1
 
-  paimon expire-snapshots /wh/db.db/orders --older-than '7 d' --retain-min 3 --dry-run
+  paimon expire-snapshots /wh/db.db/orders --older-than '7 d' --retain-min 3 \\
+    --dry-run
 
   paimon expire-snapshots 'db.*' --warehouse s3://lake/wh --json
 """

@@ -11,9 +11,11 @@ from paimon_cli.shared import Common, Shared, command
 
 EPILOG = """Examples:
 
-  paimon maintain '*.*' --warehouse s3://lake/wh --metrics-file /var/lib/node_exporter/paimon.prom
+  paimon maintain '*.*' --warehouse s3://lake/wh \\
+    --metrics-file /var/lib/node_exporter/paimon.prom
 
-  paimon maintain 'db.*' -w /wh --orphans --max-duration 50m --parallel-tables 4
+  paimon maintain 'db.*' -w /wh --orphans --max-duration 50m \\
+    --parallel-tables 4
 
   paimon maintain /wh/db.db/orders --dry-run --json
 """

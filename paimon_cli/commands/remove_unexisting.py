@@ -16,7 +16,8 @@ EPILOG = """Examples:
 
   paimon remove-unexisting-files /wh/db.db/orders --dry-run
 
-  paimon remove-unexisting-files /wh/db.db/orders --partition dt=2024-07-01 --json
+  paimon remove-unexisting-files /wh/db.db/orders --partition dt=2024-07-01 \\
+    --json
 """
 
 

@@ -16,7 +16,8 @@ EPILOG = """Examples:
 
   paimon rollback /wh/db.db/orders --to-tag release-1 --quarantine
 
-  paimon rollback /wh/db.db/orders --to-timestamp '2026-11-20 08:00:00' --dry-run
+  paimon rollback /wh/db.db/orders --to-timestamp '2026-11-20 08:00:00' \\
+    --dry-run
 
   paimon rollback db.orders -w s3://lake/wh --to-snapshot 42 --force --json
 """

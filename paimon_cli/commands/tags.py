@@ -14,9 +14,11 @@ CREATE_EPILOG = """Examples:
 
   paimon create-tag /wh/db.db/orders release-1
 
-  paimon create-tag /wh/db.db/orders nightly --snapshot 42 --time-retained '7 d' --replace
+  paimon create-tag /wh/db.db/orders nightly --snapshot 42 \\
+    --time-retained '7 d' --replace
 
-  paimon create-tag /wh/db.db/orders eod --from-timestamp '2026-11-20 18:00:00'
+  paimon create-tag /wh/db.db/orders eod \\
+    --from-timestamp '2026-11-20 18:00:00'
 """
 DELETE_EPILOG = """Examples:
 

@@ -11,58 +11,35 @@ from __future__ import annotations
 
 import io
 import logging
-import os
-import re
 import shutil
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
 from fixtures import Run
+from support.hostile_names import (
+    ANSI,
+    BRANCH,
+    COLUMN,
+    CONSUMER,
+    EMOJI,
+    OPTION,
+    ORPHAN,
+    PART,
+    RENAMED,
+    TABLE_DIR,
+    TAG,
+    TAG2,
+    hostile_table,
+)
 
 from paimon_cli import logs
-
-# Markup, emoji codes, a backslash and non-ASCII text in every kind of name (a closing tag
-# "[/]" where the name may hold a slash).
-TAG = "[bold]rel:m:1"
-TAG2 = "[italic]:smile:ü"
-RENAMED = "[red]x:m:[dim]"
-BRANCH = "[bold]br:m:"
-CONSUMER = "[i]c:m:"
-PART = "[red]p:m:\\[/]"
-COLUMN = "v[/]:m:"
-OPTION = "[bold]o:m:\\"
-ORPHAN = "data-[bold]:m:.parquet"
-TABLE_DIR = "t [bold]:m: \\ü[dim]"
-EMOJI = ("Ⓜ", "😄")  # what :m: and :smile: become when read as emoji codes
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-DAY_S = 86_400
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A partitioned table with hostile names everywhere, at a hostile path (read-only:
-    tests copy it)."""
-    wh = tmp_path_factory.mktemp("hostile-wh")
-    schema = pa.schema([("id", pa.int64()), ("p", pa.string()), (COLUMN, pa.string())])
-    table = pw.create_table(wh, "db.t", schema, partition_keys=("p",), options={"x.custom": OPTION})
-    for values in (["10", PART], [PART, "2024-01-01"], ["10"]):
-        pw.append(table, [{"id": i, "p": v, COLUMN: f"{v}!"} for i, v in enumerate(values)])
-    pw.create_tag(table, TAG2, 1)
-    pw.create_branch(table, BRANCH, TAG2)
-    root = pw.root_of(table)
-    pw.set_consumer(root, CONSUMER, 2)  # keeps snapshots 2.. (expiry names it)
-    hostile_root = root.parent / TABLE_DIR
-    root.rename(hostile_root)
-    bucket = next(hostile_root.glob("p=*/bucket-0"))
-    (bucket / ORPHAN).write_bytes(b"not referenced")
-    old = time.time() - 3 * DAY_S
-    os.utime(bucket / ORPHAN, (old, old))
-    return hostile_root
+    return hostile_table(tmp_path_factory.mktemp("hostile-wh"))
 
 
 @pytest.fixture
