@@ -11,6 +11,7 @@ from core.errors import PaimonError
 from core.format.model import Consumer, ManifestEntry, Snapshot, Tag
 from core.io.fileio import FileInfo
 from core.ops.live_rows import reader_rows, records
+from core.ops.space import FileSizes, SpaceView, file_sizes, space_view
 from core.retention.expire_range import ExpireRange, active_consumers, compute_range, expire_config
 from core.runtime.executors.base import Executor
 from core.runtime.timeparse import local_datetime, local_wall_clock_ms, resolve_zone
@@ -102,6 +103,9 @@ class Summary:
     retention: RetentionView | None
     retention_error: str | None = None
     notes: list[str] = field(default_factory=list)
+    space: SpaceView | None = None  # bytes by category (needs the storage listing)
+    space_error: str | None = None
+    file_sizes: FileSizes | None = None
 
 
 def creation_text(entry: ManifestEntry) -> str | None:
@@ -298,18 +302,29 @@ def summarize(
     if latest is not None:
         cache = ManifestCache(table, executor)
         live = list(full_live_set(table, latest, cache).values())
-    storage_bytes = storage_files = None
-    if storage:
-        storage_bytes = storage_files = 0
-        for info in walk_storage(table, executor):
-            storage_bytes += info.size
-            storage_files += 1
+    listed = list(walk_storage(table, executor)) if storage else None
     retention: RetentionView | None = None
     retention_error = None
     try:
         retention = retention_view(table, now_ms, consumers, tags, zone)
     except PaimonError as exc:  # a bad retention option must not hide the rest of the summary
         retention_error = exc.message
+    space, space_error = None, None
+    if listed is not None:
+        expirable = {
+            i for i in ids if retention and retention.range.end and i < retention.range.end
+        }
+        try:
+            space = space_view(
+                table,
+                listed,
+                executor=executor,
+                now_ms=now_ms,
+                expirable=expirable,
+                tags_due=set(retention.tags_due if retention else ()),
+            )
+        except PaimonError as exc:  # unreadable metadata: inspect --check says which
+            space_error = exc.message
     return Summary(
         table=table,
         earliest=table.snapshots.earliest_id(),
@@ -323,8 +338,11 @@ def summarize(
         reader_rows=reader_rows(table, latest, live) if latest is not None else 0,
         live_bytes=sum(e.file.file_size for e in live),
         partitions=len({e.partition for e in live}),
-        storage_bytes=storage_bytes,
-        storage_files=storage_files,
+        storage_bytes=None if listed is None else sum(i.size for i in listed),
+        storage_files=None if listed is None else len(listed),
         retention=retention,
         retention_error=retention_error,
+        space=space,
+        space_error=space_error,
+        file_sizes=file_sizes(table, live, now_ms=now_ms) if latest is not None else None,
     )

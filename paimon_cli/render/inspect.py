@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from core.format.model import Snapshot
     from core.ops.check import CheckReport, Problem
     from core.ops.inspect import Summary
+    from core.ops.space import FileSizes, SpaceView
 from paimon_cli.convert import (
     consumer_json,
     instant,
@@ -22,7 +23,9 @@ from paimon_cli.inspection import View
 from paimon_cli.output import (
     Mode,
     Output,
+    Styled,
     bold,
+    dim,
     green,
     human_bytes,
     human_duration,
@@ -100,6 +103,49 @@ def _summary_json(s: Summary, zone: dt.tzinfo) -> dict[str, Any]:
         "branches": s.branches,
         "retention": _retention_json(s.retention) if s.retention else None,
         "retention_error": s.retention_error,
+        "space": _space_json(s.space) if s.space else None,
+        "space_error": s.space_error,
+        "file_sizes": _file_sizes_json(s.file_sizes) if s.file_sizes else None,
+    }
+
+
+def _space_json(v: SpaceView) -> dict[str, Any]:
+    return {
+        "files": v.files,
+        "bytes": v.bytes,
+        "categories": [
+            {
+                "name": c.name,
+                "label": c.label,
+                "files": c.files,
+                "bytes": c.bytes,
+                "command": c.command,
+                "reclaimable_bytes": c.reclaimable,
+                "note": c.note,
+            }
+            for c in v.categories
+        ],
+    }
+
+
+def _file_sizes_json(f: FileSizes) -> dict[str, Any]:
+    from core.ops.space import SIZE_CLASSES
+
+    return {
+        "size_classes": [{"label": label, "below_bytes": bound} for label, bound in SIZE_CLASSES],
+        "partitions": [
+            {
+                "partition": p.partition,
+                "files": p.files,
+                "bytes": p.bytes,
+                "histogram": list(p.histogram),
+                "compact": None
+                if p.compact_files is None
+                else {"files": p.compact_files, "files_after_estimate": p.compact_files_after},
+            }
+            for p in f.partitions
+        ],
+        "compact_refused": f.compact_refused,
     }
 
 
@@ -227,6 +273,83 @@ def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
         _render_retention(s.retention, None, out, zone, indent="  ")
     elif s.retention_error:
         out.line(f"  retention: cannot evaluate ({s.retention_error})")
+    if s.space is not None:
+        _render_space(s.space, out)
+    elif s.space_error:
+        out.line(f"  where the bytes are: cannot tell ({s.space_error})")
+    if s.file_sizes is not None:
+        _render_file_sizes(s.file_sizes, out)
+
+
+BAR = 20  # characters: the picture stays within 80 columns with its labels and numbers
+_BAR_STYLE = {"live": "green", "metadata": "cyan"}
+
+
+def _bar_width(part: int, whole: int) -> int:
+    filled = round(part / whole * BAR) if whole else 0
+    return 1 if part and not filled else filled  # bytes held are never drawn as none
+
+
+def _render_space(v: SpaceView, out: Output) -> None:
+    out.line(f"  where the bytes are: {human_bytes(v.bytes)} in {plural(v.files, 'file')}")
+    for c in v.categories:
+        share = f"{100 * c.bytes / v.bytes:3.0f}%" if v.bytes else "  -"
+        filled = _bar_width(c.bytes, v.bytes)
+        out.line(
+            f"    {c.label:<26} ",
+            Styled("█" * filled, _BAR_STYLE.get(c.name, "yellow")),
+            dim("░" * (BAR - filled)),
+            f" {human_bytes(c.bytes):>10} {share}",
+        )
+        if c.command and c.bytes:
+            out.line(f"      {_reclaim(c)}")
+
+
+def _reclaim(c: Any) -> str:
+    if c.name == "branches":
+        return "delete-branch, then delete-orphan-files"
+    if c.reclaimable is None:
+        return f"{c.command} ({c.note})"
+    return f"{c.command} frees {human_bytes(c.reclaimable)} now"
+
+
+def _render_file_sizes(f: FileSizes, out: Output) -> None:
+    from core.ops.space import SIZE_CLASSES
+
+    if not f.partitions:
+        return
+    files = sum(p.files for p in f.partitions)
+    small = sum(p.histogram[0] + p.histogram[1] for p in f.partitions)
+    out.line(f"  file sizes: {small} of {plural(files, 'live data file')} under 16 MiB")
+    if f.compact_refused is not None:
+        out.line(f"    compact refuses this table: {f.compact_refused}")
+    else:
+        rewritten = sum(p.compact_files or 0 for p in f.partitions)
+        after = sum(p.compact_files_after or 0 for p in f.partitions)
+        out.line(
+            f"    compact would rewrite {rewritten} files into about {after}"
+            if rewritten
+            else "    compact has nothing to do"
+        )
+    shown = sorted(f.partitions, key=lambda p: (-p.files, str(p.partition)))[:PARTITIONS]
+    out.table(
+        None,
+        ["partition", "files", *(label for label, _ in SIZE_CLASSES), "compact"],
+        (
+            [
+                "/".join(f"{k}={v}" for k, v in p.partition.items()) or "-",
+                p.files,
+                *(n or "." for n in p.histogram),
+                "-" if not p.compact_files else f"{p.compact_files}->{p.compact_files_after}",
+            ]
+            for p in shown
+        ),
+        limit=PARTITIONS,
+        total=len(f.partitions),
+    )
+
+
+PARTITIONS = 10  # the partitions with the most files; --json has every one
 
 
 def _render_retention(r: Any, _data: Any, out: Output, zone: Any, indent: str = "") -> None:
