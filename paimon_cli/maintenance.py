@@ -87,7 +87,7 @@ class Runner:
     ) -> None:
         """One table's steps inside its run record (and quarantine, with --quarantine)."""
         from core.ops.maintain import maintain_table
-        from core.runtime.runs import start_run, write_record
+        from core.runtime.runs import record_run, start_run
 
         record = None
         if self.params is not None:
@@ -105,7 +105,7 @@ class Runner:
         if record is None or result.busy is not None:
             return
         status = "partial" if result.failed else "ok"
-        write_record(table.fileio, table.location, record, branch=table.branch, status=status)
+        record_run(table, record, status=status)
         self.run_ids[table.location] = record.id
 
     def run_all(

@@ -41,7 +41,7 @@ from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
 from core.runtime.report import ExecutionReport
-from core.runtime.runs import Run, start_run, write_record
+from core.runtime.runs import Run, record_run, start_run
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -213,6 +213,4 @@ def _record(
 ) -> None:
     """The run record; a run refused before any change leaves none."""
     if always or record.acted:
-        write_record(
-            table.fileio, table.location, record, branch=table.branch, status=status, error=error
-        )
+        record_run(table, record, status=status, error=error)

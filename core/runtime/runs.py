@@ -4,16 +4,24 @@
 append). The lifecycle (``core.ops.lifecycle.run``) starts a run for each real run of a
 changing command and passes it down to where changes happen (``core.runtime.apply`` runs
 planned actions, ``core.write.commit`` publishes snapshots), which add what they did; it
-writes the record at the end. Paimon's own tools never list ``.paimon-cli``.
+writes the record at the end (``record_run``). Paimon's own tools never list ``.paimon-cli``.
+
+The history is bounded (DECISIONS D14): after writing a record, ``record_run`` deletes the
+records beyond the newest ``paimon-cli.runs.num-retained`` (table option, default 100) and
+those started before ``paimon-cli.runs.time-retained`` (default 90 d), except the record of
+a run whose quarantine can still be restored (``inspect TABLE runs`` is where its id is
+found) and the record just written.
 """
 
 from __future__ import annotations
 
+import calendar
 import getpass
 import hashlib
 import json
 import logging
 import os
+import re
 import socket
 import time
 import uuid
@@ -21,7 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.errors import StorageError
+from core.errors import CorruptMetadataError, InvalidOptionError, StorageError
+from core.format.options import TableOptions
 from core.io.fileio import FileIO, join
 from core.runtime.timeparse import iso_utc
 
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
     from core.runtime.lease import Lease
     from core.runtime.plans import Plan
     from core.runtime.report import ExecutionReport
+    from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
 
@@ -192,6 +202,131 @@ def write_record(
         logger.warning("could not write the run record %s: %s", path, exc.message)
         return None
     return path
+
+
+def record_run(
+    table: PaimonTable, run: Run, *, status: str, error: str | None = None
+) -> str | None:
+    """Write the run's record, then prune the table's run history (module doc)."""
+    path = write_record(
+        table.fileio, table.location, run, branch=table.branch, status=status, error=error
+    )
+    if path is not None:
+        prune_records(table.fileio, table.location, RunHistory.of(table.options), keep=run.id)
+    return path
+
+
+#: Table options that bound the run history (ours: Paimon keeps options it does not know).
+NUM_RETAINED = "paimon-cli.runs.num-retained"
+TIME_RETAINED = "paimon-cli.runs.time-retained"
+_DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class RunHistory:
+    """How many run records a table keeps, and for how long."""
+
+    num_retained: int = 100
+    time_retained_ms: int = 90 * _DAY_MS
+
+    @classmethod
+    def of(cls, options: TableOptions) -> RunHistory:
+        """From the table options; a value that cannot be read keeps its default (the
+        run is done by now: a typo in an option never fails it)."""
+        default = cls()
+        try:
+            count = options.get_int(NUM_RETAINED)
+        except InvalidOptionError as exc:
+            logger.warning("%s; keeping %d run records", exc.message, default.num_retained)
+            count = None
+        try:
+            age = options.get_duration_ms(TIME_RETAINED)
+        except InvalidOptionError as exc:
+            logger.warning("%s; keeping run records for 90 d", exc.message)
+            age = None
+        if count is not None and count < 1:
+            logger.warning("%s must be at least 1, got %d; 1 is used", NUM_RETAINED, count)
+            count = 1
+        return cls(
+            default.num_retained if count is None else count,
+            default.time_retained_ms if age is None else age,
+        )
+
+
+# <start, UTC, to the millisecond>-<run id>.json, as write_record names them.
+_RECORD_NAME = re.compile(r"(\d{8}T\d{6})(\d{3})Z-([0-9a-f]{12})\.json")
+
+
+def _started_ms(name: str) -> tuple[int, str] | None:
+    """(start time, run id) of a record file name; None for any other name."""
+    m = _RECORD_NAME.fullmatch(name)
+    if m is None:
+        return None
+    seconds = calendar.timegm(time.strptime(m.group(1), "%Y%m%dT%H%M%S"))
+    return seconds * 1000 + int(m.group(2)), m.group(3)
+
+
+def prune_records(
+    fileio: FileIO,
+    table_root: str,
+    history: RunHistory,
+    *,
+    keep: str,
+    now_ms: int | None = None,
+) -> list[str]:
+    """Delete the records beyond the newest ``history.num_retained`` and those started
+    before ``history.time_retained_ms`` ago; never ``keep``'s record nor one of a run
+    whose quarantine can still be restored. Returns the paths deleted; a storage failure
+    is a warning (the next run prunes again)."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    try:
+        listed = fileio.list_dir(runs_dir(table_root))
+    except StorageError as exc:
+        logger.warning("could not list the run history of %s: %s", table_root, exc.message)
+        return []
+    named = []  # (start, run id, path), newest first; other files are left alone
+    for info in listed:
+        parsed = None if info.is_dir else _started_ms(info.name)
+        if parsed is not None:
+            named.append((*parsed, info.path))
+    named.sort(reverse=True)
+    cutoff = now_ms - history.time_retained_ms
+    doomed = [
+        (run_id, path)
+        for n, (started, run_id, path) in enumerate(named)
+        if run_id != keep and (n >= history.num_retained or started < cutoff)
+    ]
+    if not doomed:
+        return []
+    restorable = _restorable_runs(fileio, table_root)
+    if restorable is None:
+        return []
+    deleted = []
+    for run_id, path in doomed:
+        if run_id in restorable:
+            continue
+        try:
+            fileio.delete(path)
+        except StorageError as exc:
+            logger.warning("could not delete the old run record %s: %s", path, exc.message)
+            break
+        deleted.append(path)
+    if deleted:
+        logger.info("run history of %s: %d old records deleted", table_root, len(deleted))
+    return deleted
+
+
+def _restorable_runs(fileio: FileIO, table_root: str) -> frozenset[str] | None:
+    """Run ids whose quarantine ``restore`` can still bring back; None when the quarantine
+    records cannot be read (then no run record is deleted)."""
+    from core.runtime.quarantine import records
+
+    try:
+        found = records(fileio, table_root)
+    except (CorruptMetadataError, StorageError) as exc:
+        logger.warning("run history of %s not pruned: %s", table_root, exc.message)
+        return None
+    return frozenset(str(r.get("run_id")) for r in found if r.get("status") == "quarantined")
 
 
 def read_records(fileio: FileIO, table_root: str) -> list[dict[str, Any]]:

@@ -75,3 +75,49 @@ def test_orphan_cleaning_never_touches_the_records(run, table: Path) -> None:
     assert not any("/.paimon-cli/" in o["path"] for o in doc["plan"]["details"]["orphans"])
     after = tree_state(table / ".paimon-cli" / "runs")
     assert set(records) <= set(after)
+
+
+def _aged(root: Path, run_id: str, stamp: str = "20200101T000000000Z") -> Path:
+    """Make a run's record look started at ``stamp`` (its file name says when)."""
+    runs = root / ".paimon-cli" / "runs"
+    (path,) = runs.glob(f"*-{run_id}.json")
+    return path.rename(runs / f"{stamp}-{run_id}.json")
+
+
+def test_history_is_bounded_by_count(run, table: Path) -> None:
+    """Issue 25.5: paimon-cli.runs.num-retained (here through --options) keeps the newest."""
+    ids = []
+    for _ in range(5):
+        doc = run.json(
+            "expire-snapshots",
+            table,
+            "--retain-min",
+            "25",
+            "--options",
+            "paimon-cli.runs.num-retained=3",
+        )
+        ids.append(doc["run_id"])
+    assert [r["run_id"] for r in _records(table)] == ids[-3:]
+    # Without the option: the default (100) keeps them all.
+    run.json("create-tag", table, "t")
+    assert len(_records(table)) == 4
+
+
+def test_history_is_bounded_by_age_but_keeps_what_restore_needs(run, table: Path) -> None:
+    """Records started before paimon-cli.runs.time-retained (default 90 d) go, except the
+    record of a run whose quarantine can still be restored; a file of another name stays."""
+    plain = run.json("create-tag", table, "t1")["run_id"]
+    quarantined = run.json(
+        "expire-snapshots", table, "--retain-max", "25", "--retain-min", "1", "--quarantine"
+    )["run_id"]
+    _aged(table, plain)
+    _aged(table, quarantined, "20200101T000000001Z")
+    foreign = table / ".paimon-cli" / "runs" / "notes.json"
+    foreign.write_text("{}")
+    latest = run.json("create-tag", table, "t2")["run_id"]
+    assert [r["run_id"] for r in _records(table) if "run_id" in r] == [quarantined, latest]
+    assert foreign.exists()
+    assert run("restore", table, "--last").exit_code == 0  # restored: no longer needed
+    run.json("create-tag", table, "t3")
+    assert quarantined not in {r.get("run_id") for r in _records(table)}
+    assert run("inspect", table, "--check").exit_code == 0
