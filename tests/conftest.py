@@ -118,13 +118,14 @@ def _why_no_spark() -> str | None:
 
 @pytest.fixture(scope="session")
 def spark_executor() -> Iterator[SparkExecutor]:
-    """One local[2] Spark session for all Spark tests (start-up costs seconds)."""
+    """One local[2] Spark session for all Spark tests (start-up costs seconds); a failed
+    task is tried twice (local[N,F]: spark.task.maxFailures 2), as clusters retry tasks."""
     reason = _why_no_spark()
     if reason:
         if java_toolchain.REQUIRED:  # CI: Spark runs there, never skipped
             pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but Spark {reason}")
         pytest.skip(f"Spark {reason}")
-    executor = SparkExecutor.start(master="local[2]", parallelism=4)
+    executor = SparkExecutor.start(master="local[2,2]", parallelism=4)
     executor.owned = False  # shared: tests must not stop it
     yield executor
     executor.spark.stop()

@@ -5,9 +5,15 @@ Java where it reads the table)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +22,7 @@ import pypaimon_writer as pw
 import pytest
 from invariants import assert_no_dangling_references
 from java_paimon import assert_java_ok
-from s3.fault_proxy import FaultProxy, Rule
+from s3.fault_proxy import FaultProxy, Rule, command_of, parent_pid, pid_of_client
 
 from core.io.fileio import FileIO
 from core.runtime.clock import SystemClock
@@ -53,8 +59,10 @@ def snapshot_ids(s3: Any, uri: str) -> list[int]:
 SNAPSHOT_PUT = r"/snapshot/snapshot-\d+$"
 
 
-@pytest.mark.parametrize("action", ["error-after", "drop-after"])
-@pytest.mark.parametrize("engine", ["local", "spark"])
+@pytest.mark.parametrize(
+    ("engine", "action"),
+    [("local", "error-after"), ("local", "drop-after"), ("spark", "error-after")],
+)
 def test_compact_whose_snapshot_put_landed_but_was_answered_badly(
     run,
     s3_server,
@@ -204,26 +212,18 @@ def test_refused_orphan_deletions_are_failures(
         record = run.json("inspect", uri, "runs", *s3_server.cli_options())["runs"][0]
         assert record["status"] == "partial"
         assert record["totals"]["bytes"] == sum(v for k, v in orphans.items() if k not in refused)
-    faults.clear()  # the policy is lifted: a rerun deletes the rest
-    again = _orphan_run(run, uri, faulty_s3, engine)
-    assert again.exit_code == 0, again.stderr
-    assert s3_server.files(uri) == live
+    if engine == "local":  # the policy is lifted: a rerun deletes the rest
+        faults.clear()
+        again = _orphan_run(run, uri, faulty_s3, engine)
+        assert again.exit_code == 0, again.stderr
+        assert s3_server.files(uri) == live
 
 
-@pytest.mark.parametrize("engine", ["local", "spark"])
 def test_refused_expiry_deletions_keep_the_journal(
-    run,
-    s3_server,
-    faulty_s3,
-    faults: FaultProxy,
-    s3_prefix,
-    scenarios,
-    tmp_path: Path,
-    engine,
-    request,
+    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, tmp_path: Path
 ) -> None:
-    if engine == "spark":
-        request.getfixturevalue("spark_cli")
+    """Spark runs the same batch code on its executors (the JVM test below deletes there)."""
+    engine = "local"
     src = scenarios["many_commits"].root
     local = tmp_path / "local" / src.name
     shutil.copytree(src, local)
@@ -296,25 +296,28 @@ def test_a_batch_applied_but_never_confirmed_is_checked_key_by_key(
 
 
 # -- listings: a fault on the second page of a >1,000-key listing -------------------------------
-@pytest.mark.parametrize("fault", ["503", "403"])
 def test_fault_on_the_second_listing_page(
-    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, fault: str
+    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios
 ) -> None:
+    """A bucket directory of 1,100 keys lists in two pages: 403 on the second stops the run
+    with nothing deleted; 503 SlowDown there is retried and the run deletes every orphan."""
     uri = upload(s3_server, scenarios["append_partitioned"].root, s3_prefix)
     live = s3_server.files(uri)
     bucket_dir = sorted(n.rsplit("/", 1)[0] for n in live if "/bucket-" in n)[0]
     orphans = plant_orphans(s3_server, uri, {bucket_dir: 1100})
-    status, code = (503, "SlowDown") if fault == "503" else (403, "AccessDenied")
-    rule = faults.add(Rule("GET", r"continuation-token=", "error", status=status, code=code))
+    denied = faults.add(
+        Rule("GET", r"continuation-token=", "error", status=403, code="AccessDenied")
+    )
     result = _orphan_run(run, uri, faulty_s3, "local")
-    assert rule.hits == 1
-    if fault == "503":
-        assert result.exit_code == 0, result.stderr
-        assert json.loads(result.stdout)["plan"]["details"]["orphan_count"] == len(orphans)
-        assert s3_server.files(uri) == live
-    else:
-        assert result.exit_code == 1 and "access denied" in result.stderr.lower()
-        assert s3_server.files(uri) == live | set(orphans)
+    assert denied.hits == 1
+    assert result.exit_code == 1 and "access denied" in result.stderr.lower()
+    assert s3_server.files(uri) == live | set(orphans)
+    slow = faults.add(Rule("GET", r"continuation-token=", "error", status=503, code="SlowDown"))
+    result = _orphan_run(run, uri, faulty_s3, "local")
+    assert slow.hits == 1
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["plan"]["details"]["orphan_count"] == len(orphans)
+    assert s3_server.files(uri) == live
 
 
 # -- 4. the store's clock decides file ages -----------------------------------------------------
@@ -350,3 +353,73 @@ def test_a_host_clock_off_the_stores_is_refused(
     assert ("ahead of" if skew_days > 0 else "behind") in message
     assert "Traceback" not in result.stderr
     assert s3_server.files(uri) == live | set(uploaded)
+
+
+# -- Spark: a task retried after its worker died, and the JVM killed mid-run -------------------
+def _spark_cli(*args: object, timeout: int = 600) -> subprocess.CompletedProcess[str]:
+    """A CLI run in a process of its own: its own Spark JVM, which a test may kill."""
+    if importlib.util.find_spec("pyspark") is None or shutil.which("java") is None:
+        pytest.skip("needs pyspark and Java")
+    return subprocess.run(
+        [sys.executable, "-m", "paimon_cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _kill(address: tuple[str, int], *, jvm: bool) -> None:
+    """SIGKILL the Python worker that sent the request, or the Spark JVM above it."""
+    pid = pid_of_client(address)
+    while jvm and pid is not None and "java" not in command_of(pid).split(" ", 1)[0]:
+        pid = parent_pid(pid)
+    assert pid is not None and pid > 1, address
+    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.spark
+def test_spark_retries_a_task_whose_worker_died(
+    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, spark_cli
+) -> None:
+    """The shared session runs local[2,2] (spark.task.maxFailures 2): the Python worker
+    deleting orphans dies right after its first request reached the store; Spark runs the
+    task again, which finds that file gone and deletes the rest."""
+    uri = upload(s3_server, scenarios["append_partitioned"].root, s3_prefix)
+    live = s3_server.files(uri)
+    bucket_dir = sorted(n.rsplit("/", 1)[0] for n in live if "/bucket-" in n)[0]
+    plant_orphans(s3_server, uri, {bucket_dir: 4})
+    rule = faults.add(Rule("DELETE", "orphan-", "call", callback=partial(_kill, jvm=False)))
+    result = _orphan_run(run, uri, faulty_s3, "spark")
+    assert rule.hits == 1
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["report"]["status"] == "ok"
+    assert s3_server.files(uri) == live
+
+
+@pytest.mark.spark
+def test_a_spark_jvm_killed_mid_run_fails_cleanly_and_a_rerun_finishes(
+    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, tmp_path: Path
+) -> None:
+    src = scenarios["many_commits"].root
+    local = tmp_path / "local" / src.name
+    shutil.copytree(src, local)
+    args = ["--retain-min", "5", "--older-than", "0 ms"]
+    assert run("expire-snapshots", local, *args).exit_code == 0
+    uri = upload(s3_server, src, s3_prefix)
+    # The first batch delete an executor sends (after the snapshot files went, on the driver).
+    rule = faults.add(Rule("POST", r"\?delete", "call", callback=partial(_kill, jvm=True)))
+    result = _spark_cli(
+        "expire-snapshots", uri, *args, "--engine", "spark", *faulty_s3.cli_options()
+    )
+    assert rule.hits == 1
+    assert result.returncode == 1, (result.stdout, result.stderr[-3000:])
+    assert "Spark" in result.stderr and "Traceback" not in result.stderr
+    read_back(s3_server, uri, tmp_path / "killed")  # nothing dangling
+    again = run.json("expire-snapshots", uri, *args, *s3_server.cli_options())
+    assert again["report"]["status"] == "ok" and again["report"]["resumed_journals"]
+    assert s3_server.files(uri) == {
+        str(p.relative_to(local))
+        for p in local.rglob("*")
+        if p.is_file() and ".paimon-cli" not in p.parts
+    }

@@ -56,7 +56,7 @@ def spark_failures() -> Iterator[None]:
     except PaimonError:
         raise
     except Exception as exc:
-        if not type(exc).__module__.startswith(("py4j", "pyspark")):
+        if not _from_spark(exc):
             raise
         text = str(exc)
         ours = _OUR_ERROR.findall(text)
@@ -71,6 +71,30 @@ def spark_failures() -> Iterator[None]:
             "--spark-conf spark.driver.memory=4g (local mode runs every task in it); "
             "--debug shows the traceback",
         ) from exc
+
+
+_SPARK_MODULES = ("py4j", "pyspark")
+
+
+def _from_spark(exc: BaseException) -> bool:
+    """Raised by py4j or pyspark, or by a plain call inside them: a JVM that died makes py4j's
+    reconnect fail with a bare ConnectionRefusedError, which is no storage error."""
+    if type(exc).__module__.startswith(_SPARK_MODULES):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith(_SPARK_MODULES):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _quiet_accumulator_server(spark: Any) -> None:
+    """PySpark's accumulator thread prints a traceback when the JVM it serves dies; the
+    failure is reported once, as an EngineError, by the call that meets it."""
+    server = getattr(spark.sparkContext, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda *_args: None
 
 
 def _is_local(master: str | None) -> bool:
@@ -173,6 +197,7 @@ class SparkExecutor:
                 Path(log_config).unlink(missing_ok=True)  # read once, at JVM start
         if remote is None:
             spark.sparkContext.setLogLevel("ERROR")
+            _quiet_accumulator_server(spark)
         return cls(spark, parallelism, owned=True)
 
     def _default_parallelism(self) -> int:
