@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import typer
@@ -79,3 +79,13 @@ def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
 
 def usage_error(message: str) -> typer.BadParameter:
     return typer.BadParameter(message)
+
+
+def completion_candidates(produce: Callable[[], list[str]]) -> list[str]:
+    """Candidates for tab completion, which runs inside the user's shell at every <TAB>: a
+    table that cannot be read (yet), a bad option, a storage error give none, never an
+    error or a traceback in the middle of the command line being typed."""
+    try:
+        return produce()
+    except Exception:  # noqa: BLE001 - the shell is the caller; nothing may escape to it
+        return []

@@ -12,6 +12,7 @@ import typer
 
 from core.errors import InvalidOptionError
 from core.format.options import parse_dynamic_options
+from paimon_cli.completion import any_branch
 
 if TYPE_CHECKING:
     from core.runtime.plans import Plan
@@ -40,7 +41,9 @@ WarehouseOpt = Annotated[
         show_default=False,
     ),
 ]
-BranchOpt = Annotated[str, typer.Option("--branch", help="Branch to work on.")]
+BranchOpt = Annotated[
+    str, typer.Option("--branch", help="Branch to work on.", autocompletion=any_branch)
+]
 FsOpt = Annotated[
     list[str] | None,
     typer.Option(

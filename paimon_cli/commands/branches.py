@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.completion import branch_names, tag_names
 from paimon_cli.render import branches as render
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import Common, Shared, command
@@ -29,13 +30,16 @@ FAST_FORWARD_EPILOG = """Examples:
   paimon fast-forward db.orders -w /wh audit --json
 """
 
-BranchName = Annotated[str, typer.Argument(help="Branch name.", show_default=False)]
+NewBranch = Annotated[str, typer.Argument(help="Name of the new branch.", show_default=False)]
+BranchName = Annotated[
+    str, typer.Argument(help="Branch name.", show_default=False, autocompletion=branch_names)
+]
 
 
 @command("create-branch", epilog=CREATE_EPILOG, shared=Shared.CHANGING)
 def create_branch(
     common: Common,
-    name: BranchName,
+    name: NewBranch,
     tag: Annotated[
         str | None,
         typer.Option(
@@ -43,6 +47,7 @@ def create_branch(
             help="Start the branch at this tag's snapshot (default: an empty branch with the "
             "table's schemas and no snapshot).",
             show_default=False,
+            autocompletion=tag_names,
         ),
     ] = None,
 ) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.completion import tag_names
 from paimon_cli.inspection import View
 from paimon_cli.shared import Common, Shared, command
 
@@ -56,6 +57,7 @@ def inspect(
             help="Tag for files, manifests and partitions instead of a snapshot; with "
             "--check, check only this tag.",
             show_default=False,
+            autocompletion=tag_names,
         ),
     ] = None,
     check: Annotated[

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.completion import tag_names
 from paimon_cli.render.rollback import RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import Common, Shared, command
@@ -41,6 +42,7 @@ def rollback(
             "--to-tag",
             help="Roll back to this tag's snapshot (restored from the tag if it expired).",
             show_default=False,
+            autocompletion=tag_names,
         ),
     ] = None,
     to_timestamp: Annotated[

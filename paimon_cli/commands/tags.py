@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.completion import tag_names
 from paimon_cli.render import tags as render
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import Common, Shared, command
@@ -90,7 +91,10 @@ def create_tag(
 )
 def delete_tag(
     common: Common,
-    names: Annotated[list[str], typer.Argument(help="Tag names (also comma-separated).")],
+    names: Annotated[
+        list[str],
+        typer.Argument(help="Tag names (also comma-separated).", autocompletion=tag_names),
+    ],
     force: Annotated[
         bool,
         typer.Option(
@@ -110,7 +114,10 @@ def delete_tag(
 @command("rename-tag", epilog=RENAME_EPILOG, shared=Shared.CHANGING)
 def rename_tag(
     common: Common,
-    old: Annotated[str, typer.Argument(help="Existing tag name.", show_default=False)],
+    old: Annotated[
+        str,
+        typer.Argument(help="Existing tag name.", show_default=False, autocompletion=tag_names),
+    ],
     new: Annotated[str, typer.Argument(help="New tag name.", show_default=False)],
 ) -> None:
     """Rename a tag (the new name is created if absent, then the old file goes)."""
