@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from paimon_cli.shared import Common
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
-from paimon_cli.output import SCHEMA_VERSION, Output, bold
+from paimon_cli.output import SCHEMA_VERSION, Output, bold, plural
 from paimon_cli.progress import progress_for
 from paimon_cli.render import Renderer, RunView
 
@@ -163,6 +163,6 @@ def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> No
             }
         )
     else:
-        out.line(f"{len(locations)} tables, {failures} failed")
+        out.line(f"{plural(len(locations), 'table')}, {failures} failed")
     if failures:
         raise typer.Exit(EXIT_FAILURE)

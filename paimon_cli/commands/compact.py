@@ -67,7 +67,13 @@ def compact(
         ),
     ] = False,
 ) -> None:
-    """Merge small data files into right-sized ones as Paimon's compaction does; rows unchanged."""
+    """Merge small data files into right-sized ones as Paimon's compaction does.
+
+    What stays the same is what a read merging every file returns: each key keeps its merged
+    record (append tables: the same rows). Batch readers of primary-key tables with deletion
+    vectors or the first-row merge engine skip level-0 files until they are compacted: the
+    rows they see gain what those files held.
+    """
     from core.ops.compact import Compact, CompactRequest
 
     if manifests:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paimon_cli.output import Output
+from paimon_cli.output import Output, plural
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import deletion_document, header, render_plan_and_report
 
@@ -41,7 +41,8 @@ def _delete(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
     d: Any = o.plan.details
     header("delete-branch", o.plan.table, out, view, f" {d['branch']}")
     out.line(
-        f"  snapshots {_span(d['snapshots'])}, tags {_names(d['tags'])}; {d['files']} files "
+        f"  snapshots {_span(d['snapshots'])}, tags {_names(d['tags'])}; "
+        f"{plural(d['files'], 'file')} "
         "in the branch directory"
     )
     render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=view.dry_run)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import Output, human_bytes
+from paimon_cli.output import Output, human_bytes, plural
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import header, render_commit
@@ -110,18 +110,20 @@ def human(o: Outcome[CompactPlan, CompactResult], out: Output, view: RunView) ->
         return
     _tasks(tasks, out)
     out.line(
-        f"  {d['files_before']} files ({human_bytes(d['bytes_before'])}) -> about "
-        f"{d['files_after_estimate']} files (about {human_bytes(d['bytes_after_estimate'])})"
+        f"  {plural(d['files_before'], 'file')} ({human_bytes(d['bytes_before'])}) -> about "
+        f"{plural(d['files_after_estimate'], 'file')} "
+        f"(about {human_bytes(d['bytes_after_estimate'])})"
     )
     r = o.result
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
         render_commit(
             out,
             r.commit.snapshot.id,
-            f"(COMPACT): {r.files_before} files ({human_bytes(r.bytes_before)}) -> "
-            f"{r.files_after} files ({human_bytes(r.bytes_after)})"
+            f"(COMPACT): {plural(r.files_before, 'file')} ({human_bytes(r.bytes_before)}) -> "
+            f"{plural(r.files_after, 'file')} ({human_bytes(r.bytes_after)})"
             + (
-                f", {r.changelog_files} changelog files ({r.changelog_records} records)"
+                f", {plural(r.changelog_files, 'changelog file')} "
+                f"({plural(r.changelog_records, 'record')})"
                 if d.get("changelog_producer")
                 else ""
             )

@@ -30,7 +30,7 @@ def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
 def render_changelog_details(d: Mapping[str, Any], out: Output) -> None:
     """The changelog expiry lines (also shown by expire-snapshots on decoupled tables)."""
     if d.get("earliest_changelog") is None:
-        out.line("  no long-lived changelogs: nothing to do")
+        out.line("  no long-lived changelogs")  # the plan says "nothing to do"
         return
     ids = d.get("changelogs") or []
     span = f"{ids[0]}..{ids[-1]}" if ids else "none"

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import plan_doc
 from paimon_cli.errors import report_error
-from paimon_cli.output import Output, human_bytes, human_wall_clock, red
+from paimon_cli.output import Output, human_bytes, human_wall_clock, plural, red
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import commit_report, header, render_commit
@@ -85,7 +85,7 @@ def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> No
         out.line(
             "  ",
             red(
-                f"{len(d['skipped'])} partitions kept: no time can be read from their "
+                f"{plural(len(d['skipped']), 'partition')} kept: no time can be read from their "
                 "values, they never expire"
             ),
         )
@@ -96,7 +96,7 @@ def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> No
         render_commit(
             out,
             r.snapshot.id,
-            f"(OVERWRITE) after {r.attempts} attempt(s); files are deleted later by "
+            f"(OVERWRITE) after {plural(r.attempts, 'attempt')}; files are deleted later by "
             "expire-snapshots",
             r.notes,
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paimon_cli.output import Output, human_duration, human_limit, human_time
+from paimon_cli.output import Output, human_duration, human_limit, human_time, plural
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.expire_changelogs import render_changelog_details
 from paimon_cli.render.plans import (
@@ -57,10 +57,11 @@ def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
             tags[k["tag"]] = tags.get(k["tag"], 0) + 1
         out.line(
             "  kept because of tags: "
-            + ", ".join(f"{t} ({n} files)" for t, n in sorted(tags.items()))
+            + ", ".join(f"{t} ({plural(n, 'file')})" for t, n in sorted(tags.items()))
         )
     if d.get("kept_for_changelog"):
-        out.line(f"  kept for the decoupled changelog: {d['kept_for_changelog']} files")
+        kept = plural(d["kept_for_changelog"], "file")
+        out.line(f"  kept for the decoupled changelog: {kept}")
     if d.get("changelog_expiry") is not None:
         render_changelog_details(d["changelog_expiry"], out)
     unfinished_runs(o, out)

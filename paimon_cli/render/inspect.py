@@ -211,7 +211,7 @@ def _scope_text(r: CheckReport) -> str:
         return f"snapshot {scope.snapshot}"
     if scope.kind == "latest":
         return "the latest snapshot"
-    return f"{r.roots} snapshots, tags and changelogs"
+    return f"{plural(r.roots, 'root')} (snapshots, tags and changelogs)"
 
 
 def render_check(r: CheckReport, out: Output) -> None:
@@ -222,13 +222,13 @@ def render_check(r: CheckReport, out: Output) -> None:
     if r.ok:
         out.line(
             green("OK"),
-            f": {r.files_checked} files referenced by {_scope_text(r)} "
+            f": {plural(r.files_checked, 'file')} referenced by {_scope_text(r)} "
             "all present with their recorded sizes",
         )
         return
     out.line(
         red(plural(len(r.problems), "problem")),
-        f" among {r.files_checked} files referenced by {_scope_text(r)}:",
+        f" among {plural(r.files_checked, 'file')} referenced by {_scope_text(r)}:",
     )
     out.table(
         None,
@@ -255,19 +255,20 @@ def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
         out.line("  no snapshots yet")
     else:
         out.line(
-            f"  snapshots {s.earliest}..{s.latest.id} ({s.snapshot_count} files); latest "
+            f"  snapshots {s.earliest}..{s.latest.id} ({plural(s.snapshot_count, 'file')}); latest "
             f"{s.latest.commit_kind} at {_when(s.latest.time_millis, zone)}"
         )
     rows = (
         f"{s.reader_rows} rows" if s.reader_rows is not None else "rows merged on read, not counted"
     )
     out.line(
-        f"  live data: {s.live_files} files, {s.live_records} records ({rows}), "
-        f"{human_bytes(s.live_bytes)} in {s.partitions} partition(s)"
+        f"  live data: {plural(s.live_files, 'file')}, {plural(s.live_records, 'record')} "
+        f"({rows}), {human_bytes(s.live_bytes)} in {plural(s.partitions, 'partition')}"
     )
     if s.storage_bytes is not None:
         ratio = f" ({s.storage_bytes / s.live_bytes:.1f}x live)" if s.live_bytes else ""
-        out.line(f"  on storage: {s.storage_files} files, {human_bytes(s.storage_bytes)}{ratio}")
+        files = plural(s.storage_files or 0, "file")
+        out.line(f"  on storage: {files}, {human_bytes(s.storage_bytes)}{ratio}")
     out.line(f"  tags {len(s.tags)}, consumers {len(s.consumers)}, branches {len(s.branches)}")
     if s.retention is not None:
         _render_retention(s.retention, None, out, zone, indent="  ")
@@ -327,7 +328,7 @@ def _render_file_sizes(f: FileSizes, out: Output) -> None:
         rewritten = sum(p.compact_files or 0 for p in f.partitions)
         after = sum(p.compact_files_after or 0 for p in f.partitions)
         out.line(
-            f"    compact would rewrite {rewritten} files into about {after}"
+            f"    compact would rewrite {plural(rewritten, 'file')} into about {after}"
             if rewritten
             else "    compact has nothing to do"
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red
+from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, plural, red
 
 if TYPE_CHECKING:
     from core.ops.maintain import StepResult, TableResult
@@ -130,7 +130,7 @@ def _step_line(s: StepResult) -> list[Part]:
         what = f"changelogs {s.changelogs[0]}..{s.changelogs[-1]} ({len(s.changelogs)})"
     if s.plan is not None and not s.plan.empty:
         totals = s.plan.totals()
-        what = f"{totals['files']} files, {human_bytes(totals['bytes'])}"
+        what = f"{plural(totals['files'], 'file')}, {human_bytes(totals['bytes'])}"
         d = s.plan.details
         if s.name == "expire-snapshots" and d.get("snapshots"):
             snaps = d["snapshots"]
@@ -190,7 +190,8 @@ def render(
     )
     failed = sum(r.failed for r in results)
     out.line(
-        f"{len(results) + len(skipped)} tables: {len(results) - failed} {verb}maintained, "
+        f"{plural(len(results) + len(skipped), 'table')}: {len(results) - failed} "
+        f"{verb}maintained, "
         f"{failed} failed" + (f", {len(skipped)} skipped" if skipped else "")
     )
     for loc, reason in skipped:
@@ -212,7 +213,7 @@ def quiet(results: list[TableResult], out: Output, dry_run: bool) -> None:
     failed = [r for r in results if r.failed]
     if not failed:
         return
-    out.problem(f"paimon maintain: {len(failed)} of {len(results)} tables failed")
+    out.problem(f"paimon maintain: {len(failed)} of {plural(len(results), 'table')} failed")
     for r in failed:
         if r.error is not None:
             out.problem(f"  {r.name}: {r.error.message}")

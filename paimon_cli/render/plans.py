@@ -14,7 +14,16 @@ if TYPE_CHECKING:
     from core.write.commit import CommitResult
     from paimon_cli.render import RunView
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import Output, Part, bold, green, human_bytes, human_duration, red, yellow
+from paimon_cli.output import (
+    Output,
+    bold,
+    green,
+    human_bytes,
+    human_duration,
+    plural,
+    red,
+    yellow,
+)
 
 SCREEN = 40
 
@@ -46,7 +55,11 @@ def unfinished_runs(o: Outcome[Any, Any], out: Output) -> None:
     if o.pending_journals:
         out.line(
             "  ",
-            yellow(f"{o.pending_journals} unfinished run(s) found: a real run finishes them first"),
+            yellow(
+                f"{plural(o.pending_journals, 'unfinished run')} found: a real run finishes "
+                + ("it" if o.pending_journals == 1 else "them")
+                + " first"
+            ),
         )
 
 
@@ -168,10 +181,9 @@ def render_report(report: ExecutionReport, out: Output) -> None:
     for phase in report.phases:
         for path, error in phase.failures:
             out.line("  ", red("failed"), f" {path}: {error}")
-    status: list[Part] = (
-        [red("partial"), ": the journal stays and the next run finishes it"]
-        if report.failed
-        else [green("done")]
-    )
     ms = round(report.seconds * 1000)
-    out.line("  ", *status, f" in {human_duration(ms if ms < 1000 else ms - ms % 1000)}")
+    took = f" in {human_duration(ms if ms < 1000 else ms - ms % 1000)}"
+    if report.failed:
+        out.line("  ", red("partial"), took, ": the journal stays and the next run finishes it")
+    else:
+        out.line("  ", green("done"), took)

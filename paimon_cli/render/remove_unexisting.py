@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import plan_doc
-from paimon_cli.output import Output, human_bytes
+from paimon_cli.output import Output, human_bytes, plural
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import commit_report, header, render_commit
 
@@ -30,7 +30,8 @@ def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> No
         out.line(f"  every data file of snapshot {d['snapshot_id']} exists: nothing to do")
         return
     out.line(
-        f"  snapshot {d['snapshot_id']}: {len(files)} data files missing, {d['rows']} rows "
+        f"  snapshot {d['snapshot_id']}: {plural(len(files), 'data file')} missing, "
+        f"{plural(d['rows'], 'row')} "
         "(these rows are gone for good)"
     )
     out.table(
@@ -52,7 +53,9 @@ def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> No
     )
     r = o.result
     if r is not None and r.snapshot is not None:
-        render_commit(out, r.snapshot.id, f"(APPEND) after {r.attempts} attempt(s)", r.notes)
+        render_commit(
+            out, r.snapshot.id, f"(APPEND) after {plural(r.attempts, 'attempt')}", r.notes
+        )
 
 
 def quiet(o: Outcome[Plan[Any], CommitResult], _view: RunView) -> list[str]:

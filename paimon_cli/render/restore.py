@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import instant
-from paimon_cli.output import Output, bold, green, human_bytes, red
+from paimon_cli.output import Output, bold, green, human_bytes, plural, red
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import SCREEN, header
 
@@ -68,7 +68,7 @@ def _restore_human(o: Outcome[RestorePlan, RestoreReport], out: Output, view: Ru
         out.line(
             "  ",
             green("restored"),
-            f" {r.restored} files ({human_bytes(r.bytes)}), "
+            f" {plural(r.restored, 'file')} ({human_bytes(r.bytes)}), "
             f"{r.already_in_place} already in place, {r.missing} missing, {r.seconds:.2f}s",
         )
 
@@ -133,7 +133,8 @@ def _purge_human(o: Outcome[PurgePlan, int], out: Output, view: RunView) -> None
         ),
     )
     if o.report is not None:
-        out.line("  ", green("deleted"), f" {o.result or 0} files of {len(runs)} run(s)")
+        deleted = plural(o.result or 0, "file")
+        out.line("  ", green("deleted"), f" {deleted} of {plural(len(runs), 'run')}")
 
 
 def _purge_quiet(o: Outcome[PurgePlan, int], _view: RunView) -> Iterator[str]:

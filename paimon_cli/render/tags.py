@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import plan_doc
-from paimon_cli.output import Output, green, human_time
+from paimon_cli.output import Output, green, human_time, plural
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import header, render_plan, render_report
@@ -41,7 +41,7 @@ def _tags_renderer(command: str, *, journals_only: bool = False) -> Renderer[Pla
             state = (
                 "snapshot still exists: tag file only"
                 if t["snapshot_exists"]
-                else (f"{t['files_freed']} files only it kept")
+                else f"{plural(t['files_freed'], 'file')} only it kept"
             )
             out.line(f"  tag {t['tag']} (snapshot {t['snapshot_id']}): {t['reason']}; {state}")
         if "tag" in d and "snapshot_id" in d:

@@ -141,7 +141,7 @@ def test_unfinished_journal_is_finished_and_reported(run, table: Path) -> None:
     journal.mkdir(parents=True)
     (journal / "expire-snapshots-1-abc.json").write_text(json.dumps(dry["plan"]))
     announced = run("expire-snapshots", table, "--dry-run")
-    assert "unfinished run(s) found" in announced.stdout
+    assert "1 unfinished run found: a real run finishes it first" in announced.stdout
     doc = run.json("expire-snapshots", table, "--retain-min", "20", "--older-than", "0 ms")
     assert len(doc["report"]["resumed_journals"]) == 1
     assert not journal.exists()

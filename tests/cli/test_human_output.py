@@ -151,3 +151,28 @@ def test_warnings_on_stderr_are_never_folded(capsys: pytest.CaptureFixture[str])
     path = "s3://lake/wh/db.db/orders/" + "/".join(["dt=2024-07-01"] * 20) + "/data-0.parquet"
     Output(Mode.HUMAN).warn(f"partition kept: {path}")
     assert any(path in line for line in capsys.readouterr().err.splitlines())
+
+
+def test_wording_counts_and_durations(run, scenarios, copy_table) -> None:
+    """Issue 25.6: "1 file", not "1 files"; "nothing to do" once; a partial run says how
+    long it took before what comes next ("finishes it in 7 ms" read as a promise)."""
+    import io
+
+    from core.runtime.report import ExecutionReport, PhaseReport
+    from paimon_cli.output import Mode, Output
+    from paimon_cli.render.plans import render_report
+
+    root = copy_table(scenarios["many_commits"].root)
+    changelogs = run("expire-changelogs", root).stdout
+    assert changelogs.count("nothing to do") == 1, changelogs
+    compacted = run("compact", root, "--dry-run").stdout
+    assert "-> about 1 file (" in compacted and "1 files" not in compacted, compacted
+    out = Output(Mode.HUMAN, no_color=True)
+    buffer = io.StringIO()
+    out.console.file = buffer
+    failed = PhaseReport("data-files", done=3, failures=[("/t/x", "permission denied")])
+    render_report(ExecutionReport(phases=[failed], seconds=0.007), out)
+    text = buffer.getvalue()
+    assert "partial in 7 ms: the journal stays and the next run finishes it" in text, text
+    render_report(ExecutionReport(phases=[PhaseReport("data-files", done=1)], seconds=2.5), out)
+    assert "done in 2 s" in buffer.getvalue()
