@@ -157,13 +157,16 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
         wait_lease_ms = duration("wait_lease", v["wait_lease"]) or 0
     # Commands without --parallelism run on one local thread.
     parallelism = v["parallelism"] if Shared.PARALLELISM in shared else 1
+    output = Output(mode, no_color=state.no_color)
+    dynamic = parse_options_arg(v["options"])
+    _warn_unknown_options(dynamic, output)
     return Common(
         selection=Selection(
             v["table"],
             v["warehouse"],
             v["branch"],
             parse_fs_options(v["fs_option"]),
-            parse_options_arg(v["options"]),
+            dynamic,
             max_requests_per_second=v["max_rps"],
         ),
         dry_run=v["dry_run"],
@@ -175,10 +178,23 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
         ),
         zone=zone,
         now_ms=SystemClock().now_ms(),
-        output=Output(mode, no_color=state.no_color),
+        output=output,
         state=state,
         params=dict(ctx.params),  # as Click parsed them (the run record keeps these)
     )
+
+
+def _warn_unknown_options(dynamic: Mapping[str, str], output: Output) -> None:
+    """A key of --options that Apache Paimon does not define is most likely a typo: say so,
+    with the closest key, and pass it on anyway (a newer Paimon may define it)."""
+    from core.format.options import unknown_options
+
+    for unknown in unknown_options(list(dynamic)):
+        guess = f"; did you mean {unknown.closest!r}?" if unknown.closest else ""
+        output.warn(
+            f"--options: {unknown.key!r} is not a table option Apache Paimon defines{guess} "
+            "(passed on as given)"
+        )
 
 
 def _hint(ctx: typer.Context, name: str | None) -> str | None:

@@ -103,6 +103,10 @@ def parse_dynamic_options(text: str) -> dict[str, str]:
     return out
 
 
+#: Table options of paimon-cli itself: how much run history a table keeps (DECISIONS D14).
+RUNS_NUM_RETAINED = "paimon-cli.runs.num-retained"
+RUNS_TIME_RETAINED = "paimon-cli.runs.time-retained"
+
 # Paimon defaults for the keys the tool reads (CoreOptions at the matched version, D1).
 DEFAULTS: dict[str, str | None] = {
     "snapshot.num-retained.min": "10",
@@ -137,6 +141,9 @@ DEFAULTS: dict[str, str | None] = {
     "tag.default-time-retained": None,
     "target-file-size": None,
     "compaction.min.file-num": "5",
+    # ours, not Paimon's (Paimon keeps keys it does not know): the run history's bounds
+    RUNS_NUM_RETAINED: "100",
+    RUNS_TIME_RETAINED: "90 d",
 }
 
 # Older keys Paimon still reads when the new one is absent.
@@ -236,3 +243,44 @@ class ExpireConfig:
     changelog_producer: str
     consumer_changelog_only: bool
     consumer_expiration_ms: int | None
+
+
+# Keys Paimon builds at run time from a name (a column, a format, a file index type) or
+# hands through to a library, and keys of ours: never reported as unknown.
+_KNOWN_PREFIXES = (
+    "fields.",  # fields.<column>.aggregate-function, .sequence-group, .default-value, ...
+    "file-index.",  # file-index.<type>.columns, ...
+    "blob-descriptor.",
+    "metadata.iceberg.",  # Paimon's Iceberg compatibility (IcebergOptions)
+    "parquet.",  # options of a file format, passed to its writer and reader
+    "orc.",
+    "avro.",
+    "csv.",
+    "json.",
+    "lance.",
+    "fs.",  # file system settings (catalog options, also accepted per table)
+    "hadoop.",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownOption:
+    key: str
+    closest: str | None  # the known key it was probably meant to be
+
+
+def unknown_options(keys: Mapping[str, str] | list[str]) -> list[UnknownOption]:
+    """The keys Apache Paimon does not define (``paimon_option_keys``), each with the
+    closest key it does; a warning, never a refusal: a newer Paimon may define more."""
+    import difflib
+
+    from core.format.paimon_option_keys import PAIMON_OPTION_KEYS
+
+    known = PAIMON_OPTION_KEYS | set(DEFAULTS)
+    out = []
+    for key in keys:
+        if key in known or key.startswith(_KNOWN_PREFIXES):
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+        out.append(UnknownOption(key, close[0] if close else None))
+    return out

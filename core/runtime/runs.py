@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from core.errors import CorruptMetadataError, InvalidOptionError, StorageError
-from core.format.options import TableOptions
+from core.format.options import RUNS_NUM_RETAINED, RUNS_TIME_RETAINED, TableOptions
 from core.io.fileio import FileIO, join
 from core.runtime.timeparse import iso_utc
 
@@ -216,9 +216,6 @@ def record_run(
     return path
 
 
-#: Table options that bound the run history (ours: Paimon keeps options it does not know).
-NUM_RETAINED = "paimon-cli.runs.num-retained"
-TIME_RETAINED = "paimon-cli.runs.time-retained"
 _DAY_MS = 86_400_000
 
 
@@ -235,17 +232,17 @@ class RunHistory:
         run is done by now: a typo in an option never fails it)."""
         default = cls()
         try:
-            count = options.get_int(NUM_RETAINED)
+            count = options.get_int(RUNS_NUM_RETAINED)
         except InvalidOptionError as exc:
             logger.warning("%s; keeping %d run records", exc.message, default.num_retained)
             count = None
         try:
-            age = options.get_duration_ms(TIME_RETAINED)
+            age = options.get_duration_ms(RUNS_TIME_RETAINED)
         except InvalidOptionError as exc:
             logger.warning("%s; keeping run records for 90 d", exc.message)
             age = None
         if count is not None and count < 1:
-            logger.warning("%s must be at least 1, got %d; 1 is used", NUM_RETAINED, count)
+            logger.warning("%s must be at least 1, got %d; 1 is used", RUNS_NUM_RETAINED, count)
             count = 1
         return cls(
             default.num_retained if count is None else count,
