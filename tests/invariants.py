@@ -194,6 +194,35 @@ class CrashingFileIO(FileIO):
         return moved
 
 
+class SignalAt(FileIO):
+    """Sends ``signum`` to this process right before the ``at``-th delete (or right
+    before the first create of a ``marker`` file)."""
+
+    def __init__(self, signum: int, *, at: int = 0, marker: str = "") -> None:
+        super().__init__()
+        self.signum = signum
+        self.at = at
+        self.marker = marker
+        self.deletes = 0
+        self.sent = False
+
+    def _send(self) -> None:
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), self.signum)
+
+    def delete(self, path: str) -> bool:
+        self.deletes += 1
+        if self.at and self.deletes == self.at:
+            self._send()
+        return super().delete(path)
+
+    def write_if_absent(self, path: str, data: bytes) -> bool:
+        if self.marker and self.marker in path:
+            self._send()
+        return super().write_if_absent(path, data)
+
+
 # -- time travel for time-dependent tests (never sleep) ---------------------------------------
 def set_snapshot_times(
     root: Path, times_ms: dict[int, int], *, watermarks: dict[int, int] | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pypaimon_writer as pw
 import pytest
 from fixtures import Run
 from invariants import (
+    SignalAt,
     age_tree,
     assert_no_dangling_references,
     assert_rows_intact,
@@ -23,6 +25,7 @@ from invariants import (
 )
 from java_paimon import assert_java_ok, assert_same_rows
 
+from core.io import fileio as fileio_module
 from core.io.fileio import FileIO
 from core.ops.branches import FastForward, FastForwardRaced
 from core.ops.lifecycle import run as run_op
@@ -327,3 +330,31 @@ def test_fast_forward_never_loses_a_writers_commit(
     assert {"id": 999, "v": "writer"} in pw.read_rows_at_root(root)
     assert not list((root / ".paimon-cli" / "journal").glob("*.json"))
     assert_no_dangling_references(root)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_fast_forward_safely_and_the_next_run_finishes_it(
+    run: Run,
+    scenarios: dict[str, pw.Scenario],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    signum: int,
+) -> None:
+    s = scenarios[SCENARIO]
+    reference = _copy(s, tmp_path / "reference")
+    assert run("fast-forward", reference, "b1", "--force").exit_code == 0
+    root = _copy(s, tmp_path / "run")
+    fio = SignalAt(signum, at=3)  # while main's replaced snapshots go
+    monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
+    result = run("fast-forward", root, "b1", "--force")
+    monkeypatch.undo()
+    assert fio.sent and result.exit_code == 1 and "interrupted by" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert_no_dangling_references(root)
+    assert pw.read_rows_at_root(root)  # main reads (the older part of its history)
+    again = run("create-tag", root, "after", "--json")  # any command finishes it first
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["report"]["resumed_journals"]
+    got = {k: v for k, v in _metadata(root).items() if k != "tag/tag-after"}
+    assert got == _metadata(reference)
+    assert pw.read_rows_at_root(root) == s.branch_expected["b1"]

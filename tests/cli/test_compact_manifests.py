@@ -6,6 +6,7 @@ expire-snapshots later removes the replaced manifests."""
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,11 @@ import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
 from fixtures import Run
-from invariants import assert_no_dangling_references, assert_rows_intact, tree_state
+from invariants import SignalAt, assert_no_dangling_references, assert_rows_intact, tree_state
 from java_paimon import assert_same_rows
 
 import core.ops.compact_manifests as cm
+from core.io import fileio as fileio_module
 from core.io.fileio import FileIO
 from core.ops.lifecycle import run as run_op
 from core.runtime.executors.local import LocalExecutor
@@ -213,3 +215,23 @@ def test_data_file_options_are_usage_errors(
     _wh, root = _copy(scenarios["many_commits"], tmp_path)
     result = run("compact", root, "--manifests", *args)
     assert result.exit_code == 2 and phrase in result.stderr
+
+
+def test_a_signal_while_publishing_leaves_the_commit_whole(
+    run: Run,
+    scenarios: dict[str, pw.Scenario],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _wh, root = _copy(scenarios["many_commits"], tmp_path)
+    expected = pw.read_rows_at_root(root)
+    fio = SignalAt(signal.SIGINT, marker="/snapshot/snapshot-31")
+    monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
+    result = run("compact", root, "--manifests")
+    monkeypatch.undo()
+    assert fio.sent and result.exit_code == 1 and "interrupted by SIGINT" in result.stderr
+    latest = open_table(str(root)).snapshots.latest()
+    assert latest is not None and latest.id == 31 and latest.commit_kind == "COMPACT"
+    assert len(_data_manifests(root)) == 1  # the commit stands whole
+    assert pw.read_rows_at_root(root) == expected
+    assert_no_dangling_references(root)

@@ -6,51 +6,20 @@ recorded, so the commit stands whole. Exit 1 either way, saying so. pypaimon tab
 from __future__ import annotations
 
 import json
-import os
 import signal
 from pathlib import Path
 
 import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
+from invariants import SignalAt, assert_no_dangling_references, assert_rows_intact, copy_scenario
 
 from core.io import fileio as fileio_module
-from core.io.fileio import FileIO
 from core.runtime.journal import unfinished_journals
 from core.runtime.runs import read_records
 from core.table.table import open_table
 
 SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
-
-
-class SignalAt(FileIO):
-    """Sends ``signum`` to this process right before the ``at``-th delete (or right
-    before the first create of a ``marker`` file)."""
-
-    def __init__(self, signum: int, *, at: int = 0, marker: str = "") -> None:
-        super().__init__()
-        self.signum = signum
-        self.at = at
-        self.marker = marker
-        self.deletes = 0
-        self.sent = False
-
-    def _send(self) -> None:
-        if not self.sent:
-            self.sent = True
-            os.kill(os.getpid(), self.signum)
-
-    def delete(self, path: str) -> bool:
-        self.deletes += 1
-        if self.at and self.deletes == self.at:
-            self._send()
-        return super().delete(path)
-
-    def write_if_absent(self, path: str, data: bytes) -> bool:
-        if self.marker and self.marker in path:
-            self._send()
-        return super().write_if_absent(path, data)
 
 
 @pytest.mark.parametrize("name", list(SIGNALS))

@@ -142,3 +142,23 @@ def test_external_paths(run: Run, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert run("rollback", table.root, "--to-tag", "t1").exit_code == 0
     _intact(wh, table, table.root)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_compact_manifests_keeps_every_snapshot_and_tag(
+    run: Run, rust_copy: Copy, name: str
+) -> None:
+    wh, table, root = rust_copy(name)
+    before = open_table(str(root))
+    manifests = len(before.data_manifests(before.snapshots.latest()))  # type: ignore[arg-type]
+    doc = run.json("compact", root, "--manifests")
+    after = open_table(str(root))
+    if doc["plan"]["details"]["changed"]:
+        latest = after.snapshots.latest()
+        assert latest is not None and latest.commit_kind == "COMPACT"
+        assert latest.id == table.latest + 1
+        assert len(after.data_manifests(latest)) <= manifests
+        assert wh.read(name) == table.snapshots[table.latest]
+    else:
+        assert after.snapshots.latest_id() == table.latest
+    _intact(wh, table, root)
