@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from core.errors import CorruptMetadataError, MissingFileError
 from core.format.deletion_vectors import deletion_files
 from core.format.model import ManifestEntry, Snapshot
 from core.table.table import PaimonTable
@@ -34,7 +35,10 @@ def reader_rows(
     """Rows a batch reader of ``snapshot`` returns, or None where only reading data says."""
     if table.is_primary_key:
         return None
-    vectors = deletion_files(table.index_files(snapshot), table.paths.index_file_path)
+    try:
+        vectors = deletion_files(table.index_files(snapshot), table.paths.index_file_path)
+    except (MissingFileError, CorruptMetadataError):
+        return None  # unknown: inspect --check names the index manifest at fault
     if _true(table, "data-evolution.enabled"):
         return None if vectors else _row_id_union(live)
     deleted = 0

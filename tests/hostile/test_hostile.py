@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import stat
 import traceback
@@ -254,12 +255,18 @@ def _params() -> Iterator[Any]:
             yield pytest.param(case, key, id=f"{case.id}-{key}", marks=marks)
 
 
+_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (WARNING|INFO) ")
+
+
 def _message_lines(stderr: str) -> list[str]:
-    """stderr without click's usage boilerplate and blank lines."""
+    """stderr without click's usage boilerplate, log lines (an announced retry) and blank
+    lines: the error message itself."""
     return [
         line
         for line in stderr.splitlines()
-        if line.strip() and not line.startswith(("Usage: ", "Try '"))
+        if line.strip()
+        and not line.startswith(("Usage: ", "Try '"))
+        and not _LOG_LINE.match(line)
     ]
 
 
