@@ -40,7 +40,13 @@ def resolve_tables(spec: str, warehouse: str | None, fileio: FileIO) -> list[str
     if not (_GLOB_CHARS & set(spec)):
         return [join(root, f"{db}.db", table)]
     matches = []
-    for db_info in sorted(fileio.list_dir(root), key=lambda i: i.name):
+    entries = fileio.list_dir(root)
+    if not entries and not fileio.exists(root):
+        # A mistyped --warehouse: say so, not "no table matches" (nothing could match).
+        raise TableNotFoundError(
+            f"warehouse {root} does not exist", hint="check --warehouse (or PAIMON_WAREHOUSE)"
+        )
+    for db_info in sorted(entries, key=lambda i: i.name):
         if not (db_info.is_dir and db_info.name.endswith(".db")):
             continue
         if not fnmatch.fnmatchcase(db_info.name[:-3], db):

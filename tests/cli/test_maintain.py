@@ -385,3 +385,15 @@ def test_apache_paimon_reads_every_maintained_table(
         table = open_table(str(root))
         assert doc["snapshot_ids"] == table.snapshots.ids()
         assert sorted(doc["tags"]) == sorted(table.tags.names())
+
+
+def test_a_warehouse_that_does_not_exist_is_named(run: Run, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-wh"
+    result = run("maintain", "*.*", "-w", missing)
+    assert result.exit_code == 1
+    assert f"warehouse {missing} does not exist" in result.stderr
+    empty = tmp_path / "empty-wh"
+    empty.mkdir()
+    result = run("maintain", "*.*", "-w", empty)
+    assert result.exit_code == 1
+    assert f"no table in {empty} matches '*.*'" in result.stderr
