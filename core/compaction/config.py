@@ -35,6 +35,8 @@ class CompactFlags:
     partitions: tuple[Mapping[str, str], ...] = ()
     strategy: str | None = None
     target_file_size: str | None = None
+    # At most this many input bytes per run (maintain --compact-max-bytes); None: no bound.
+    max_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

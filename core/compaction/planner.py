@@ -120,11 +120,45 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
         state = states.of((partition, bucket))
         picks = _pick(cfg, files, state.vectors)
         tasks += _bucket_tasks(table, cfg, partition, bucket, picks, state, with_vectors)
+    tasks, routed = _within_budget(flags.max_bytes, tasks, routed, details)
     phases = _summarize(table, details, tasks, routed, latest)
     plan = Plan(
         COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
     )
     return CompactPlan(plan, tuple(tasks), cfg, latest, tuple(routed))
+
+
+def _within_budget(
+    max_bytes: int | None,
+    tasks: list[CompactTask],
+    routed: list[PostponeTask],
+    details: dict[str, Any],
+) -> tuple[list[CompactTask], list[PostponeTask]]:
+    """At most ``max_bytes`` of input per run: whole tasks (a partition's postpone routing
+    is one) in plan order, the first always, so every run makes progress; the rest are
+    planned again by the next run (a compacted bucket is no candidate any more)."""
+    if max_bytes is None:
+        return tasks, routed
+    units: list[CompactTask | PostponeTask] = [*tasks, *routed]
+    units.sort(key=lambda t: (t.partition, _bucket_of(t)))
+    kept: list[CompactTask | PostponeTask] = []
+    used = deferred = deferred_bytes = 0
+    for unit in units:
+        size = (
+            unit.bytes + sum(b.bytes for b in unit.buckets)
+            if isinstance(unit, PostponeTask)
+            else unit.bytes
+        )
+        if kept and used + size > max_bytes:
+            deferred, deferred_bytes = deferred + 1, deferred_bytes + size
+            continue
+        kept.append(unit)
+        used += size
+    details["deferred"] = {"tasks": deferred, "bytes": deferred_bytes, "max_bytes": max_bytes}
+    return (
+        [t for t in kept if isinstance(t, CompactTask)],
+        [t for t in kept if isinstance(t, PostponeTask)],
+    )
 
 
 def _details(cfg: CompactConfig, latest: Snapshot | None) -> dict[str, Any]:

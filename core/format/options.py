@@ -141,6 +141,7 @@ DEFAULTS: dict[str, str | None] = {
     "tag.default-time-retained": None,
     "target-file-size": None,
     "compaction.min.file-num": "5",
+    "manifest.merge-min-count": "30",
     # ours, not Paimon's (Paimon keeps keys it does not know): the run history's bounds
     RUNS_NUM_RETAINED: "100",
     RUNS_TIME_RETAINED: "90 d",

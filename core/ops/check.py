@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from functools import partial
 from typing import Literal
 
-from core.errors import CorruptMetadataError, MissingFileError
+from core.errors import CorruptMetadataError, MissingFileError, PaimonError
 from core.format.model import (
     IndexManifestEntry,
     ManifestEntry,
@@ -347,15 +347,39 @@ def _error_path(exc: MissingFileError | CorruptMetadataError, table: PaimonTable
     return getattr(exc, "path", table.location)
 
 
+#: Files there is one of per data file (or bucket): probing them is one request each, which
+#: a metadata-only check (``files=False``) leaves out.
+FILE_ROLES = frozenset({"data", "extra", "changelog", "index"})
+
+
+class IntegrityError(PaimonError):
+    """The check found problems (``maintain``'s check step fails with it)."""
+
+    kind = "integrity_problems"
+
+    def __init__(self, report: CheckReport) -> None:
+        first = report.problems[0]
+        more = f" and {len(report.problems) - 1} more" if len(report.problems) > 1 else ""
+        super().__init__(
+            f"{len(report.problems)} integrity problems: {first.role} {first.path} is "
+            f"{first.kind} ({first.needed_by}: {first.detail}){more}",
+            hint="paimon inspect TABLE --check lists them all",
+        )
+        self.report = report
+
+
 def check_table(
     table: PaimonTable,
     *,
     executor: Executor,
     progress: Progress | None = None,
     scope: CheckScope | None = None,
+    files: bool = True,
 ) -> CheckReport:
     """Check every root of every branch (or the one root ``scope`` names, on ``table``'s
-    branch); missing, wrongly sized or unreadable files are problems."""
+    branch); missing, wrongly sized or unreadable files are problems. ``files=False``
+    checks the metadata only: every manifest list, manifest, index manifest, statistics
+    file and schema is still read or probed, the files of ``FILE_ROLES`` not."""
     scope = scope or CheckScope()
     if scope.kind != "all":
         return _check_one(table, scope, executor, progress or NullProgress())
@@ -374,6 +398,8 @@ def check_table(
             executor=executor,
             progress=progress,
         )
+    if not files:
+        col.expected = {p: e for p, e in col.expected.items() if e.role not in FILE_ROLES}
     return _probe_all(table.fileio, col, executor, progress, scope)
 
 

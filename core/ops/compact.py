@@ -32,9 +32,12 @@ class CompactRequest:
     strategy: str | None = None  # the --compact-strategy option
     target_file_size: str | None = None
     allow_unsafe_commit: bool = False
+    max_bytes: int | None = None  # at most this many input bytes per run (whole tasks)
 
     def __post_init__(self) -> None:
         one_of("compact_strategy", self.strategy, STRATEGIES, "strategy")
+        if self.max_bytes is not None and self.max_bytes <= 0:
+            raise refuse("compact_max_bytes", "must be positive")
         if self.target_file_size is not None:
             text = self.target_file_size
             if parsed("target_file_size", lambda: parse_memory_size(text)) <= 0:
@@ -57,7 +60,9 @@ class CompactRequest:
 
     @property
     def flags(self) -> CompactFlags:
-        return CompactFlags(self.partitions, self.strategy, self.target_file_size)
+        return CompactFlags(
+            self.partitions, self.strategy, self.target_file_size, max_bytes=self.max_bytes
+        )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """One table's maintenance, in the order of Paimon's commit-time maintenance (semantics 2.12).
 
 Each step runs only when the table's options ask for it, and is the same planner and
-executor the single command uses (same plans, journals, re-checks and results):
+executor the single command uses (same plans, journals, re-checks and results). Every
+branch is maintained as Paimon maintains it when that branch is written: with the options
+of its own latest schema and its own tags, consumers and snapshots, main first:
 
 1. ``auto-tags``           automatic tag creation (``tag.automatic-creation``)
 2. ``expire-tags``         tag retention (``tagTimeRetained``, ``tag.num-retained-max``)
@@ -10,10 +12,19 @@ executor the single command uses (same plans, journals, re-checks and results):
                            must not hold snapshots back)
 5. ``expire-snapshots``    always (table options, else Paimon's defaults)
 6. ``expire-changelogs``   decoupled changelog lifecycle
-7. ``delete-orphan-files`` only when asked, last
+7. ``compact``             only when asked (``--compact``), within its byte budget
+8. ``compact-manifests``   with ``--compact``, once the latest snapshot has at least
+                           ``manifest.merge-min-count`` data manifests (Paimon's trigger
+                           for merging them at commit; pypaimon never merges)
 
-A step that fails stops the table's later steps: orphan cleaning never runs after a
-failed expiry. Every step is reported, with why it ran or not.
+then, once for the whole table (every branch):
+
+9. ``check``               the integrity check of ``inspect --check`` (read-only)
+10. ``delete-orphan-files`` only when asked, last
+
+A step that fails stops its branch's later steps, and orphan cleaning never runs after any
+failed step; the check always runs (it changes nothing, and says what is broken). Every
+step is reported, with why it ran or not.
 """
 
 from __future__ import annotations
@@ -21,13 +32,18 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from core.compaction.config import UnsupportedTableError
+from core.compaction.planner import CompactPlan
 from core.errors import PaimonError
 from core.format.options import parse_bool
 from core.ops.auto_tags import AutoTagPlan, AutoTags, creation_mode
+from core.ops.check import CheckReport, IntegrityError, check_table
+from core.ops.compact import Compact, CompactRequest
+from core.ops.compact_manifests import CompactManifests, ManifestCompactPlan
 from core.ops.consumer_expire import ExpireConsumers
 from core.ops.delete_orphan_files import delete_orphan_files
 from core.ops.expire_partitions import (
@@ -43,25 +59,32 @@ from core.retention.expire_range import expire_config
 from core.runtime.clock import FixedClock
 from core.runtime.executors.base import Executor
 from core.runtime.lease import LeaseHeldError
-from core.runtime.operation import Operation
+from core.runtime.operation import Operation, Outcome
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.report import ExecutionReport
-from core.runtime.requests import about, refuse
+from core.runtime.requests import about, one_of, refuse
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
 
-STEPS = (
+#: Run on every branch (main first), with that branch's own options.
+BRANCH_STEPS = (
     "auto-tags",
     "expire-tags",
     "expire-partitions",
     "expire-consumers",
     "expire-snapshots",
     "expire-changelogs",
-    "delete-orphan-files",
+    "compact",
+    "compact-manifests",
 )
+#: Run once per table: they cover every branch themselves.
+TABLE_STEPS = ("check", "delete-orphan-files")
+STEPS = BRANCH_STEPS + TABLE_STEPS
+#: --check: what the check step probes (metadata: manifests and schemas, not data files)
+CHECK_LEVELS = ("full", "metadata", "off")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +98,17 @@ class MaintainConfig:
     orphans_older_than_ms: int | None = None  # None: Paimon's default, one day ago
     allow_unsafe_commit: bool = False
     wait_lease_ms: int = 0  # how long to wait for another run's lease on a table
+    check: str = "full"  # one of CHECK_LEVELS
+    compact: bool = False  # the compaction step (opt-in)
+    compact_max_bytes: int | None = None  # input bytes one table's compaction may rewrite
 
     def __post_init__(self) -> None:
+        one_of("check", self.check, CHECK_LEVELS, "check level")
+        if self.compact_max_bytes is not None:
+            if not self.compact:
+                raise refuse("compact_max_bytes", "needs --compact")
+            if self.compact_max_bytes <= 0:
+                raise refuse("compact_max_bytes", "must be positive")
         cutoff = self.orphans_older_than_ms
         if cutoff is None:
             return
@@ -93,9 +125,12 @@ class StepResult:
     name: str
     status: str  # ok | failed | skipped | not-run
     reason: str
+    branch: str = "main"  # the table-wide steps (check, delete-orphan-files) say main
     plan: Plan[Any] | None = None
     report: ExecutionReport | None = None
     commit: Any = None  # CommitResult of expire-partitions
+    outcome: Outcome[Any, Any] | None = None  # compact: what its document is made of
+    check: CheckReport | None = None  # the check step's report
     created_tags: list[str] = field(default_factory=list)
     changelogs: list[int] = field(default_factory=list)  # expired within expire-snapshots
     error: PaimonError | None = None
@@ -154,8 +189,12 @@ class TableResult:
     def failed(self) -> bool:
         return self.error is not None or any(s.status == "failed" for s in self.steps)
 
-    def step(self, name: str) -> StepResult | None:
-        return next((s for s in self.steps if s.name == name), None)
+    def step(self, name: str, branch: str = "main") -> StepResult | None:
+        return next((s for s in self.steps if s.name == name and s.branch == branch), None)
+
+    def steps_named(self, name: str) -> list[StepResult]:
+        """The step of every branch (one for the table-wide steps)."""
+        return [s for s in self.steps if s.name == name]
 
     @property
     def files_deleted(self) -> int:
@@ -166,13 +205,19 @@ class TableResult:
         return sum(s.bytes_deleted for s in self.steps)
 
     def count(self, step: str, key: str) -> int:
-        """How many items a step expired (or, dry run, would expire)."""
-        found = self.step(step)
-        if found is None or not found.ran or (found.status == "failed" and not found.finished):
-            return 0
-        if step == "expire-changelogs":
-            return len(found.changelogs)
-        return len(found.planned(key))
+        """How many items a step expired (or, dry run, would expire), on every branch."""
+        total = 0
+        for found in self.steps_named(step):
+            if not found.ran or (found.status == "failed" and not found.finished):
+                continue
+            total += len(found.changelogs if step == "expire-changelogs" else found.planned(key))
+        return total
+
+    @property
+    def integrity_problems(self) -> int | None:
+        """Problems the check step found; None when it did not run."""
+        found = self.step("check")
+        return None if found is None or found.check is None else len(found.check.problems)
 
 
 def table_name(location: str) -> str:
@@ -205,7 +250,13 @@ class _Run:
     op: Operation[Any, Any]
 
 
-_Decision = _Skip | _Run
+@dataclass(frozen=True, slots=True)
+class _Check:
+    reason: str
+    files: bool  # probe data, changelog and index files too (not only metadata)
+
+
+_Decision = _Skip | _Run | _Check
 
 
 # -- steps: each decides from the table's options whether it runs, and as which operation --
@@ -264,6 +315,54 @@ def _expire_changelogs(ctx: _Ctx) -> _Decision:
     return _Skip("")
 
 
+def _compact(ctx: _Ctx) -> _Decision:
+    if not ctx.config.compact:
+        return _Skip("not asked (--compact)")
+    budget = ctx.config.compact_max_bytes
+    if budget is not None:
+        budget -= sum(
+            int(s.plan.details.get("bytes_before") or 0)
+            for s in ctx.result.steps_named("compact")
+            if s.plan is not None and s.status == "ok"
+        )
+        if budget <= 0:
+            return _Skip("--compact-max-bytes used up by the branches before")
+    limit = "" if budget is None else f", at most {budget} bytes"
+    request = CompactRequest(allow_unsafe_commit=ctx.config.allow_unsafe_commit, max_bytes=budget)
+    return _Run(f"--compact{limit}", Compact(request))
+
+
+def _compact_manifests(ctx: _Ctx) -> _Decision:
+    if not ctx.config.compact:
+        return _Skip("not asked (--compact)")
+    t = ctx.table
+    fmt = (t.options.get("manifest.format") or "avro").strip().lower()
+    if fmt != "avro":
+        return _Skip(f"manifest.format={fmt}: paimon-cli writes Avro manifests only")
+    latest = t.snapshots.latest()
+    if latest is None:
+        return _Skip("the table has no snapshot")
+    count = len(t.data_manifests(latest))
+    least = t.options.get_int("manifest.merge-min-count") or 1
+    if count < least:
+        return _Skip(f"{count} data manifests, fewer than manifest.merge-min-count ({least})")
+    return _Run(
+        f"{count} data manifests, at least manifest.merge-min-count ({least})",
+        CompactManifests(allow_unsafe_commit=ctx.config.allow_unsafe_commit),
+    )
+
+
+def _check(ctx: _Ctx) -> _Decision:
+    level = ctx.config.check
+    if level == "off":
+        return _Skip("--check off")
+    if level == "metadata":
+        return _Check(
+            "--check metadata: manifest lists, manifests, index manifests, schemas", False
+        )
+    return _Check("every file each snapshot, tag and changelog of every branch needs", True)
+
+
 def _delete_orphan_files(ctx: _Ctx) -> _Decision:
     if not ctx.config.orphans:
         return _Skip("not asked (--orphans)")
@@ -279,13 +378,16 @@ _STEPS: dict[str, Callable[[_Ctx], _Decision]] = {
     "expire-consumers": _expire_consumers,
     "expire-snapshots": _expire_snapshots,
     "expire-changelogs": _expire_changelogs,
+    "compact": _compact,
+    "compact-manifests": _compact_manifests,
+    "check": _check,
     "delete-orphan-files": _delete_orphan_files,
 }
 
 
 def _changelog_step(ctx: _Ctx, step: StepResult) -> None:
     """Within expire-snapshots on decoupled tables: report its changelog part."""
-    snapshots = ctx.result.step("expire-snapshots")
+    snapshots = ctx.result.step("expire-snapshots", ctx.table.branch)
     plan = snapshots.plan if snapshots is not None else None
     part = plan.details.get("changelog_expiry") if plan is not None else None
     if part is None:
@@ -305,21 +407,28 @@ def _run_step(ctx: _Ctx, name: str, step: StepResult) -> None:
         step.status, step.reason = "skipped", decision.reason
         return
     step.reason = decision.reason
-    outcome = run(
-        decision.op,
-        ctx.table,
-        executor=ctx.executor,
-        progress=ctx.progress,
-        request=RunRequest(dry_run=ctx.config.dry_run, record=ctx.record),
-        clock=FixedClock(ctx.config.now_ms),
-    )
+    if isinstance(decision, _Check):
+        step.check = check_table(
+            ctx.table, executor=ctx.executor, progress=ctx.progress, files=decision.files
+        )
+        if not step.check.ok:
+            raise IntegrityError(step.check)
+        return
+    try:
+        outcome = _run_operation(ctx, decision.op)
+    except UnsupportedTableError as exc:
+        # --compact over a warehouse: a table compact refuses is left as it is, not failed.
+        step.status, step.reason = "skipped", f"compact refuses this table: {exc.message}"
+        return
     step.report = outcome.report
     step.pending_journals = outcome.pending_journals
-    if isinstance(outcome.plan, AutoTagPlan):
+    step.outcome = outcome
+    if isinstance(outcome.plan, (AutoTagPlan, CompactPlan, ManifestCompactPlan)):
         step.plan = outcome.plan.plan
-        step.created_tags = list(outcome.result or [])
     else:
         step.plan = outcome.plan
+    if isinstance(outcome.plan, AutoTagPlan):
+        step.created_tags = list(outcome.result or [])
     if isinstance(decision.op, ExpirePartitions):
         step.commit = outcome.result
         # Partitions values-time can never judge fail the run (after the rest is dropped),
@@ -327,6 +436,17 @@ def _run_step(ctx: _Ctx, name: str, step: StepResult) -> None:
         error = None if ctx.config.dry_run else unexpirable_error(outcome.plan)
         if error is not None:
             raise error
+
+
+def _run_operation(ctx: _Ctx, op: Operation[Any, Any]) -> Outcome[Any, Any]:
+    return run(
+        op,
+        ctx.table,
+        executor=ctx.executor,
+        progress=ctx.progress,
+        request=RunRequest(dry_run=ctx.config.dry_run, record=ctx.record),
+        clock=FixedClock(ctx.config.now_ms),
+    )
 
 
 def maintain_table(
@@ -358,23 +478,60 @@ def maintain_table(
 
 
 def _run_steps(ctx: _Ctx) -> None:
-    table, result = ctx.table, ctx.result
-    failed: str | None = None
-    for name in STEPS:
+    failed: str | None = None  # the first step that failed, on any branch
+    for branch, view, problem in _branches(ctx.table):
+        stopped = _branch_steps(replace(ctx, table=view), branch, problem)
+        failed = failed or stopped
+    for name in TABLE_STEPS:
         step = StepResult(name, "ok", "")
-        result.steps.append(step)
+        ctx.result.steps.append(step)
+        if failed is not None and name != "check":  # the check changes nothing: always
+            step.status, step.reason = "not-run", f"{failed} failed"
+            continue
+        _attempt(ctx, name, step)
+        if step.status == "failed" and not step.finished:
+            failed = failed or name
+
+
+def _branches(table: PaimonTable) -> Iterator[tuple[str, PaimonTable, PaimonError | None]]:
+    """Main, then every branch by name, each as its own view; a branch that cannot be
+    opened (an incomplete branch directory) comes with why, and main's view."""
+    yield "main", table, None
+    for name in sorted(table.branches.branches()):
+        try:
+            yield name, table.for_branch(name), None
+        except PaimonError as exc:
+            yield name, table, exc
+
+
+def _branch_steps(ctx: _Ctx, branch: str, problem: PaimonError | None) -> str | None:
+    """One branch's steps; returns the step that failed (``branch b1: expire-snapshots``)."""
+    where = "" if branch == "main" else f"branch {branch}: "
+    failed: str | None = None
+    for name in BRANCH_STEPS:
+        step = StepResult(name, "ok", "", branch=branch)
+        ctx.result.steps.append(step)
+        if problem is not None and failed is None:
+            step.status, step.error = "failed", problem  # the branch cannot be read
+            failed = f"{where}{name}"
+            continue
         if failed is not None:
             step.status, step.reason = "not-run", f"{failed} failed"
             continue
-        start = time.monotonic()
-        try:
-            _run_step(ctx, name, step)
-        except PaimonError as exc:
-            step.status, step.error = "failed", exc
-            # Reported with the table (human, JSON and -q summary); as it happens with -v.
-            logger.info("%s: %s failed: %s", table.location, name, exc.message)
-        step.seconds = time.monotonic() - start
-        if step.status == "ok" and step.report is not None and step.report.failed:
-            step.status = "failed"
+        _attempt(ctx, name, step)
         if step.status == "failed" and not step.finished:
-            failed = name
+            failed = f"{where}{name}"
+    return failed
+
+
+def _attempt(ctx: _Ctx, name: str, step: StepResult) -> None:
+    start = time.monotonic()
+    try:
+        _run_step(ctx, name, step)
+    except PaimonError as exc:
+        step.status, step.error = "failed", exc
+        # Reported with the table (human, JSON and -q summary); as it happens with -v.
+        logger.info("%s (%s): %s failed: %s", ctx.table.location, step.branch, name, exc.message)
+    step.seconds = time.monotonic() - start
+    if step.status == "ok" and step.report is not None and step.report.failed:
+        step.status = "failed"

@@ -57,6 +57,11 @@ FAMILIES: dict[str, tuple[str, str]] = {
         "Partitions the last paimon maintain run kept because partition.expiration-strategy "
         "values-time can never read a time from their values (they never expire).",
     ),
+    "paimon_maintenance_integrity_problems": (
+        "gauge",
+        "Missing, wrongly sized or unreadable files the last paimon maintain run's integrity "
+        "check found in the table (every branch).",
+    ),
     "paimon_table_snapshots": ("gauge", "Snapshot files of the table."),
     "paimon_table_oldest_snapshot_age_seconds": (
         "gauge",
@@ -265,33 +270,30 @@ def maintenance_samples(result: TableResult, *, finished_ms: int) -> list[Sample
             table=table,
         )
     )
-    partitions = result.step("expire-partitions")
-    if partitions is not None and partitions.ran:
+    partitions = [s for s in result.steps_named("expire-partitions") if s.ran]
+    if partitions:
         out.append(
             Sample.of(
                 "paimon_maintenance_partitions_unexpirable",
-                len(partitions.planned("skipped")),
+                sum(len(s.planned("skipped")) for s in partitions),
                 table=table,
             )
         )
+    if result.integrity_problems is not None:
+        out.append(
+            Sample.of(
+                "paimon_maintenance_integrity_problems", result.integrity_problems, table=table
+            )
+        )
+    # One series per step, summed over the branches it ran on.
+    deleted: dict[str, tuple[int, int]] = {}
     for step in result.steps:
         if step.ran:
-            out.append(
-                Sample.of(
-                    "paimon_maintenance_files_deleted",
-                    step.files_deleted,
-                    table=table,
-                    step=step.name,
-                )
-            )
-            out.append(
-                Sample.of(
-                    "paimon_maintenance_bytes_deleted",
-                    step.bytes_deleted,
-                    table=table,
-                    step=step.name,
-                )
-            )
+            files, size = deleted.get(step.name, (0, 0))
+            deleted[step.name] = (files + step.files_deleted, size + step.bytes_deleted)
+    for name, (files, size) in deleted.items():
+        out.append(Sample.of("paimon_maintenance_files_deleted", files, table=table, step=name))
+        out.append(Sample.of("paimon_maintenance_bytes_deleted", size, table=table, step=name))
     return out
 
 

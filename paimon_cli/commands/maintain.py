@@ -49,6 +49,37 @@ def maintain(
             show_default=False,
         ),
     ] = None,
+    check: Annotated[
+        str,
+        typer.Option(
+            "--check",
+            metavar="full|metadata|off",
+            help="The integrity check step (inspect --check) after the other steps: full "
+            "probes every file each snapshot, tag and changelog of every branch needs (one "
+            "request per file on object stores); metadata only manifest lists, manifests, "
+            "index manifests and schemas; off skips it. Problems fail the table.",
+        ),
+    ] = "full",
+    compact: Annotated[
+        bool,
+        typer.Option(
+            "--compact",
+            help="Also compact each branch's data files, as 'paimon compact' (after the "
+            "expiries), and its data manifests once there are manifest.merge-min-count of "
+            "them (default 30), as 'paimon compact --manifests'.",
+        ),
+    ] = False,
+    compact_max_bytes: Annotated[
+        str | None,
+        typer.Option(
+            "--compact-max-bytes",
+            metavar="SIZE",
+            help="With --compact: rewrite at most this many input bytes per table and run "
+            "(e.g. '20 gb'; whole buckets, at least one), the rest in later runs "
+            "(default: no bound).",
+            show_default=False,
+        ),
+    ] = None,
     metrics_file: Annotated[
         Path | None,
         typer.Option(
@@ -75,8 +106,9 @@ def maintain(
     ] = 1,
 ) -> None:
     """Do what Paimon's commit-time maintenance would have, from each table's own options."""
+    from core.format.options import parse_memory_size
     from core.ops.maintain import MaintainConfig
-    from core.runtime.requests import duration, instant
+    from core.runtime.requests import duration, instant, parsed
     from paimon_cli.maintenance import maintain_tables
 
     if metrics_file is not None and common.dry_run:
@@ -93,6 +125,11 @@ def maintain(
         ),
         allow_unsafe_commit=common.allow_unsafe_commit,
         wait_lease_ms=common.wait_lease_ms,
+        check=check,
+        compact=compact,
+        compact_max_bytes=None
+        if compact_max_bytes is None
+        else parsed("compact_max_bytes", lambda: parse_memory_size(compact_max_bytes)),
     )
     budget_ms = duration("max_duration", max_duration)
     maintain_tables(

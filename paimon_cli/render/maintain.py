@@ -3,10 +3,13 @@ single command's document."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, plural, red
+from paimon_cli.render import RunView, compact
+from paimon_cli.render.inspect import check_json
 
 if TYPE_CHECKING:
     from core.ops.maintain import StepResult, TableResult
@@ -14,10 +17,17 @@ if TYPE_CHECKING:
 
 def step_document(step: StepResult, location: str, dry_run: bool) -> dict[str, Any] | None:
     """The single command's JSON document for what this step planned and did."""
+    if step.check is not None:  # inspect --check's document
+        return _doc("inspect", location, check_json(step.check))
     if step.plan is None:
         return None
     plan = step.plan
-    if step.name == "expire-partitions":
+    if step.name in ("compact", "compact-manifests") and step.outcome is not None:
+        view = RunView(dry_run, dt.timezone.utc)  # compact documents carry no local times
+        body = (compact.document if step.name == "compact" else compact.manifests_document)(
+            step.outcome, view
+        )
+    elif step.name == "expire-partitions":
         c = step.commit
         report = None
         if c is not None and c.snapshot is not None:
@@ -39,7 +49,11 @@ def step_document(step: StepResult, location: str, dry_run: bool) -> dict[str, A
             body = plan_doc(dry_run, plan, report, created=step.created_tags)
         else:
             body = plan_doc(dry_run, plan, report)
-    return {"command": plan.command, "schema_version": SCHEMA_VERSION, "table": location, **body}
+    return _doc(plan.command, location, body)
+
+
+def _doc(command: str, location: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"command": command, "schema_version": SCHEMA_VERSION, "table": location, **body}
 
 
 def _error(exc: Any) -> dict[str, Any] | None:
@@ -67,6 +81,7 @@ def document(
                 "steps": [
                     {
                         "step": s.name,
+                        "branch": s.branch,
                         "status": s.status,
                         "reason": s.reason,
                         "seconds": round(s.seconds, 3),
@@ -92,7 +107,7 @@ def document(
     }
 
 
-def _totals(r: TableResult, dry_run: bool) -> dict[str, int]:
+def _totals(r: TableResult, dry_run: bool) -> dict[str, int | None]:
     """What each table's run expired and deleted (dry run: would have)."""
     files, size = r.files_deleted, r.bytes_deleted
     if dry_run:
@@ -110,21 +125,44 @@ def _totals(r: TableResult, dry_run: bool) -> dict[str, int]:
         "changelogs_expired": r.count("expire-changelogs", "changelogs"),
         "files_deleted": files,
         "bytes_deleted": size,
+        "files_compacted": sum(
+            int(s.plan.details.get("files_before") or 0)
+            for s in r.steps_named("compact")
+            if s.plan is not None and s.status == "ok"
+        ),
+        "integrity_problems": r.integrity_problems,
     }
 
 
 def _planned(r: TableResult, step: str, key: str) -> list[Any]:
-    found = r.step(step)
-    return [] if found is None or not found.ran else found.planned(key)
+    return [item for s in r.steps_named(step) if s.ran for item in s.planned(key)]
 
 
 # -- human output ----------------------------------------------------------------------------
 def _step_line(s: StepResult) -> list[Part]:
+    name = s.name if s.branch == "main" else f"{s.branch}: {s.name}"
     if s.status in ("skipped", "not-run"):
-        return [f"    {s.name:<20} {s.status:<8} {s.reason}"]
+        return [f"    {name:<20} {s.status:<8} {s.reason}"]
     if s.status == "failed":
         message = s.error.message if s.error is not None else "a phase failed (see --json)"
-        return [f"    {s.name:<20} ", red("failed"), f"   {message}"]
+        return [f"    {name:<20} ", red("failed"), f"   {message}"]
+    return [f"    {name:<20} ran      {_what(s)} ", dim(f"({s.reason})")]
+
+
+def _what(s: StepResult) -> str:
+    """What a step that ran did (or, dry run, would do), in a few words."""
+    if s.check is not None:
+        return f"{s.check.files_checked} files of {s.check.roots} roots present"
+    d = s.plan.details if s.plan is not None else {}
+    if s.name == "compact" and d.get("tasks"):
+        deferred = d.get("deferred") or {}
+        later = f", {deferred['tasks']} tasks left for later runs" if deferred.get("tasks") else ""
+        return (
+            f"{d['files_before']} files ({human_bytes(d['bytes_before'])}) into about "
+            f"{d['files_after_estimate']}{later}"
+        )
+    if s.name == "compact-manifests" and d.get("changed"):
+        return f"{d['manifests_before']} data manifests merged"
     what = "nothing to do"
     if s.changelogs:
         what = f"changelogs {s.changelogs[0]}..{s.changelogs[-1]} ({len(s.changelogs)})"
@@ -138,7 +176,7 @@ def _step_line(s: StepResult) -> list[Part]:
         for key in ("tags", "partitions"):
             if s.name != "expire-snapshots" and d.get(key):
                 what = f"{len(d[key])} {key}, " + what
-    return [f"    {s.name:<20} ran      {what} ", dim(f"({s.reason})")]
+    return what
 
 
 def render(
@@ -220,4 +258,5 @@ def quiet(results: list[TableResult], out: Output, dry_run: bool) -> None:
         for s in r.steps:
             if s.status == "failed":
                 message = s.error.message if s.error is not None else "a phase failed"
-                out.problem(f"  {r.name}: {s.name} failed: {message}")
+                where = "" if s.branch == "main" else f"branch {s.branch}: "
+                out.problem(f"  {r.name}: {where}{s.name} failed: {message}")

@@ -120,7 +120,11 @@ def test_one_run_equals_the_single_commands_and_everything_reads(
     parts = steps["db.partitions"]["expire-partitions"]["document"]
     assert parts["report"]["status"] == "ok" and parts["plan"]["details"]["partitions"]
     plain = steps["db.plain"]
-    assert [s for s, v in plain.items() if v["status"] != "skipped"] == ["expire-snapshots"]
+    assert [s for s, v in plain.items() if v["status"] != "skipped"] == [
+        "expire-snapshots",
+        "check",
+    ]
+    assert plain["check"]["document"]["check"]["ok"] is True
     assert open_table(str(pw.table_root(wh, "db.plain"))).snapshots.ids() == [1, 2, 3]
     assert doc["summary"] == {
         "tables": len(expected),
@@ -173,6 +177,10 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     assert bad["expire-snapshots"]["status"] == "failed"
     assert bad["expire-snapshots"]["error"]["kind"] == "corrupt_metadata"
     assert bad["delete-orphan-files"]["status"] == "not-run"  # never after a failed expiry
+    # The check runs whatever failed before it (it changes nothing) and names the damage.
+    assert bad["check"]["status"] == "failed"
+    problems = bad["check"]["document"]["check"]["problems"]
+    assert [p["path"] for p in problems] == [str(broken / "snapshot" / "snapshot-2")]
     assert files_under(broken) == before
     assert not orphan.exists()  # the other tables were maintained, orphans included
     assert open_table(str(pw.table_root(wh, "db.tagged"))).snapshots.ids() == [5]
@@ -186,7 +194,9 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     lines = quiet.stderr.splitlines()
     assert lines[0] == f"paimon maintain: 1 of {len(doc['tables'])} tables failed"
     assert lines[1].startswith("  db.by_count: expire-snapshots failed: corrupt metadata ")
-    assert len(lines) == 2
+    assert lines[2].startswith("  db.by_count: check failed: 1 integrity problems: "), lines
+    assert "snapshot-2 is unreadable" in lines[2]
+    assert len(lines) == 3
 
 
 def test_quiet_prints_nothing_on_success_and_paths_on_a_dry_run(
@@ -199,7 +209,7 @@ def test_quiet_prints_nothing_on_success_and_paths_on_a_dry_run(
         a["path"]
         for t in planned["tables"]
         for s in t["steps"]
-        if s["document"] is not None and s["status"] == "ok"
+        if s["document"] is not None and s["status"] == "ok" and "plan" in s["document"]
         for phase in s["document"]["plan"]["phases"]
         for a in phase["actions"]
         if a["op"] == "delete"
