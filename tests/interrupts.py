@@ -72,7 +72,7 @@ class Hook:
         self.fault = fault
         self.on_commit = on_commit
         self.on_created = on_created
-        self.ops: list[str] = []  # paths of the mutating operations, in order
+        self.ops: list[tuple[str, str]] = []  # (operation, path) of each mutating one, in order
         self.fired = False
         self.dead = False
         self._lock = threading.Lock()
@@ -90,11 +90,11 @@ class Hook:
             raise StorageError(f"injected failure on {path}")
         self.on_commit()
 
-    def mutate(self, path: str, op: Callable[[], Any]) -> Any:
+    def mutate(self, kind: str, path: str, op: Callable[[], Any]) -> Any:
         with self._lock:
             if self.dead:
                 raise Crash(path)
-            self.ops.append(path)
+            self.ops.append((kind, path))
             n = len(self.ops)
         fault = self.fault
         hit = fault is not None and n == fault.at
@@ -127,31 +127,35 @@ class HookedFileIO(FileIO):
             FileIO.write_bytes(self, path, data)
             self.hook.on_created(path)
 
-        self.hook.mutate(path, op)
+        self.hook.mutate("write", path, op)
 
     def write_if_absent(self, path: str, data: bytes) -> bool:
         return bool(
             self.hook.mutate(
-                path, lambda: self._created(path, FileIO.write_if_absent(self, path, data))
+                "create",
+                path,
+                lambda: self._created(path, FileIO.write_if_absent(self, path, data)),
             )
         )
 
     def delete(self, path: str) -> bool:
-        return bool(self.hook.mutate(path, lambda: FileIO.delete(self, path)))
+        return bool(self.hook.mutate("delete", path, lambda: FileIO.delete(self, path)))
 
     def delete_empty_dir(self, path: str) -> bool:
-        return bool(self.hook.mutate(path, lambda: FileIO.delete_empty_dir(self, path)))
+        return bool(self.hook.mutate("rmdir", path, lambda: FileIO.delete_empty_dir(self, path)))
 
     def move(self, src: str, dst: str, *, replace: bool = False) -> bool:
         return bool(
             self.hook.mutate(
-                src, lambda: self._created(dst, FileIO.move(self, src, dst, replace=replace))
+                "move",
+                src,
+                lambda: self._created(dst, FileIO.move(self, src, dst, replace=replace)),
             )
         )
 
     def delete_many(self, paths: list[str]) -> None:
         if paths:
-            self.hook.mutate(paths[0], lambda: FileIO.delete_many(self, paths))
+            self.hook.mutate("delete", paths[0], lambda: FileIO.delete_many(self, paths))
 
 
 @contextlib.contextmanager
