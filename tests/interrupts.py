@@ -26,8 +26,11 @@ from __future__ import annotations
 import builtins
 import contextlib
 import errno
+import functools
+import importlib
 import io
 import os
+import pkgutil
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -158,11 +161,26 @@ class HookedFileIO(FileIO):
             self.hook.mutate("delete", paths[0], lambda: FileIO.delete_many(self, paths))
 
 
+@functools.cache
+def _import_everything() -> None:
+    """Every module of ``core`` and ``paimon_cli``, imported before the first swap: a module
+    first imported while ``FileIO`` is swapped would bind the stand-in for good (``from
+    core.io.fileio import FileIO`` at its top, a ``class X(FileIO)``)."""
+    import core
+    import paimon_cli
+
+    for package in (core, paimon_cli):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if not info.name.endswith(".__main__"):
+                importlib.import_module(info.name)
+
+
 @contextlib.contextmanager
 def hooked(hook: Hook) -> Iterator[None]:
     """Every ``core.io.fileio.FileIO`` a command creates meanwhile goes through ``hook``."""
     from core.io import fileio as fileio_module
 
+    _import_everything()
     original = fileio_module.FileIO
     fileio_module.FileIO = hook.file_io  # type: ignore[misc,assignment]
     try:

@@ -251,7 +251,9 @@ class MaintenanceMachine(RuleBasedStateMachine):
         """Java's verdict on everything but what reads a file this machine deleted."""
         skip = {f"snapshot-{i.sid}" for i in self.damaged}
         skip |= {f"tag-{name}" for name, _ in self.damaged_tags}
-        errors = {k: v for k, v in (doc.get("errors") or {}).items() if k not in skip}
+        errors = {  # keys name the step: read:snapshot-3, refs:tag-t1, ...
+            k: v for k, v in (doc.get("errors") or {}).items() if k.partition(":")[2] not in skip
+        }
         missing = [m for m in doc.get("missing_files") or [] if not self._excused(str(m))]
         return {**doc, "errors": errors, "missing_files": missing, "ok": True}
 
@@ -268,9 +270,18 @@ class MaintenanceMachine(RuleBasedStateMachine):
     def _tags(self) -> dict[str, Identity]:
         return tag_idents(self.root / "tag")
 
-    def _head(self) -> Identity | None:
-        snaps = self._snapshots()
-        return snaps[max(snaps)] if snaps else None
+    def _head(self, snaps: dict[int, Identity] | None = None) -> Identity | None:
+        """The latest snapshot as Paimon's readers and writers find it (Java's and pypaimon's
+        ``findLatest``): the ``LATEST`` hint when that snapshot exists and the next does not,
+        else the highest id listed. A commit above a gap is invisible to them."""
+        snaps = self._snapshots() if snaps is None else snaps
+        if not snaps:
+            return None
+        with contextlib.suppress(OSError, ValueError):
+            hint = int((self.root / "snapshot" / "LATEST").read_text().strip())
+            if hint in snaps and hint + 1 not in snaps:
+                return snaps[hint]
+        return snaps[max(snaps)]
 
     def _parent_of(self, sid: int) -> Identity | None:
         return identity_of(self.root / "snapshot" / f"snapshot-{sid - 1}")
@@ -450,7 +461,7 @@ class MaintenanceMachine(RuleBasedStateMachine):
     def _ask_rollback(self, snaps: dict[int, Identity], target: int) -> set[Identity]:
         """A rollback to ``target`` undoes every commit after it: the snapshots there, and
         the head's ancestors after it whose snapshots already expired."""
-        head = snaps[max(snaps)] if snaps else None
+        head = self._head(snaps)
         history = self.history.ancestry(head) if head is not None else []
         undone = {i for sid, i in snaps.items() if sid > target}
         undone |= {i for i in history if i.sid > target}
@@ -988,7 +999,7 @@ class MaintenanceMachine(RuleBasedStateMachine):
         self.history.removable_tags -= tags_now - tags_before  # back (restore): asked no more
         orphan_tags = [t for t in tags_now if t[1] not in known]
         assert not orphan_tags, (f"tags of no known commit: {orphan_tags}", self.log[-8:])
-        head = snaps[max(snaps)] if snaps else None
+        head = self._head(snaps)
         lost = self.history.lost_commits(head)
         assert not lost, (
             "acknowledged commits no longer in the head's history: "
@@ -1019,7 +1030,9 @@ class MaintenanceMachine(RuleBasedStateMachine):
         if not snaps:
             return
         ids = sorted(snaps)
-        wanted = {snaps[ids[0]], snaps[ids[-1]]} | (self.appeared & set(snaps.values()))
+        head = self._head(snaps)
+        wanted = {snaps[ids[0]], snaps[ids[-1]], *([head] if head else [])}
+        wanted |= self.appeared & set(snaps.values())
         for ident in sorted(wanted - self.damaged):
             got = pw.read_rows(self.wh, IDENT, snapshot_id=ident.sid)
             assert got == self._rows_of(ident), (f"snapshot {ident}", self.log[-8:])
