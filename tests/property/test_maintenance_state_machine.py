@@ -50,6 +50,7 @@ import java_paimon
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pypaimon_writer as pw
+import pytest
 import typer
 from fixtures import Run
 from hypothesis import HealthCheck, Phase, settings
@@ -114,6 +115,12 @@ COMMITTING = {"compact", "expire-partitions", "maintain", "remove-unexisting-fil
 INTERRUPTS = st.tuples(st.sampled_from(list(Interrupt)), st.integers(0, 999), st.booleans())
 
 
+# Temporary, until the defect test_rollback_raced_before_its_latest_hint pins is fixed (its
+# strict xfail then fails: remove this gate with the mark). A writer committing after a
+# rollback planned and before it wrote LATEST is not injected; every other moment is.
+ROLLBACK_RACE_GATED = True
+
+
 def changing_commands() -> set[str]:
     """Commands of the Typer app that change a table: every one has --dry-run (D5)."""
     group = typer.main.get_command(app)
@@ -128,6 +135,34 @@ def changing_commands() -> set[str]:
 def test_rules_cover_every_changing_command() -> None:
     """A new changing command fails here until the state machine drives it."""
     assert changing_commands() == set(COMMANDS)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 22 follow-up (rollback racing writers): a rollback raced by a commit after "
+    "it planned and before it wrote LATEST exits 1 but leaves LATEST at its target, below "
+    "that commit: Paimon's readers and writers (Java, pypaimon) never see the commit again",
+)
+def test_rollback_raced_before_its_latest_hint(tmp_path: Path) -> None:
+    """The writer's commit stays the table's latest for Paimon's readers; found by the state
+    machine (rollback interrupted by a writer-commit right after its journal)."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    wh = tmp_path / "wh"
+    table = pw.create_table(wh, IDENT, schema, options={"bucket": "-1"})
+    for i in range(8):
+        pw.append(table, [{"id": i, "v": "old"}])
+    committed: list[int] = []
+
+    def writer() -> None:
+        committed.append(pw.append(pw.open_table(wh, IDENT), [{"id": 100, "v": "writer"}]))
+
+    journal = Fault(Interrupt.WRITER_COMMIT, at=1, after=True)  # op 1: the journal
+    with hooked(Hook(journal, on_commit=writer)):
+        result = Run()("rollback", pw.root_of(table), "--to-snapshot", 5)
+    assert result.exit_code == 1 and committed == [9], (result.exit_code, committed)
+    assert pw.latest_snapshot_id(pw.open_table(wh, IDENT)) == 9
+    assert {"id": 100, "v": "writer"} in pw.read_rows(wh, IDENT)
+    java_paimon.assert_java_ok(java_paimon.JavaPaimon().verify(pw.root_of(table)))
 
 
 def _tree_digest(top: Path, *, skip: Path | None = None) -> dict[str, str]:
@@ -638,6 +673,16 @@ class MaintenanceMachine(RuleBasedStateMachine):
         partition, which no command expires)."""
         step = self.step
         assert step is not None and step.hook is not None
+        # a rollback writes its quarantine record (with --quarantine) or its journal first
+        planned = any(
+            op != "delete" and ("/.paimon-cli/journal/rollback-" in p or "/quarantine/" in p)
+            for op, p in step.hook.ops
+        )
+        if step.command == "rollback" and planned and ROLLBACK_RACE_GATED:
+            moved = any(p.endswith("/snapshot/LATEST") for op, p in step.hook.ops[:-1])
+            if not moved:
+                self.log.append("  (no commit: gated, see ROLLBACK_RACE_GATED)")
+                return
         rows = self._new_rows(TODAY, 2, upsert=False)
         by = f"pypaimon append during {step.command} ({step.fault})"
         try:
@@ -645,11 +690,6 @@ class MaintenanceMachine(RuleBasedStateMachine):
         except Exception as exc:  # noqa: BLE001 - a refused writer is no acknowledged commit
             self.log.append(f"{by} failed: {exc!r}")
             return
-        # a rollback writes its quarantine record (with --quarantine) or its journal first
-        planned = any(
-            op != "delete" and ("/.paimon-cli/journal/rollback-" in p or "/quarantine/" in p)
-            for op, p in step.hook.ops
-        )
         if step.command == "rollback" and not planned:
             # landed before the rollback planned: a commit it may roll back like any other
             self.history.ask_undo([ident])
