@@ -6,15 +6,18 @@ decoupling on and off), a too-high ``EARLIEST`` hint, foreign files, a lost data
 **every command of the CLI that changes a table** (``COMMANDS``; a test fails when a new one
 is missing) with random flags. Any command run may be interrupted at a random storage
 operation (``interrupts.Fault``): killed (SIGKILL), Ctrl-C (a ``KeyboardInterrupt`` there), a
-storage error, or a pypaimon writer committing right at that moment; or run while one
-directory of the table answers EACCES.
+storage error (refused, or applied and still answered with an error), or a pypaimon writer
+committing right at that moment; or run while one directory of the table answers EACCES.
+Hostile rules forge quarantine records naming paths outside the table, run ``restore`` and
+``purge-quarantine`` on a copy of the table, and hide a referenced file for a moment (both
+checkers must see it).
 
 The machine keeps the table's history (``lineage.Lineage``): every commit with its parent and
 rows, and what each command was asked to remove. After every step:
 
 * nothing that a remaining snapshot, tag, branch, long-lived changelog or consumer-protected
   snapshot references is missing, by an independent checker (``reference_check``) that
-  shares no code with ``core``; ``inspect --check`` (``core.check``) agrees;
+  shares no code with ``core``; ``inspect --check`` (``core.ops.check``) agrees;
 * every acknowledged commit (a writer's, including those injected in the middle of a command,
   or a command's that exited 0) that no rollback was asked to undo is still the head or its
   ancestor; a snapshot file or tag disappears only when a command was asked to remove it;
@@ -143,7 +146,8 @@ def test_rules_cover_every_changing_command() -> None:
     "it planned and before it wrote LATEST exits 1 but leaves LATEST at its target, below "
     "that commit: Paimon's readers and writers (Java, pypaimon) never see the commit again",
 )
-def test_rollback_raced_before_its_latest_hint(tmp_path: Path) -> None:
+@pytest.mark.java
+def test_rollback_raced_before_its_latest_hint(tmp_path: Path, java: Any) -> None:
     """The writer's commit stays the table's latest for Paimon's readers; found by the state
     machine (rollback interrupted by a writer-commit right after its journal)."""
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -162,7 +166,7 @@ def test_rollback_raced_before_its_latest_hint(tmp_path: Path) -> None:
     assert result.exit_code == 1 and committed == [9], (result.exit_code, committed)
     assert pw.latest_snapshot_id(pw.open_table(wh, IDENT)) == 9
     assert {"id": 100, "v": "writer"} in pw.read_rows(wh, IDENT)
-    java_paimon.assert_java_ok(java_paimon.JavaPaimon().verify(pw.root_of(table)))
+    java_paimon.assert_java_ok(java.verify(pw.root_of(table)))
 
 
 def _tree_digest(top: Path, *, skip: Path | None = None) -> dict[str, str]:
@@ -679,7 +683,8 @@ class MaintenanceMachine(RuleBasedStateMachine):
             for op, p in step.hook.ops
         )
         if step.command == "rollback" and planned and ROLLBACK_RACE_GATED:
-            moved = any(p.endswith("/snapshot/LATEST") for op, p in step.hook.ops[:-1])
+            hint = str(self.root / "snapshot" / "LATEST")
+            moved = any(p == hint for _op, p in step.hook.ops[:-1])
             if not moved:
                 self.log.append("  (no commit: gated, see ROLLBACK_RACE_GATED)")
                 return
@@ -852,23 +857,27 @@ class MaintenanceMachine(RuleBasedStateMachine):
         with open(self.root / "manifest" / name, "rb") as f:
             return list(fastavro.reader(f))
 
-    def _head_files(self) -> list[Path]:
-        """The head's live data files in manifest order: the same choices pick the same
-        file in every run (names carry UUIDs, so sorting them would not)."""
+    def _head_entries(self) -> dict[str, dict[str, Any]]:
+        """The head's live data files (name -> manifest ``_FILE`` record) in manifest order:
+        the same choices pick the same file in every run (names carry UUIDs, so sorting them
+        would not)."""
         head = self._head()
         if head is None:
-            return []
+            return {}
         snap = json.loads((self.root / "snapshot" / f"snapshot-{head.sid}").read_text())
-        live: dict[str, None] = {}
+        live: dict[str, dict[str, Any]] = {}
         for lst in ("baseManifestList", "deltaManifestList"):
             for meta in self._avro(snap[lst]):
                 for e in self._avro(meta["_FILE_NAME"]):
                     name = e["_FILE"]["_FILE_NAME"]
                     if e["_KIND"] == 0:
-                        live[name] = None
+                        live[name] = e["_FILE"]
                     else:
                         live.pop(name, None)
-        return [p for name in live for p in self.root.glob(f"dt=*/bucket-*/{name}")]
+        return live
+
+    def _head_files(self) -> list[Path]:
+        return [p for name in self._head_entries() for p in self.root.glob(f"dt=*/bucket-*/{name}")]
 
     # -- damage: a data file lost, then repaired --------------------------------------------
     @precondition(lambda self: bool(self._snapshots()))
@@ -986,10 +995,8 @@ class MaintenanceMachine(RuleBasedStateMachine):
         assert head is not None
         snap = json.loads((self.root / "snapshot" / f"snapshot-{head.sid}").read_text())
         if kind == "schema":  # the head's, or one a live data file was written with
-            delta = [
-                e for m in self._avro(snap["baseManifestList"]) for e in self._avro(m["_FILE_NAME"])
-            ]
-            ids = sorted({snap["schemaId"], *(e["_FILE"]["_SCHEMA_ID"] for e in delta)})
+            live = self._head_entries().values()
+            ids = sorted({snap["schemaId"], *(f["_SCHEMA_ID"] for f in live)})
             path = (
                 self.root / "schema" / f"schema-{data.draw(st.sampled_from(ids), label='schema')}"
             )
