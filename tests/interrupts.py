@@ -13,7 +13,9 @@ deletes, moves) and, at the N-th, before or right after it reaches storage, fire
   the command goes on. The race is hit at that exact operation, not by timing.
 
 It also reports every file a run creates (``on_created``), so a test knows which snapshots
-a command committed and what was latest when it did.
+a command committed and what was latest when it did. Each run gets a process id of its own
+that no process has (``os.getpid`` answers it meanwhile): after a kill, the table lease
+sees its holder gone and the next run takes it over, as after a real SIGKILL.
 
 ``denied(directory)`` makes the operating system answer EACCES for everything inside a
 directory (and for listing it), as a directory chmod 000 to the service user, or an NFS
@@ -29,6 +31,7 @@ import errno
 import functools
 import importlib
 import io
+import itertools
 import os
 import pkgutil
 import threading
@@ -61,9 +64,15 @@ class Fault:
         return f"{self.kind.value} {'after' if self.after else 'before'} op {self.at}"
 
 
+# Above Linux's largest pid (pid_max is at most 2^22): os.kill answers "no such process".
+_NO_SUCH_PID = 2**22 + 1
+
+
 class Hook:
     """One run's fault and observers, shared by every FileIO the run creates: the N-th
     mutating operation is counted across all of them."""
+
+    _pids = itertools.count(_NO_SUCH_PID)
 
     def __init__(
         self,
@@ -72,6 +81,9 @@ class Hook:
         on_commit: Callable[[], None] = lambda: None,
         on_created: Callable[[str], None] = lambda _path: None,
     ) -> None:
+        # The run's process id: one no process has, as the run's own process would be gone
+        # once it ended (or was killed); the table lease takes over from a dead holder.
+        self.pid = next(self._pids)
         self.fault = fault
         self.on_commit = on_commit
         self.on_created = on_created
@@ -181,12 +193,14 @@ def hooked(hook: Hook) -> Iterator[None]:
     from core.io import fileio as fileio_module
 
     _import_everything()
-    original = fileio_module.FileIO
+    original, getpid = fileio_module.FileIO, os.getpid
     fileio_module.FileIO = hook.file_io  # type: ignore[misc,assignment]
+    os.getpid = lambda: hook.pid  # each run is a process of its own (the table lease)
     try:
         yield
     finally:
         fileio_module.FileIO = original  # type: ignore[misc]
+        os.getpid = getpid
 
 
 # -- EACCES on one directory ------------------------------------------------------------------

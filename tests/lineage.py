@@ -11,8 +11,8 @@ What commands were asked to remove is tracked too: the snapshot files they may d
 may undo (rollback only). From that, after any step:
 
 * a snapshot file that disappeared must have been asked to go;
-* every acknowledged commit that no rollback was asked to undo must still be the head's
-  ancestor (or the head): its rows still read, through the head;
+* every acknowledged commit of main that no rollback (or fast-forward) was asked to undo
+  must still be the head's ancestor (or the head): its rows still read, through the head;
 * a rollback that exited 0 left a head that descends from its target and from none of the
   commits it was asked to undo.
 """
@@ -73,6 +73,7 @@ class Commit:
     rows: list[Row]
     by: str  # who made it: "pypaimon append", "paimon compact", ...
     acknowledged: bool
+    branch: str = "main"  # whose history it is in (fast-forward makes a branch's main's)
 
 
 Asks = tuple[frozenset[Identity], frozenset[Identity], frozenset[tuple[str, Identity]]]
@@ -133,11 +134,21 @@ class Lineage:
         self.removable_files -= idents
         self.undone -= idents
 
+    def adopt(self, head: Identity) -> None:
+        """A branch's history, up to ``head``, became main's (fast-forward)."""
+        for ident in self.ancestry(head):
+            if ident in self.commits:
+                self.commits[ident].branch = "main"
+
     def lost_commits(self, head: Identity | None) -> list[Commit]:
-        """Acknowledged commits no rollback was asked to undo that the head no longer has."""
+        """Acknowledged commits of main that no rollback (or fast-forward) was asked to undo
+        and that the head no longer has."""
         history = set(self.ancestry(head)) if head is not None else set()
         return [
             c
             for c in self.commits.values()
-            if c.acknowledged and c.ident not in self.undone and c.ident not in history
+            if c.acknowledged
+            and c.branch == "main"
+            and c.ident not in self.undone
+            and c.ident not in history
         ]
