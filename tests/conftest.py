@@ -15,7 +15,7 @@ import java_writer as jw
 import pypaimon_writer as pw
 import pytest
 from fixtures import JAVA_BUILT, MISSING_DATA, Run
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from core.runtime.executors.spark import SparkExecutor
 
@@ -97,7 +97,18 @@ def java_built(tmp_path: Path) -> Callable[[str], Path]:
     return copy
 
 
-# The stateful property test's long run: `pytest --hypothesis-profile nightly tests/property`.
+# The stateful property test's longer runs (its CI budget is its own: see the module):
+# `pytest --hypothesis-profile long tests/property` (about ten minutes, no shrinking) and
+# `--hypothesis-profile nightly` (hours, with shrinking).
+settings.register_profile(
+    "long",
+    max_examples=60,
+    stateful_step_count=40,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 settings.register_profile(
     "nightly",
     max_examples=400,
