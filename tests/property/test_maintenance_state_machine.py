@@ -339,6 +339,44 @@ def test_commit_racing_snapshot_removal_stays_visible(
     java_paimon.assert_java_ok(java.verify(args[1]))
 
 
+# Until the defect test_writer_after_a_stopped_rollback_to_an_expired_tag_keeps_its_commit
+# pins is fixed (its strict xfail then fails: remove this gate with the mark): no writer
+# commits while a stopped rollback's journal is pending and the snapshot ids have a gap.
+STOPPED_ROLLBACK_GAP_GATED = True
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 22 follow-up (found by the state machine): a rollback to a tag whose "
+    "snapshot expired writes that snapshot and LATEST first, below the snapshots it then "
+    "removes; stopped between, a writer commits on the hint, below the leftovers, and its "
+    "next commit lands on the newest leftover: the first commit is lost and the rollback "
+    "undone, while the next run discards the journal",
+)
+def test_writer_after_a_stopped_rollback_to_an_expired_tag_keeps_its_commit(
+    tmp_path: Path,
+) -> None:
+    """Snapshots 4..7, tag t2 on expired snapshot 2; ``rollback --to-tag t2`` killed after it
+    wrote snapshot-2 and LATEST=2 and removed snapshot 7 (operations: 1 the lease, 2 the
+    journal, 3 snapshot-2, 4 LATEST, 5 snapshot-7). Two pypaimon appends follow."""
+    wh = tmp_path / "wh"
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    table = pw.create_table(wh, IDENT, schema, options={"bucket": "-1"})
+    for i in range(7):
+        pw.append(table, [{"id": i, "v": "old"}])
+    root = pw.root_of(table)
+    pw.create_tag(table, "t2", 2)
+    assert Run()("expire-snapshots", root, "--retain-max", 4, "--retain-min", 1).exit_code == 0
+    with hooked(Hook(Fault(Interrupt.KILL, 6, after=False))), contextlib.suppress(Crash):
+        Run()("rollback", root, "--to-tag", "t2")
+    for i in (100, 101):
+        pw.append(pw.open_table(wh, IDENT), [{"id": i, "v": "writer"}])
+    rows = pw.read_rows(wh, IDENT)
+    assert {"id": 100, "v": "writer"} in rows and {"id": 101, "v": "writer"} in rows, rows
+    assert {"id": 5, "v": "old"} not in rows, rows  # nothing the rollback removed comes back
+    assert Run()("inspect", root, "--check").exit_code == 0
+
+
 def _tree_digest(top: Path, *, skip: Path | None = None) -> dict[str, str]:
     """Every file under ``top`` (except under ``skip``) with a digest of its content."""
     out = {}
@@ -554,7 +592,20 @@ class MaintenanceMachine(RuleBasedStateMachine):
         self.log.append(f"{by} -> {ident} on {parent}")
         return ident
 
+    def _gap_gated(self) -> bool:
+        """See STOPPED_ROLLBACK_GAP_GATED."""
+        if not STOPPED_ROLLBACK_GAP_GATED:
+            return False
+        ids = sorted(self._snapshots())
+        gap = bool(ids) and len(ids) != ids[-1] - ids[0] + 1
+        pending = any((self.root / ".paimon-cli" / "journal").glob("rollback-*.json"))
+        if gap and pending:
+            self.log.append("  (no commit: gated, see STOPPED_ROLLBACK_GAP_GATED)")
+        return gap and pending
+
     def _write(self, day: str, n: int, *, overwrite: bool) -> None:
+        if self._gap_gated():
+            return
         rows = self._new_rows(day, n, upsert=True)
         by = "pypaimon overwrite" if overwrite else "pypaimon append"
         self._writer_commit(rows, overwrite=day if overwrite else None, by=by)
@@ -993,6 +1044,8 @@ class MaintenanceMachine(RuleBasedStateMachine):
         )
         if step.command in ("rollback", "fast-forward") and planned and RACING_REMOVAL_GATED:
             self.log.append("  (no commit: gated, see RACING_REMOVAL_GATED)")
+            return
+        if self._gap_gated():
             return
         rows = self._new_rows(TODAY, 2, upsert=False)
         by = f"pypaimon append during {step.command} ({step.fault})"
