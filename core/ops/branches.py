@@ -43,7 +43,7 @@ from core.errors import MissingFileError, PaimonError, SafetyRefusalError, Stale
 from core.format.model import Tag
 from core.io.fileio import FileInfo, FileIO, basename, join, parent
 from core.ops.tags import branches_from_tag, validate_tag_name
-from core.runtime.apply import apply_phases
+from core.runtime.apply import BeforeAction, apply_phases, newest_first_guard
 from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
@@ -891,10 +891,17 @@ class FastForward(Deletion):
             quarantine=env.quarantine,
             journal=True,
             before_phase=watch.before_phase,
+            before_action=self.action_guard(table, plan),
         )
         if not env.report.failed and not plan.empty:
             watch.copied = True
             watch.check()
+
+    @classmethod
+    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> BeforeAction:
+        """Main's snapshots go newest first: stop before one whose successor is a writer's
+        commit (no gap in the ids; that commit stays)."""
+        return newest_first_guard(table, lambda landed: _raced(table, plan, landed))
 
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:

@@ -26,7 +26,7 @@ from core.errors import PaimonError, SafetyRefusalError, StalePlanError
 from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import FileInfo, file_size, join
 from core.ops.tags import branches_from_tag
-from core.runtime.apply import apply_phases, commit_problem
+from core.runtime.apply import BeforeAction, apply_phases, commit_problem, newest_first_guard
 from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
@@ -392,29 +392,39 @@ class RollbackRaced(RollbackError):
 
 
 def raced_error(table: PaimonTable, plan: Plan[Any], landed: list[int]) -> RollbackRaced:
-    """The failure of a rollback a writer committed into, naming each commit and its base."""
+    """The failure of a rollback a writer committed into, naming each commit and its base
+    and what the rollback had removed when it stopped."""
     target = plan.details["target_snapshot"]
-    planned = plan.details.get("snapshots") or []
+    planned = [int(i) for i in plan.details.get("snapshots") or []]
     commits = []
     for sid in landed:
         snap = table.snapshots.try_snapshot(sid)
         who = f" by {snap.commit_user!r} ({snap.commit_kind})" if snap is not None else ""
         commits.append(f"snapshot {sid}{who} on snapshot {sid - 1}")
-    span = f"{min(planned)}..{max(planned)}" if planned else "none"
+    removed = [i for i in planned if i not in landed and table.snapshots.try_snapshot(i) is None]
+    kept = [i for i in planned if i not in landed and i not in removed]
+    done = f"removed snapshots {_span(removed)}" if removed else "removed no snapshot"
+    if kept:
+        done += f" and kept snapshots {_span(kept)} (ids stay contiguous)"
     return RollbackRaced(
         f"rollback of {table.location} to snapshot {target} failed: a writer committed "
-        f"{', '.join(commits)} while it ran; the rollback's snapshots {span} are removed, "
-        f"and snapshot {landed[-1]} is the latest now (it reads what its base held plus its "
+        f"{', '.join(commits)} while it ran; the rollback stopped there: it {done}, and "
+        f"snapshot {landed[-1]} is the latest now (it reads what its base held plus its "
         "own commit)",
         hint="stop the writers, check the table (paimon inspect TABLE --check) and roll back "
         "again; a --quarantine run is undone with paimon restore",
     )
 
 
+def _span(ids: list[int]) -> str:
+    return f"{min(ids)}..{max(ids)}" if len(ids) > 1 else str(ids[0])
+
+
 class RaceWatch:
     """Before each phase after the snapshot files went: a snapshot id above the target means
     a writer committed while the rollback ran; stop there (tags, changelogs and EARLIEST
-    stay) and fail (issue 22 defect 7)."""
+    stay) and fail (issue 22 defect 7). Within the snapshot files, ``Rollback.action_guard``
+    stops before a removal that would leave a gap below a writer's commit."""
 
     def __init__(self, table: PaimonTable, plan: Plan[Any]) -> None:
         self.table = table
@@ -480,8 +490,13 @@ class Rollback(Deletion):
             quarantine=env.quarantine,
             journal=True,
             before_phase=watch.before_phase,
+            before_action=self.action_guard(table, plan),
         )
         watch.check()
+
+    @classmethod
+    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> BeforeAction:
+        return newest_first_guard(table, lambda landed: raced_error(table, plan, landed))
 
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:

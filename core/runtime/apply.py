@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol
 
-from core.errors import SafetyRefusalError, StorageError
+from core.errors import PaimonError, SafetyRefusalError, StorageError
 from core.format.model import Snapshot, load_json
 from core.io.fileio import FileIO, basename, parent
 from core.runtime.executors.base import Executor
@@ -143,14 +143,23 @@ def _run_phase(
     progress: Progress,
     quarantine: Quarantine | None,
     record: Run | None,
-) -> PhaseReport:
+    before_action: BeforeAction | None = None,
+) -> tuple[PhaseReport, PaimonError | None]:
+    """The phase's report, and the error ``before_action`` stopped it with (or None)."""
     report = PhaseReport(phase.name)
     start = time.monotonic()
     progress.start(phase.name, len(phase.actions))
     one = partial(_run_one, table, quarantine=quarantine)
+    stopped: PaimonError | None = None
     if phase.sequential:
         results = []
         for action in phase.actions:
+            if before_action is not None:
+                try:
+                    before_action(action)
+                except PaimonError as exc:
+                    stopped = exc  # what was done so far is reported, then the run stops
+                    break
             results.append(one(action))
             progress.advance()
             if results[-1][3] is not None:
@@ -193,10 +202,13 @@ def _run_phase(
         len(report.failures),
         report.seconds,
     )
-    return report
+    return report, stopped
 
 
 BeforePhase = Callable[[Phase], Phase]
+#: Run right before each action of a sequential phase; raising a PaimonError stops the run
+#: there (the actions done so far are reported, the journal stays).
+BeforeAction = Callable[[FileAction], None]
 
 
 def run_plan(
@@ -210,20 +222,27 @@ def run_plan(
     before_phase: BeforePhase | None = None,
     quarantine: Quarantine | None = None,
     run: Run | None = None,
+    before_action: BeforeAction | None = None,
 ) -> None:
     """Run the phases; the journal stays if anything failed (the next run finishes it).
 
     ``before_phase`` may drop actions right before a phase runs (last-moment re-checks);
+    ``before_action`` may stop a sequential phase before an action (a race seen);
     with ``quarantine`` every delete is a move into it; ``run`` records what was done."""
     if run is not None:
         run.add_plan(plan)
+    hooks = _Hooks(before_phase, before_action)
     try:
-        _run_phases(
-            table, plan, executor, progress, journal_path, report, before_phase, quarantine, run
-        )
+        _run_phases(table, plan, executor, progress, journal_path, report, hooks, quarantine, run)
     finally:
         if run is not None:
             run.add_report(report)
+
+
+@dataclass(frozen=True)
+class _Hooks:
+    before_phase: BeforePhase | None
+    before_action: BeforeAction | None
 
 
 def _run_phases(
@@ -233,7 +252,7 @@ def _run_phases(
     progress: Progress,
     journal_path: str | None,
     report: ExecutionReport,
-    before_phase: BeforePhase | None,
+    hooks: _Hooks,
     quarantine: Quarantine | None,
     run: Run | None,
 ) -> None:
@@ -241,8 +260,8 @@ def _run_phases(
         if run is not None:
             run.check_lease()  # a phase is a safe point: a run that lost its lease stops here
         phase = planned
-        if before_phase is not None and planned.actions:
-            phase = before_phase(planned)
+        if hooks.before_phase is not None and planned.actions:
+            phase = hooks.before_phase(planned)
             planned_ids = {id(a) for a in planned.actions}
             if not all(id(a) in planned_ids for a in phase.actions):
                 lock_paths(table, replace(plan, phases=(phase,)))  # new actions: lock them too
@@ -253,8 +272,12 @@ def _run_phases(
                 )
         if not phase.actions:
             continue
-        phase_report = _run_phase(table, phase, executor, progress, quarantine, run)
+        phase_report, stopped = _run_phase(
+            table, phase, executor, progress, quarantine, run, hooks.before_action
+        )
         report.phases.append(phase_report)
+        if stopped is not None:
+            raise stopped
         if phase_report.failures:
             return  # a phase is a barrier: never start the next one after a failure
     if journal_path is not None:
@@ -267,6 +290,8 @@ class Resumer(Protocol):
     def resume_problem(self, table: PaimonTable, plan: Plan[Any]) -> str | None: ...
 
     def filter_for_resume(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]: ...
+
+    def action_guard(self, table: PaimonTable, plan: Plan[Any]) -> BeforeAction | None: ...
 
 
 ResumerLookup = Callable[[str], "Resumer | None"]
@@ -350,6 +375,7 @@ def finish_journal(
         journal_path=journal.path,
         report=report,
         quarantine=quarantine,
+        before_action=resumer.action_guard(view, checked),
     )
 
 
@@ -386,6 +412,39 @@ def commit_problem(
     if not changed:
         return None
     return f"{what} was replaced by another commit ({'; '.join(changed)})"
+
+
+def newer_commits(table: PaimonTable, after: int) -> list[int]:
+    """The snapshot ids present from ``after + 1`` on, as Paimon finds a latest snapshot:
+    probing up while the next one exists."""
+    found = []
+    sid = after + 1
+    while table.fileio.exists(table.snapshots.path(sid)):
+        found.append(sid)
+        sid += 1
+    return found
+
+
+def newest_first_guard(
+    table: PaimonTable, raced: Callable[[list[int]], PaimonError]
+) -> BeforeAction:
+    """For plans that remove snapshot files newest first (rollback, fast-forward): before
+    removing ``snapshot-N``, ``snapshot-N+1`` must be absent (this run removed it, or it
+    never existed). Present, it is a writer's commit on N (or on an id this run removed):
+    stop there, so the snapshot ids never get a gap a reader or streaming job would stall
+    on; ``raced`` builds the error from the commits found."""
+
+    def guard(action: FileAction) -> None:
+        if action.op != "delete" or action.kind != "snapshot":
+            return
+        name = basename(action.path)
+        if not name.startswith("snapshot-") or not name[9:].isdigit():
+            return
+        landed = newer_commits(table, int(name[9:]))
+        if landed:
+            raise raced(landed)
+
+    return guard
 
 
 def replaced_commit(table: PaimonTable, plan: Plan[Any]) -> str | None:
@@ -469,6 +528,7 @@ def apply_phases(
     quarantine: Quarantine | None,
     journal: bool,
     before_phase: BeforePhase | None = None,
+    before_action: BeforeAction | None = None,
 ) -> None:
     """Act on a re-checked plan: lock its paths, record the quarantine, write the journal,
     then run the phases. Without a journal an interruption leaves only what a rerun plans
@@ -496,5 +556,6 @@ def apply_phases(
             before_phase=before_phase,
             quarantine=quarantine,
             run=run,
+            before_action=before_action,
         )
     report.seconds += time.monotonic() - start

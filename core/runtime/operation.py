@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from core.runtime.apply import BeforePhase, apply_phases
+from core.runtime.apply import BeforeAction, BeforePhase, apply_phases
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.report import ExecutionReport
@@ -100,6 +100,13 @@ class Operation(ABC, Generic[P, R]):
         """The journal's plan without what became protected since it was written."""
         return plan
 
+    @classmethod
+    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> BeforeAction | None:
+        """A check right before each action of a sequential phase, in a run and in the
+        resume of its journal (a writer's commit racing the removal of snapshots); raising
+        a PaimonError stops the run there. None: no such check."""
+        return None
+
 
 class Deletion(Operation[Plan[Any], None]):
     """An operation whose plan is phases of file actions, applied in order (pointers
@@ -116,6 +123,7 @@ class Deletion(Operation[Plan[Any], None]):
             quarantine=env.quarantine,
             journal=self.journaled,
             before_phase=self.before_phase(table, plan, env),
+            before_action=self.action_guard(table, plan),
         )
 
     def before_phase(self, table: PaimonTable, plan: Plan[Any], env: Env) -> BeforePhase | None:

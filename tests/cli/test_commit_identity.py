@@ -191,7 +191,8 @@ def test_rollback_a_writer_commits_into_fails_and_names_the_commit(
     assert f"snapshot {landed} by" in message and f"on snapshot {base}" in message
     assert "rollback of" in message and "failed" in message
     table = open_table(str(root))
-    assert table.snapshots.ids() == [*range(1, 8), landed]
+    # the rollback stopped before a removal that would leave a gap below the commit
+    assert table.snapshots.ids() == list(range(1, landed + 1))
     assert WRITER_ROW in pw.read_rows(wh, s.identifier)
     assert_rows_intact(wh, _until(s, 7))
     assert_no_dangling_references(root)

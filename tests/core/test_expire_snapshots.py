@@ -226,6 +226,9 @@ def test_two_processes_at_once(scenarios, tmp_path: Path) -> None:
         "--older-than",
         "0 ms",
         "--json",
+        # the table lease serialises them: the second waits, then finds less to do
+        "--wait-lease",
+        "2m",
     ]
     procs = [
         subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
