@@ -22,31 +22,35 @@ from core.errors import SafetyRefusalError
 from core.format.model import ManifestRef
 from core.io.fileio import FileIO, parent
 from core.ops.orphan_files import (
-    CLOCK_TOLERANCE_MS,
     COMMAND,
-    NameShapes,
-    Orphan,
     OrphanRequest,
-    RootsSeen,
-    _candidate_dirs,
-    _Dir,
-    _empty_dir_actions,
-    _is_candidate_in,
-    _names_in_manifest_files,
-    _root_chunk,
-    _views,
     build_plan,
-    check_manifest_listing,
-    check_missing_manifests,
     check_not_in_future,
-    check_used_set,
-    collect_roots,
-    latest_manifest_lists,
-    name_shapes,
+    empty_dir_actions,
     orphan_clock,
-    used_names,
     validate_cutoff,
 )
+from core.ops.orphan_listing import (
+    CLOCK_TOLERANCE_MS,
+    ListedDir,
+    NameShapes,
+    candidate_dirs,
+    check_manifest_listing,
+    is_candidate_in,
+    latest_manifest_lists,
+    name_shapes,
+)
+from core.ops.orphan_roots import (
+    RootsSeen,
+    check_missing_manifests,
+    check_used_set,
+    collect_roots,
+    names_in_manifest_files,
+    root_chunk,
+    used_names,
+    views_of,
+)
+from core.ops.orphan_sets import Orphan
 from core.runtime.executors.spark import SparkExecutor, spark_failures
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Plan
@@ -63,21 +67,23 @@ _CANDIDATE_SCHEMA = "row_type string, name string, path string, size long, mtime
 _RESULT_SCHEMA = "path string, kind string, outcome string, bytes long, error string"
 
 
-def _expand(fileio: FileIO, roots: frozenset[str], d: _Dir) -> tuple[list[_Dir], list[_Dir]]:
+def _expand(
+    fileio: FileIO, roots: frozenset[str], d: ListedDir
+) -> tuple[list[ListedDir], list[ListedDir]]:
     """One partition-level directory: (directories to descend into, directories whose
     files are candidates), following Paimon's dataDirs rules as the local engine does."""
     entries = fileio.list_dir(d.path)
     if d.depth > 0:
         subdirs = [e for e in entries if e.is_dir and not e.is_symlink and "=" in e.name]
         if subdirs or d.path in roots:
-            return [_Dir(e.path, d.kind, d.depth - 1) for e in subdirs], []
-        return [], [_Dir(d.path, d.kind + LEVEL, -1)]  # nothing below: listed itself
+            return [ListedDir(e.path, d.kind, d.depth - 1) for e in subdirs], []
+        return [], [ListedDir(d.path, d.kind + LEVEL, -1)]  # nothing below: listed itself
     buckets = [e for e in entries if e.is_dir and not e.is_symlink and e.name.startswith("bucket-")]
     if buckets:
-        return [], [_Dir(e.path, d.kind, -1) for e in buckets]
+        return [], [ListedDir(e.path, d.kind, -1) for e in buckets]
     if d.path in roots and not entries:
         return [], []
-    return [], [_Dir(d.path, d.kind + LEVEL, -1)]
+    return [], [ListedDir(d.path, d.kind + LEVEL, -1)]
 
 
 # Marks a partition level (or the data root) listed only to find it empty: Paimon writes
@@ -123,9 +129,9 @@ def _list_files(
             for e in entries:
                 if e.is_dir or e.is_symlink or e.mtime_ms is None or level:
                     continue
-                if e.mtime_ms < older_than_ms and _is_candidate_in(kind, e, shapes):
+                if e.mtime_ms < older_than_ms and is_candidate_in(kind, e, shapes):
                     rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
-                elif e.mtime_ms > future_ms and _is_candidate_in(kind, e, shapes):
+                elif e.mtime_ms > future_ms and is_candidate_in(kind, e, shapes):
                     rows.append(("future", e.name, e.path, e.size, e.mtime_ms, kind))
             del entries
             columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
@@ -150,7 +156,7 @@ def _emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any
             batch.column("key").to_pylist(),
             strict=True,
         ):
-            _, part = _root_chunk(views, [(branch, kind, int(key) if kind != "tag" else key)])
+            _, part = root_chunk(views, [(branch, kind, int(key) if kind != "tag" else key)])
             for name in part.names:
                 ref = part.manifests.get(name)
                 names.append(name)
@@ -185,7 +191,7 @@ def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterato
                 strict=True,
             )
         ]
-        _count, found, missing = _names_in_manifest_files(reader.fileio, manifests)
+        _count, found, missing = names_in_manifest_files(reader.fileio, manifests)
         names = list(set(found))
         yield pa.RecordBatch.from_pydict(
             {"name": names + missing, "missing": [False] * len(names) + [True] * len(missing)},
@@ -276,7 +282,7 @@ class SparkOrphanClean:
         self.now_ms = orphan_clock(self.table, self.now_ms)
         validate_cutoff(self.older_than_ms, self.now_ms, allow_recent=self.allow_recent)
         table, ex = self.table, self.executor
-        views = _views(table)
+        views = views_of(table)
         roots = collect_roots(views)
         self._views, self._roots = views, roots
         progress.start("reading roots and manifests on Spark", None)
@@ -308,9 +314,9 @@ class SparkOrphanClean:
 
         progress.start("listing on Spark", None)
         fs_roots = frozenset({table.paths.data_root, *table.paths.external_roots})
-        listed: list[_Dir] = []
-        level: list[_Dir] = []
-        for d in _candidate_dirs(table, views, self.external_exclusive):
+        listed: list[ListedDir] = []
+        level: list[ListedDir] = []
+        for d in candidate_dirs(table, views, self.external_exclusive):
             (level if d.depth >= 0 else listed).append(d)
         while level:
             expanded = ex.map(partial(_expand, table.fileio, fs_roots), level)
@@ -405,7 +411,7 @@ class SparkOrphanClean:
                 hint="use --engine local to quarantine, or run without --quarantine",
             )
         start = time.monotonic()
-        views = _views(self.table)
+        views = views_of(self.table)
         now = collect_roots(views)
         new = used_names(views, now, self.executor, NullProgress(), only_new_since=self._roots)
         orphans = self._orphans
@@ -442,7 +448,7 @@ class SparkOrphanClean:
         for row in results.filter(F.col("outcome") == "failed").limit(1000).collect():
             files.failures.append((row["path"], row["error"]))
         results.unpersist()
-        for action in _empty_dir_actions(self.table, (), plan.details["empty_directories"]):
+        for action in empty_dir_actions(self.table, (), plan.details["empty_directories"]):
             if self.table.fileio.delete_empty_dir(action.path):
                 dirs.done += 1
         files.seconds = time.monotonic() - start

@@ -224,6 +224,39 @@ class Phase:
         )
 
 
+class LazyPhases(Sequence[Phase]):
+    """Phases made on access (``make(i)``): a plan of millions of deletions (orphan cleaning
+    on a table of 100 million files) without millions of FileActions held at once; the
+    actions live where ``make`` reads them (spilled to local disk). ``totals`` is what
+    ``Plan.totals`` would sum, counted when the actions were written."""
+
+    __slots__ = ("length", "make", "totals")
+
+    def __init__(self, count: int, make: Callable[[int], Phase], totals: Mapping[str, Any]) -> None:
+        self.length = count
+        self.make = make
+        self.totals = totals
+
+    @overload
+    def __getitem__(self, index: int) -> Phase: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Phase]: ...
+    def __getitem__(self, index: int | slice) -> Phase | Sequence[Phase]:
+        if isinstance(index, slice):
+            return [self.make(i) for i in range(*index.indices(self.length))]
+        if index < 0:
+            index += self.length
+        if not 0 <= index < self.length:
+            raise IndexError(index)
+        return self.make(index)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __iter__(self) -> Iterator[Phase]:
+        return map(self.make, range(self.length))
+
+
 @dataclass(frozen=True, slots=True)
 class Requirements:
     """Facts the plan was built on; apply() re-reads the table and compares."""
@@ -263,7 +296,7 @@ class Plan(Generic[D]):
     table: str
     branch: str
     created_ms: int
-    phases: tuple[Phase, ...]
+    phases: Sequence[Phase]  # a tuple, or LazyPhases for plans too big to hold
     requirements: Requirements
     details: D
 
@@ -272,6 +305,9 @@ class Plan(Generic[D]):
         return not any(p.actions for p in self.phases)
 
     def totals(self) -> dict[str, Any]:
+        if isinstance(self.phases, LazyPhases):
+            totals = self.phases.totals
+            return {**totals, "by_kind": {k: dict(v) for k, v in totals["by_kind"].items()}}
         by_kind: dict[str, dict[str, int]] = {}
         for phase in self.phases:
             for a in phase.actions:
@@ -298,7 +334,9 @@ class Plan(Generic[D]):
             "details": self.details.to_json(lazy=lazy),
             "requirements": self.requirements.to_json(),
             "totals": self.totals(),
-            "phases": [p.to_json(lazy=lazy) for p in self.phases],
+            "phases": LazyRows(self.phases, _phase_json_lazy)
+            if lazy
+            else [p.to_json() for p in self.phases],
         }
 
     def with_details(self, details: T) -> Plan[T]:
@@ -334,6 +372,10 @@ class Plan(Generic[D]):
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptMetadataError(source, f"not a paimon-cli plan ({exc})") from exc
+
+
+def _phase_json_lazy(phase: Phase) -> dict[str, Any]:
+    return phase.to_json(lazy=True)
 
 
 def typed(plan: Plan[Any], details_type: type[R], *, source: str = "plan") -> Plan[R]:

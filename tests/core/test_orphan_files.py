@@ -405,14 +405,14 @@ def test_worker_process_decoding_plans_the_same(
     scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """Big local tables decode roots and manifests in worker processes: same plan."""
-    import core.ops.orphan_files as orphan_files
+    import core.ops.orphan_roots as orphan_roots
 
     _s, _wh, root = copy_scenario(scenarios, name, tmp_path)
     age_tree(root)
     plant(root / "manifest" / "manifest-feedface-0")
     threads, _ = clean(root, dry_run=True)
-    monkeypatch.setattr(orphan_files, "PROCESS_MIN_ROOTS", 1)
-    monkeypatch.setattr(orphan_files, "PROCESS_MIN_BYTES", 1)
+    monkeypatch.setattr(orphan_roots, "PROCESS_MIN_ROOTS", 1)
+    monkeypatch.setattr(orphan_roots, "PROCESS_MIN_BYTES", 1)
     table = open_table(str(root))
     now = int(time.time() * 1000)
     with LocalExecutor(4, processes=2) as ex:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor as PoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
+
+from core.runtime.executors.base import Work
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,6 +42,27 @@ def _collect(results: Iterable[R], on_result: Callable[[R], None] | None, out: l
     return out
 
 
+def _windowed(pool: PoolExecutor, fn: Callable[[T], R], batch: list[T], window: int) -> Iterator[R]:
+    """Results of ``fn`` over ``batch`` in order, ``window`` tasks in flight at most; tasks
+    not started are cancelled when the caller stops early."""
+    pending: deque[Future[R]] = deque()
+    upcoming = iter(batch)
+    try:
+        for item in upcoming:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= window:
+                break
+        while pending:
+            result = pending.popleft().result()
+            for item in upcoming:
+                pending.append(pool.submit(fn, item))
+                break
+            yield result
+    finally:
+        for future in pending:
+            future.cancel()
+
+
 class LocalExecutor:
     name = "local"
 
@@ -59,9 +84,7 @@ class LocalExecutor:
         batch = list(items)
         if self.parallelism <= 1 or len(batch) <= 1:
             return _collect(map(fn, batch), on_result, [])
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="paimon-io")
-        return _collect(self._pool.map(fn, batch), on_result, [])
+        return _collect(self._thread_pool().map(fn, batch), on_result, [])
 
     def map_local(
         self,
@@ -99,6 +122,34 @@ class LocalExecutor:
             self._close_processes()
             self._processes_unusable = True
             return out + self.map(fn, batch[len(out) :], on_result)
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T], *, work: Work = "io") -> Iterator[R]:
+        """``map`` (``map_local``, ``map_cpu`` for ``work``) as an iterator: at most two tasks
+        per worker are ahead of the caller, so their results never pile up in memory."""
+        batch = list(items)
+        inline = work == "local" and not self.explicit
+        if inline or self.parallelism <= 1 or len(batch) <= 1:
+            yield from map(fn, batch)
+            return
+        pool: PoolExecutor | None = self._process_pool() if work == "cpu" else None
+        workers = self.processes if pool is not None else self.parallelism
+        if pool is None:
+            pool = self._thread_pool()
+        done = 0
+        try:
+            for result in _windowed(pool, fn, batch, 2 * workers):
+                done += 1
+                yield result
+        except BrokenProcessPool as exc:
+            logger.warning("worker processes failed (%s); continuing with threads", exc)
+            self._close_processes()
+            self._processes_unusable = True
+            yield from _windowed(self._thread_pool(), fn, batch[done:], 2 * self.parallelism)
+
+    def _thread_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="paimon-io")
+        return self._pool
 
     def _process_pool(self) -> ProcessPoolExecutor | None:
         if self.processes <= 1 or self._processes_unusable:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.errors import EngineError, EngineUnavailableError, PaimonError
+from core.runtime.executors.base import Work
 
 logger = logging.getLogger(__name__)
 
@@ -266,6 +267,10 @@ class SparkExecutor:
         on_result: Callable[[R], None] | None = None,
     ) -> list[R]:
         return self.map(fn, items, on_result)  # executors are processes already
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T], *, work: Work = "io") -> Iterator[R]:
+        """One Spark job, as ``map``: the driver only maps what it keeps small (re-checks)."""
+        return iter(self.map(fn, items))
 
     def close(self) -> None:
         if self.owned:

@@ -1,0 +1,290 @@
+"""The listing of orphan cleaning: which directories Paimon writes files into, which names
+there are candidates, and the level-by-level listing that turns old, unused candidates
+into orphans (and finds old empty directories)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from functools import partial
+
+from core.errors import SafetyRefusalError
+from core.io.fileio import FileInfo, FileIO, join
+from core.ops.orphan_sets import Candidates, LazySpill, Orphan, OrphanSink, UsedNames, resolve
+from core.runtime.executors.base import Executor
+from core.runtime.progress import Progress
+from core.table.table import PaimonTable
+
+# Clocks kept by NTP agree within seconds; minutes apart means one of them is wrong.
+CLOCK_TOLERANCE_MS = 5 * 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class ListedDir:
+    path: str
+    kind: str  # manifest | index | statistics | data | external | snapshot | changelog
+    depth: int  # partition levels still to descend (data dirs); -1 for flat dirs
+
+
+def skipped_external_roots(table: PaimonTable, external_exclusive: bool) -> list[str]:
+    """External roots not cleaned: another table may write into the same root, and names
+    alone cannot tell its live files from our orphans (Paimon deletes them; D3)."""
+    return [] if external_exclusive else list(table.paths.external_roots)
+
+
+def candidate_dirs(
+    table: PaimonTable, views: list[PaimonTable], external_exclusive: bool = False
+) -> list[ListedDir]:
+    root = table.location
+    depth = len(table.schema.partition_keys)
+    dirs = [
+        ListedDir(join(root, "manifest"), "manifest", -1),
+        ListedDir(join(root, "index"), "index", -1),
+        ListedDir(join(root, "statistics"), "statistics", -1),
+        ListedDir(table.paths.data_root, "data", depth),
+    ]
+    if external_exclusive:
+        dirs += [ListedDir(ext, "external", depth) for ext in table.paths.external_roots]
+    for view in views:
+        dirs.append(ListedDir(view.snapshots.directory, "snapshot", -1))
+        dirs.append(ListedDir(view.changelogs.directory, "changelog", -1))
+    # A Paimon directory that is a symlink may lead anywhere: never list through it (D3).
+    return [d for d in dirs if d.path == root or not _is_link(table.fileio, d.path)]
+
+
+def _is_link(fileio: FileIO, path: str) -> bool:
+    info = fileio.info(path) if fileio.is_local(path) else None
+    return info is not None and info.is_symlink
+
+
+@dataclass(frozen=True, slots=True)
+class NameShapes:
+    """Which file names Paimon writes where: only those are orphan candidates (README
+    "what is a candidate"). A Paimon temp file is ``.<name>.<uuid>.tmp`` of such a name
+    (FileIO.tryToWriteAtomic); snapshot and changelog directories hold no other candidate."""
+
+    data_prefixes: tuple[str, ...] = ("data-", "changelog-")
+
+    def prefixes(self, kind: str) -> tuple[tuple[str, ...], bool]:
+        """(name prefixes, whether only temp files of them are candidates)."""
+        if kind in ("data", "external"):
+            return self.data_prefixes, False
+        return _FLAT_PREFIXES.get(kind, ((), True))
+
+    def candidate(self, kind: str, name: str) -> bool:
+        prefixes, temp_only = self.prefixes(kind)
+        if not prefixes or name.endswith(".managed.blob"):
+            return False
+        if name.startswith(".") and name.endswith(".tmp"):
+            return name[1:].startswith(prefixes)
+        return not temp_only and name.startswith(prefixes)
+
+
+_FLAT_PREFIXES: dict[str, tuple[tuple[str, ...], bool]] = {
+    "manifest": (("manifest-", "index-manifest-"), False),  # manifest-list-* included
+    "index": (("index-",), False),
+    "statistics": (("stat-",), False),
+    "snapshot": (("snapshot-", "EARLIEST.", "LATEST."), True),
+    "changelog": (("changelog-", "EARLIEST.", "LATEST."), True),
+}
+
+
+def name_shapes(table: PaimonTable) -> NameShapes:
+    """The table's data and changelog file prefixes (``data-file.prefix``,
+    ``changelog-file.prefix``), Paimon's defaults otherwise."""
+    data = table.options.get("data-file.prefix") or "data-"
+    changelog = table.options.get("changelog-file.prefix") or "changelog-"
+    return NameShapes((data, changelog))
+
+
+def is_candidate_in(kind: str, info: FileInfo, shapes: NameShapes = NameShapes()) -> bool:
+    return shapes.candidate(kind, info.name)
+
+
+@dataclass(slots=True)
+class _Listing:
+    """What one directory contributes: deeper directories to list, orphans, and facts."""
+
+    next_level: list[ListedDir] = field(default_factory=list)
+    orphans: list[Orphan] = field(default_factory=list)
+    empty_dir: str | None = None  # an old, empty partition or bucket directory
+    entries: int = 0
+    watched: list[str] = field(default_factory=list)  # watched names seen in manifest/
+    future: list[Orphan] = field(default_factory=list)  # candidates modified after "now"
+    # spilled used names: candidates whose name is yet to be looked up (orphan_sets)
+    unresolved: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+
+
+class _AllNames(AbstractSet[str]):
+    """Every name "known": a local listing then stats no file (the used names are spilled;
+    only names found unused are stat'ed later, as an in-memory set would have it)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def _scan_one(
+    fileio: FileIO,
+    shapes: NameShapes,
+    used: AbstractSet[str] | None,
+    older_than_ms: int,
+    future_ms: int,
+    roots: AbstractSet[str],
+    watch: AbstractSet[str],
+    d: ListedDir,
+) -> _Listing:
+    """List one directory. Used names need no stat (they are never orphans), so on local
+    disk only unknown files are stat'ed; runs in the executor's threads. ``used`` None:
+    the used names are spilled, and every candidate is left for ``orphan_sets.resolve``
+    (on local disk unstat'ed)."""
+    local = fileio.is_local(d.path)
+    known = used if used is not None else (_AllNames() if local else frozenset())
+    scan = fileio.scan_dir(d.path, known=known)
+    out = _Listing(entries=len(scan.files) + len(scan.dirs) + len(scan.known))
+    if d.kind == "manifest" and watch:
+        out.watched = [n for n in scan.known if n in watch]
+        out.watched += [f.name for f in scan.files if f.name in watch]
+    if d.depth > 0:
+        subdirs = [e for e in scan.dirs if "=" in e.name]
+        out.next_level = [ListedDir(e.path, d.kind, d.depth - 1) for e in subdirs]
+        if subdirs or d.path in roots:
+            return out
+        # A partition directory with nothing below it is listed itself (Paimon).
+    elif d.depth == 0:
+        buckets = [e for e in scan.dirs if e.name.startswith("bucket-")]
+        out.next_level = [ListedDir(e.path, d.kind, -1) for e in buckets]
+        if buckets or (d.path in roots and not out.entries):
+            return out
+    if not out.entries and d.kind in ("data", "external") and d.path not in roots:
+        info = fileio.info(d.path)
+        if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
+            out.empty_dir = d.path
+    if d.depth >= 0:
+        return out  # a partition level or the data root: Paimon writes no file there
+    kind = d.kind
+    if used is None:
+        prefix = d.path.rstrip("/") + "/"
+        out.unresolved = [
+            (name, prefix + name, "", "", kind)
+            for name in scan.known
+            if shapes.candidate(kind, name)
+        ]
+    for e in scan.files:
+        if e.is_symlink or e.mtime_ms is None:
+            continue  # never follow or remove a link (D3)
+        if not (e.mtime_ms < older_than_ms or e.mtime_ms > future_ms):
+            continue
+        if not is_candidate_in(kind, e, shapes):
+            continue
+        if used is None:
+            out.unresolved.append((e.name, e.path, str(e.size), str(e.mtime_ms), kind))
+        elif e.mtime_ms < older_than_ms:  # strictly older than the cut-off
+            out.orphans.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
+        else:
+            out.future.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
+    return out
+
+
+@dataclass(slots=True)
+class OrphanScan:
+    orphans: Sequence[Orphan]  # sorted by path
+    empty_dirs: list[str]
+    watched: set[str]  # names of ``watch`` listed in manifest/
+    future: list[Orphan] = field(default_factory=list)  # candidates modified after "now"
+    sink: OrphanSink | None = None  # what the orphans add up to
+    used_count: int | None = None  # distinct used names, counted while resolving spilled ones
+
+
+def scan_for_orphans(
+    table: PaimonTable,
+    views: list[PaimonTable],
+    used: UsedNames,
+    older_than_ms: int,
+    executor: Executor,
+    progress: Progress,
+    watch: AbstractSet[str] = frozenset(),
+    external_exclusive: bool = False,
+    *,
+    now_ms: int,
+    spill: LazySpill | None = None,
+) -> OrphanScan:
+    """Old, unused regular files in Paimon-shaped directories and old empty data
+    directories; listed level by level, directories in parallel. Candidates modified after
+    ``now_ms`` (plus the clock tolerance) are collected too: the caller refuses on any.
+    With spilled used names, candidates are spilled the same way and decided partition by
+    partition once everything is listed."""
+    spill = spill or LazySpill()
+    roots = frozenset({table.paths.data_root, *table.paths.external_roots})
+    future_ms = now_ms + CLOCK_TOLERANCE_MS
+    scan_one = partial(
+        _scan_one,
+        table.fileio,
+        name_shapes(table),
+        used.names,
+        older_than_ms,
+        future_ms,
+        roots,
+        frozenset(watch),
+    )
+    sink = OrphanSink(spill, table.paths.is_inside_table)
+    candidates = Candidates(used, spill) if used.spilled else None
+    found = OrphanScan([], [], set(), sink=sink)
+    level = candidate_dirs(table, views, external_exclusive)
+    progress.start("listing", None)
+    local = table.fileio.is_local(table.location)
+    while level:
+        listings = executor.imap(scan_one, level, work="local" if local else "io")
+        level = []
+        for listing in listings:
+            progress.advance(listing.entries)
+            level += listing.next_level
+            sink.extend(listing.orphans)
+            found.future += listing.future
+            found.watched.update(listing.watched)
+            if listing.empty_dir is not None:
+                found.empty_dirs.append(listing.empty_dir)
+            if candidates is not None:
+                for candidate in listing.unresolved:
+                    candidates.add(candidate)
+    progress.finish()
+    if candidates is not None:
+        progress.start("matching listed files with used names", used.written)
+        found.used_count = resolve(
+            used,
+            candidates,
+            table.fileio,
+            older_than_ms=older_than_ms,
+            future_ms=future_ms,
+            sink=sink,
+            future=found.future,
+        )
+        progress.finish()
+    found.orphans = sink.result()
+    return found
+
+
+def latest_manifest_lists(table: PaimonTable) -> tuple[str, ...]:
+    latest = table.snapshots.latest()
+    return () if latest is None else (latest.base_manifest_list, latest.delta_manifest_list)
+
+
+def check_manifest_listing(table: PaimonTable, listed: set[str], older_than_ms: int) -> None:
+    """The latest snapshot's manifest lists must show up in the listing (if old enough to
+    be listed): otherwise the listing is incomplete and nothing may be trusted (D3)."""
+    manifest_dir = join(table.location, "manifest")
+    for name in latest_manifest_lists(table):
+        info = table.fileio.info(join(manifest_dir, name))
+        if info is None or info.mtime_ms is None or info.mtime_ms >= older_than_ms:
+            continue
+        if name not in listed:
+            raise SafetyRefusalError(
+                f"the listing of {manifest_dir} misses {name}, which exists: the listing is "
+                "unreliable; refusing to delete anything"
+            )

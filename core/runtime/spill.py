@@ -1,0 +1,264 @@
+"""Local disk for sets too big for memory: planning stays bounded at any table size.
+
+A table of 100 million files has more used names, listed files and orphans than a machine
+holds as Python objects (each costs ~100 bytes). What is only ever read in order, or
+looked up one hash partition at a time, goes to a private directory on local disk
+(``$PAIMON_CLI_SPILL_DIR``, else the system's temporary directory):
+
+* ``RecordFile``: records of a fixed number of string fields, appended in blocks of
+  ``BLOCK`` records and read back block by block (a ``Spilled`` sequence reads any index);
+* ``Partitions``: records spread over record files by the hash of their first field, so
+  one partition of used names and the candidates with the same hashes fit in memory;
+* ``SortedRuns``: an external sort by the first field (sorted runs, merged on read).
+
+Fields are text; a record is its fields joined by NUL, a block its records joined the same
+way. No file name can hold a NUL (POSIX forbids it, object stores cannot list it), so a
+name that has one (only corrupt metadata could) can never match a listed file: callers
+drop it rather than spill it. The directory goes when its last user is collected, and at
+exit at the latest.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import shutil
+import struct
+import tempfile
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Generic, TypeVar, overload
+
+T = TypeVar("T")
+
+SPILL_DIR_ENV = "PAIMON_CLI_SPILL_DIR"
+BLOCK = 1000  # records per block
+RUN = 500_000  # records per sorted run of ``SortedRuns`` (~100 MB of orphans)
+SEP = "\0"
+_HEADER = struct.Struct("<II")  # payload bytes, records
+
+Record = tuple[str, ...]
+
+
+class Spill:
+    """A private directory for one planning pass's spilled files."""
+
+    def __init__(self, parent: str | None = None) -> None:
+        where = parent or os.environ.get(SPILL_DIR_ENV) or None
+        self.path = tempfile.mkdtemp(prefix="paimon-cli-spill-", dir=where)
+        self._count = 0
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.path, True)
+
+    def new_file(self, stem: str) -> str:
+        self._count += 1
+        return os.path.join(self.path, f"{stem}-{self._count}")
+
+    def close(self) -> None:
+        """Remove the directory now (files of it still open stay readable on POSIX)."""
+        self._finalizer()
+
+
+def _encode(records: Iterable[Record], arity: int) -> tuple[bytes, int]:
+    fields = [f for r in records for f in r]
+    return SEP.join(fields).encode("utf-8", "surrogateescape"), len(fields) // arity
+
+
+def _decode(payload: bytes, count: int, arity: int) -> list[Record]:
+    if not count:
+        return []
+    fields = payload.decode("utf-8", "surrogateescape").split(SEP)
+    if arity == 1:
+        return [(f,) for f in fields]
+    return list(zip(*(fields[i::arity] for i in range(arity)), strict=True))
+
+
+class RecordFile:
+    """Records of ``arity`` text fields: appended, then read back in order or by block."""
+
+    def __init__(self, spill: Spill, stem: str, arity: int) -> None:
+        self.spill = spill  # kept alive as long as its files are
+        self.path = spill.new_file(stem)
+        self.arity = arity
+        self.block_records = BLOCK  # every block but the last holds this many
+        self._out = open(self.path, "wb")  # noqa: SIM115 - closed by finish()
+        self._buffer: list[Record] = []
+        self.blocks: list[tuple[int, int]] = []  # (offset, records) of every block
+        self._offset = 0
+        self.count = 0
+
+    def append(self, record: Record) -> None:
+        self._buffer.append(record)
+        if len(self._buffer) >= self.block_records:
+            self._flush()
+
+    def extend(self, records: Iterable[Record]) -> None:
+        for record in records:
+            self.append(record)
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        payload, count = _encode(self._buffer, self.arity)
+        self._out.write(_HEADER.pack(len(payload), count))
+        self._out.write(payload)
+        self.blocks.append((self._offset, count))
+        self._offset += _HEADER.size + len(payload)
+        self.count += count
+        self._buffer = []
+
+    def finish(self) -> RecordFile:
+        """No more records: what was appended becomes readable."""
+        if not self._out.closed:
+            self._flush()
+            self._out.close()
+        return self
+
+    def block(self, index: int) -> list[Record]:
+        offset, _count = self.blocks[index]
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            size, count = _HEADER.unpack(fh.read(_HEADER.size))
+            return _decode(fh.read(size), count, self.arity)
+
+    def __iter__(self) -> Iterator[Record]:
+        with open(self.path, "rb") as fh:
+            while header := fh.read(_HEADER.size):
+                size, count = _HEADER.unpack(header)
+                yield from _decode(fh.read(size), count, self.arity)
+
+    def strings(self) -> Iterator[str]:
+        """The only field of every record of a one-field file, without building tuples."""
+        assert self.arity == 1
+        with open(self.path, "rb") as fh:
+            while header := fh.read(_HEADER.size):
+                size, count = _HEADER.unpack(header)
+                payload = fh.read(size)
+                if count:
+                    yield from payload.decode("utf-8", "surrogateescape").split(SEP)
+
+    def __len__(self) -> int:
+        return self.count
+
+
+class Spilled(Sequence[T], Generic[T]):
+    """A finished ``RecordFile`` as a sequence of ``convert(record)``; index access reads the
+    one block that holds it (the last block read is kept)."""
+
+    def __init__(self, records: RecordFile, convert: Callable[[Record], T]) -> None:
+        self.records = records.finish()
+        self.convert = convert
+        self._cached: tuple[int, list[Record]] = (-1, [])
+
+    def __len__(self) -> int:
+        return self.records.count
+
+    def _block(self, index: int) -> list[Record]:
+        if self._cached[0] != index:
+            self._cached = (index, self.records.block(index))
+        return self._cached[1]
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        per = self.records.block_records
+        return self.convert(self._block(index // per)[index % per])
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self.convert, self.records)
+
+    def batches(self) -> int:
+        """Blocks of ``BLOCK`` records (the last may hold fewer)."""
+        return len(self.records.blocks)
+
+    def batch(self, index: int) -> list[T]:
+        return [self.convert(r) for r in self._block(index)]
+
+
+class Partitions:
+    """Records spread over ``count`` record files by the hash of their first field.
+
+    Python's string hash is the same for a string everywhere in one process (and only
+    there): what is partitioned together must be partitioned by one process."""
+
+    def __init__(self, spill: Spill, stem: str, count: int, arity: int) -> None:
+        self.count = count
+        self.files = [RecordFile(spill, f"{stem}-{i}", arity) for i in range(count)]
+
+    def part_of(self, key: str) -> int:
+        return hash(key) % self.count
+
+    def append(self, record: Record) -> None:
+        self.files[hash(record[0]) % self.count].append(record)
+
+    def finish(self) -> list[RecordFile]:
+        return [f.finish() for f in self.files]
+
+
+class SortedRuns:
+    """An external sort by the first field: records buffer in memory, each ``run`` of them
+    goes to disk sorted, and ``finish`` merges the runs into one sorted record file."""
+
+    def __init__(self, spill: Spill, stem: str, arity: int, run: int | None = None) -> None:
+        self.spill = spill
+        self.stem = stem
+        self.arity = arity
+        self.run = run or RUN
+        self._buffer: list[Record] = []
+        self._runs: list[RecordFile] = []
+
+    def append(self, record: Record) -> None:
+        self._buffer.append(record)
+        if len(self._buffer) >= self.run:
+            self._spill_run()
+
+    def extend(self, records: Iterable[Record]) -> None:
+        for record in records:
+            self.append(record)
+
+    @property
+    def spilled(self) -> bool:
+        return bool(self._runs)
+
+    def in_memory(self) -> list[Record]:
+        """The records, sorted, when no run went to disk."""
+        assert not self._runs, "runs were spilled: use finish()"
+        self._buffer.sort()
+        return self._buffer
+
+    def _spill_run(self) -> None:
+        self._buffer.sort()
+        out = RecordFile(self.spill, f"{self.stem}-run", self.arity)
+        out.extend(self._buffer)
+        self._runs.append(out.finish())
+        self._buffer = []
+
+    def finish(self) -> RecordFile:
+        """Every record in one sorted file (the runs are removed)."""
+        if self._buffer or not self._runs:
+            self._spill_run()
+        merged = RecordFile(self.spill, self.stem, self.arity)
+        merged.extend(heapq.merge(*self._runs))
+        for run in self._runs:
+            os.unlink(run.path)
+        self._runs = []
+        return merged.finish()
+
+
+__all__ = [
+    "BLOCK",
+    "RUN",
+    "SPILL_DIR_ENV",
+    "Partitions",
+    "RecordFile",
+    "SortedRuns",
+    "Spill",
+    "Spilled",
+]
