@@ -15,6 +15,7 @@ import java_writer as jw
 import pypaimon_writer as pw
 import pytest
 from fixtures import JAVA_BUILT, MISSING_DATA, Run
+from held import Held
 from hypothesis import HealthCheck, Phase, settings
 
 from core.runtime.executors.spark import SparkExecutor
@@ -150,3 +151,15 @@ def spark_cli(spark_executor: SparkExecutor, monkeypatch: pytest.MonkeyPatch) ->
     shared._tempdir = ""  # the shared session's shipped package stays
     monkeypatch.setattr(SparkExecutor, "start", classmethod(lambda cls, **_kw: shared))
     return shared
+
+
+@pytest.fixture
+def held() -> Iterator[list[Held]]:
+    """Real ``paimon`` processes a test starts (``tests/held.py``); any still running at
+    the end are killed."""
+    started: list[Held] = []
+    yield started
+    for h in started:
+        if h.proc.poll() is None:
+            h.proc.kill()
+            h.proc.communicate()

@@ -27,6 +27,7 @@ from core.errors import PaimonError, StalePlanError, StorageError
 from core.ops.branches import DeleteBranch, FastForward
 from core.ops.expire_changelogs import ExpireChangelogs
 from core.ops.expire_snapshots import ExpireSnapshots
+from core.ops.restore import Restore
 from core.ops.rollback import Rollback
 from core.ops.tag_operations import DeleteTags, ExpireTags
 from core.runtime.apply import Resumer
@@ -37,7 +38,6 @@ from core.runtime.interrupts import Interrupted, stoppable
 from core.runtime.journal import unfinished_journals
 from core.runtime.lease import Holder, Lease, acquire
 from core.runtime.operation import Env, Operation, Outcome
-from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
 from core.runtime.report import ExecutionReport
@@ -49,9 +49,9 @@ logger = logging.getLogger(__name__)
 P = TypeVar("P")
 R = TypeVar("R")
 
-#: Every operation whose deletions are journaled, by command: a journal any of them left is
-#: finished by the next run of any command, so each must be known here.
-JOURNALED: Mapping[str, type[Operation[Plan[Any], Any]]] = {
+#: Every operation whose deletions (or moves) are journaled, by command: a journal any of
+#: them left is finished by the next run of any command, so each must be known here.
+JOURNALED: Mapping[str, Resumer] = {
     op.command: op
     for op in (
         ExpireSnapshots,
@@ -61,6 +61,7 @@ JOURNALED: Mapping[str, type[Operation[Plan[Any], Any]]] = {
         Rollback,
         DeleteBranch,
         FastForward,
+        Restore,
     )
 }
 

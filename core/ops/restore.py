@@ -11,17 +11,24 @@ the run's quarantine (orphan cleaning or a later run removed it since: issue 22)
 is read against the table at hand (``bind_record``): a copied or renamed table restores its
 own files, and no path outside the table is ever followed.
 
-A rerun after an interruption converges: files already back count as restored, a file
-present in both places after a half-done move (same size) keeps the restored copy.
+A restore is journaled like every deletion (DECISIONS D2): its moves are a plan of phases
+(the run's own phases, reversed), written as a journal before the first move; the next run
+of any command finishes an interrupted restore after planning it again from the record
+(``Restore.resume_problem``: any conflict, gap or missing file discards the journal
+instead), and every move is re-validated when it happens: a file back already or gone from
+the quarantine is no error, a file at its place with other content is never replaced.
+The record is closed as the plan's last step, before its journal goes.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from typing import Any, ClassVar
 
 from core.errors import PaimonError, SafetyRefusalError, StorageError, TableNotFoundError
@@ -29,27 +36,30 @@ from core.format.metadata_io import read_json
 from core.format.model import Snapshot
 from core.io.fileio import FileInfo, FileIO, basename, join, parent
 from core.ops.check import Problem, check_roots
+from core.runtime.apply import apply_phases, same_file
+from core.runtime.details import Record
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.journal import unfinished_journals
 from core.runtime.operation import Env, Operation
-from core.runtime.plans import Plan
+from core.runtime.plans import FileAction, Op, Phase, Plan, Requirements, typed
 from core.runtime.quarantine import (
     Quarantine,
     QuarantinedRun,
     bind_record,
+    check_run_id,
     quarantine_dir,
     read_record,
+    record_path,
     records,
     remove_empty_tree,
 )
+from core.runtime.report import ExecutionReport
 from core.runtime.requests import refuse
-from core.runtime.runs import Run
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
 
 _SNAPSHOT = re.compile(r"snapshot-(\d+)$")
-_SAME_CONTENT_LIMIT = 1 << 20  # compare bytes of small files (metadata), sizes of big ones
 
 
 class RestoreError(PaimonError):
@@ -65,6 +75,8 @@ class RestoreItem:
     state: str  # move | duplicate (both present, same file) | in-place | missing
     op: str = "move"  # move | put-back (an overwritten file's old content) | remove (we made it)
     branch: str = "main"  # the branch of the plan that removed it
+    phase: str = "hints"  # the run's phase that removed it: a restore phase undoes one
+    sequential: bool = True  # that phase went strictly in order (snapshot files)
 
 
 @dataclass(frozen=True)
@@ -153,17 +165,6 @@ def pick_record(fileio: FileIO, table_root: str, run_id: str | None) -> dict[str
     )
 
 
-def _same_file(fileio: FileIO, a: str, b: str, size_a: int, size_b: int) -> bool:
-    if size_a != size_b:
-        return False
-    if size_a > _SAME_CONTENT_LIMIT:
-        return True
-    try:
-        return fileio.read_bytes(a) == fileio.read_bytes(b)
-    except FileNotFoundError:
-        return False
-
-
 def _describe(path: str) -> str:
     name = basename(path)
     m = _SNAPSHOT.match(name)
@@ -174,8 +175,20 @@ def _describe(path: str) -> str:
     return path
 
 
-def _ordered(plans: Sequence[Plan[Any]]) -> list[tuple[str, str, int | None, str]]:
-    """(path, kind, size, branch) of every delete, in the reverse of the run's order."""
+@dataclass(frozen=True, slots=True)
+class _Removed:
+    """One file the run removed, with the phase that removed it."""
+
+    path: str
+    kind: str
+    size: int | None
+    branch: str
+    phase: str
+    sequential: bool
+
+
+def _ordered(plans: Sequence[Plan[Any]]) -> list[_Removed]:
+    """Every delete of the run, in the reverse of the run's order."""
     out = []
     seen: set[str] = set()
     for plan in reversed(plans):
@@ -183,7 +196,16 @@ def _ordered(plans: Sequence[Plan[Any]]) -> list[tuple[str, str, int | None, str
             for action in reversed(phase.actions):
                 if action.op == "delete" and action.path not in seen:
                     seen.add(action.path)
-                    out.append((action.path, action.kind, action.size, plan.branch))
+                    out.append(
+                        _Removed(
+                            action.path,
+                            action.kind,
+                            action.size,
+                            plan.branch,
+                            phase.name,
+                            phase.sequential,
+                        )
+                    )
     return out
 
 
@@ -213,19 +235,32 @@ def _items(table: PaimonTable, run: QuarantinedRun, conflicts: list[str]) -> lis
     """Where each file the run removed or wrote is now, and what restoring it means."""
     fileio, quarantine = table.fileio, run.quarantine
     items: list[RestoreItem] = []
-    for path, kind, size, branch in _ordered(run.plans):
+    for removed in _ordered(run.plans):
+        path = removed.path
         source = _locked(table, quarantine.target(path))
         here, there = fileio.info(path), fileio.info(source)
         if there is None:
             state = "in-place" if here is not None else "missing"
         elif here is None:
             state = "move"
-        elif _same_file(fileio, path, source, here.size, there.size):
+        elif same_file(fileio, path, source, here.size, there.size):
             state = "duplicate"
         else:
             state = "conflict"
             conflicts.append(f"{_describe(path)} exists again with other content")
-        items.append(RestoreItem(path, source, kind, size if size else None, state, branch=branch))
+        size = removed.size or None
+        items.append(
+            RestoreItem(
+                path,
+                source,
+                removed.kind,
+                size,
+                state,
+                branch=removed.branch,
+                phase=removed.phase,
+                sequential=removed.sequential,
+            )
+        )
     for path, existed in run.writes:
         source = _locked(table, quarantine.target(path))
         if existed:
@@ -407,52 +442,70 @@ def _incomplete(
     return problems
 
 
-def apply_restore(
-    table: PaimonTable, plan: RestorePlan, *, run: Run | None = None
-) -> RestoreReport:
-    """Move everything back (refused if the plan has conflicts), then close the record."""
-    if plan.conflicts:
-        raise RestoreError(
-            f"refusing to restore run {plan.run_id}: " + "; ".join(plan.conflicts[:5]),
-            hint="nothing was moved",
-        )
+@dataclass(frozen=True, slots=True)
+class RestoreDetails(Record):
+    """The details of a restore's journal: the quarantined run it undoes."""
+
+    run_id: str
+
+
+def moves(table: PaimonTable, plan: RestorePlan, now_ms: int) -> Plan[RestoreDetails]:
+    """The restore as phases of file actions, as a journal holds them: each phase of the
+    run undone in the reverse order (a phase is a barrier, so data and manifests are back
+    before a snapshot, tag or changelog that needs them), hints last."""
+    phases = []
+    todo = [i for i in plan.items if i.state in ("move", "duplicate")]
+    for (name, sequential), group in groupby(todo, key=lambda i: (i.phase, i.sequential)):
+        actions = tuple(_action(item) for item in group)
+        phases.append(Phase(f"restore {name}", actions, sequential))
+    return Plan(
+        Restore.command,
+        table.location,
+        table.branch,
+        now_ms,
+        tuple(phases),
+        Requirements(table.snapshots.latest_id(), None, {}, (), None),
+        RestoreDetails(plan.run_id),
+    )
+
+
+def _action(item: RestoreItem) -> FileAction:
+    reason = f"quarantined at {item.source}"
+    if item.op == "remove":  # a file the run wrote where there was none
+        return FileAction("delete", item.path, item.kind, None, "written by the run")
+    op: Op = "put-back" if item.op == "put-back" else "move"
+    return FileAction(op, item.path, item.kind, item.size, reason, source=item.source)
+
+
+def restore_report(plan: RestorePlan, done: ExecutionReport, seconds: float) -> RestoreReport:
+    restored = sum(p.done for p in done.phases)
+    gone = sum(p.already_absent for p in done.phases)
+    return RestoreReport(
+        restored=restored,
+        already_in_place=sum(i.state == "in-place" for i in plan.items) + gone,
+        missing=sum(i.state == "missing" for i in plan.items),
+        bytes=sum(p.bytes for p in done.phases),
+        seconds=seconds,
+        notes=list(plan.notes),
+    )
+
+
+def close_record(table: PaimonTable, run_id: str) -> None:
+    """Mark the run restored and remove its emptied quarantine directories (a record closed
+    already is left as it is: a resumed restore's last step may run twice)."""
     fileio = table.fileio
-    report = RestoreReport(notes=list(plan.notes))
-    start = time.monotonic()
-    if run is not None:
-        run.begin_changes()
-    for item in plan.items:
-        if item.state in ("in-place", "missing"):
-            report.already_in_place += item.state == "in-place"
-            report.missing += item.state == "missing"
-            continue
-        if item.op == "remove":
-            fileio.delete(item.path)
-        elif item.state == "duplicate":
-            fileio.delete(item.source)  # a half-done move: the file is back already
-        else:
-            fileio.move(item.source, item.path, replace=item.op == "put-back")
-        report.restored += 1
-        report.bytes += item.size or 0
-        if run is not None:
-            run.add_done(item.kind, item.size or 0)
-    _close_record(fileio, table, plan)
-    report.seconds = time.monotonic() - start
-    return report
-
-
-def _close_record(fileio: FileIO, table: PaimonTable, plan: RestorePlan) -> None:
-    import json
-
-    record = read_record(fileio, plan.record_path) or {}
-    for root in Quarantine.of(table, plan.run_id).roots:
-        remove_empty_tree(table, join(quarantine_dir(root), plan.run_id))
+    path = record_path(table.paths.root, run_id)
+    record = read_record(fileio, path)
+    if record is None or record.get("status") == "restored":
+        return
+    for root in Quarantine.of(table, run_id).roots:
+        remove_empty_tree(table, join(quarantine_dir(root), run_id))
     record["status"] = "restored"
     record["restored_ms"] = int(time.time() * 1000)
     try:
-        fileio.write_bytes(plan.record_path, json.dumps(record).encode("utf-8"))
+        fileio.write_bytes(path, json.dumps(record).encode("utf-8"))
     except StorageError as exc:
-        logger.warning("could not mark %s restored: %s", plan.record_path, exc.message)
+        logger.warning("could not mark %s restored: %s", path, exc.message)
 
 
 def restore_summary(plan: RestorePlan) -> Mapping[str, int]:
@@ -467,6 +520,7 @@ class Restore(Operation[RestorePlan, RestoreReport]):
     """Undo a quarantined run: every file back where it was (refused on conflicts)."""
 
     command: ClassVar[str] = "restore"
+    journaled: ClassVar[bool] = True
 
     run_id: str | None = None  # None: the newest quarantined run
 
@@ -478,7 +532,92 @@ class Restore(Operation[RestorePlan, RestoreReport]):
         return cls(None if last else run_id)
 
     def plan(self, table: PaimonTable, env: Env) -> RestorePlan:
-        return plan_restore(table, self.run_id)
+        return self._finished_first(table, env) or plan_restore(table, self.run_id)
+
+    def _finished_first(self, table: PaimonTable, env: Env) -> RestorePlan | None:
+        """The restore of this run that the lifecycle finished from its journal a moment
+        ago (an interrupted ``restore`` run again): done, nothing left to move."""
+        for journal in reversed(env.report.journal_plans):
+            if journal.command != self.command:
+                continue
+            run_id = typed(journal, RestoreDetails, source="restore journal").details.run_id
+            record = read_record(table.fileio, record_path(table.paths.root, run_id))
+            if record is None or record.get("status") != "restored":
+                continue
+            if self.run_id in (None, run_id):
+                return RestorePlan(
+                    run_id,
+                    str(record.get("command")),
+                    int(record.get("created_ms") or 0),
+                    record_path(table.paths.root, run_id),
+                    (),
+                    (),
+                    (),
+                    (),
+                    (f"the interrupted restore of run {run_id} was finished first",),
+                )
+        return None
 
     def apply(self, table: PaimonTable, plan: RestorePlan, env: Env) -> RestoreReport:
-        return apply_restore(table, plan, run=env.run)
+        """Move everything back (refused if the plan has conflicts), then close the record."""
+        if plan.conflicts:
+            raise RestoreError(
+                f"refusing to restore run {plan.run_id}: " + "; ".join(plan.conflicts[:5]),
+                hint="nothing was moved",
+            )
+        start = time.monotonic()
+        if env.run is not None:
+            env.run.begin_changes()
+        journal = moves(table, plan, env.now_ms)
+        apply_phases(
+            table,
+            journal,
+            executor=env.executor,
+            progress=env.progress,
+            report=env.report,
+            run=env.run,
+            quarantine=None,
+            journal=True,
+            finish=lambda: self.finish(table, journal),
+        )
+        failures = [f for p in env.report.phases for f in p.failures]
+        if failures:
+            path, error = failures[0]
+            raise RestoreError(
+                f"restore of run {plan.run_id} stopped at {path}: {error}",
+                hint="what was moved back stays; the next run of any command finishes the "
+                "restore from its journal, or discards it saying why",
+            )
+        return restore_report(plan, env.report, time.monotonic() - start)
+
+    # -- resuming an interrupted restore ---------------------------------------------------
+    @classmethod
+    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
+        """Plan the restore again from the record: a file back at its place with other
+        content, a snapshot gap, or a file the restored roots need that is gone since (an
+        orphan cleaner may have taken the data files already back) discards the journal."""
+        run_id = cls._run_of(plan)
+        record = read_record(table.fileio, record_path(table.paths.root, run_id))
+        if record is None:
+            return f"the quarantine record of run {run_id} is gone"
+        status = record.get("status")
+        if status == "restored":
+            return None  # only the last steps were left; they are idempotent
+        if status != "quarantined":
+            return f"run {run_id} is {status} now"
+        try:
+            again = plan_restore(table, run_id)
+        except RestoreError as exc:
+            return exc.message
+        if again.conflicts:
+            return "; ".join(again.conflicts[:3])
+        return None
+
+    @classmethod
+    def finish(cls, table: PaimonTable, plan: Plan[Any]) -> None:
+        close_record(table, cls._run_of(plan))
+
+    @classmethod
+    def _run_of(cls, plan: Plan[Any]) -> str:
+        details = typed(plan, RestoreDetails, source="restore journal").details
+        return check_run_id(details.run_id, where="restore journal")

@@ -39,11 +39,12 @@ def lock_paths(table: PaimonTable, plan: Plan[Any]) -> None:
     """Second lock: every action must stay inside the table root or declared external roots."""
     for phase in plan.phases:
         for action in phase.actions:
-            if not table.paths.is_inside_table(action.path):
-                raise SafetyRefusalError(
-                    f"refusing to touch {action.path}: outside the table root and its "
-                    "declared external paths"
-                )
+            for path in (action.path, action.source):
+                if path is not None and not table.paths.is_inside_table(path):
+                    raise SafetyRefusalError(
+                        f"refusing to touch {path}: outside the table root and its "
+                        "declared external paths"
+                    )
 
 
 def _run_action(
@@ -62,6 +63,9 @@ def _run_action(
         return "done", 0
     if action.op == "create":
         return _create(fileio, action), 0
+    if action.op in ("move", "put-back"):
+        outcome = _move_back(fileio, action)
+        return outcome, (action.size or 0) if outcome == "done" else 0
     if not fileio.exists(action.path):
         return "absent", 0
     return ("done", 0) if fileio.delete_empty_dir(action.path) else ("skipped", 0)
@@ -89,6 +93,51 @@ def _create(fileio: FileIO, action: FileAction) -> str:
         raise CreateRefusedError(
             f"{action.path} exists with other content (another writer's); it was kept"
         )
+    return "done"
+
+
+class MoveRefusedError(StorageError):
+    """A file a plan moves back is at its place again with other content: never replaced."""
+
+    kind = "move_refused"
+
+
+SAME_CONTENT_LIMIT = 1 << 20  # compare bytes of small files (metadata), sizes of big ones
+
+
+def same_file(fileio: FileIO, a: str, b: str, size_a: int, size_b: int) -> bool:
+    """Whether two present files are one (a half-done move leaves two names of it)."""
+    if size_a != size_b:
+        return False
+    if size_a > SAME_CONTENT_LIMIT:
+        return True
+    try:
+        return fileio.read_bytes(a) == fileio.read_bytes(b)
+    except FileNotFoundError:
+        return False
+
+
+def _move_back(fileio: FileIO, action: FileAction) -> str:
+    """Move ``action.source`` to ``action.path``, validated at the moment it happens, so a
+    resumed journal is as safe as a fresh run: a source already gone (moved back before the
+    interruption, or never there) is absent, not an error; the same file at both names (a
+    move cut halfway) is done by dropping the source; another file at ``path`` is never
+    replaced. ``put-back`` replaces it: the old content of a hint the run overwrote."""
+    source = action.source or ""
+    if action.op == "put-back":
+        return "done" if fileio.move(source, action.path, replace=True) else "absent"
+    there = fileio.info(source)
+    if there is None:
+        return "absent"
+    here = fileio.info(action.path)
+    if here is None:
+        return "done" if fileio.move(source, action.path) else "absent"
+    if not same_file(fileio, action.path, source, here.size, there.size):
+        raise MoveRefusedError(
+            f"{action.path} exists again with other content; it was kept, and the file "
+            f"stays at {source}"
+        )
+    fileio.delete(source)
     return "done"
 
 
@@ -186,7 +235,7 @@ def _run_phase(
         elif outcome == "done":
             report.done += 1
             report.bytes += size
-            if record is not None and action.op == "delete":
+            if record is not None and action.op in ("delete", "move", "put-back"):
                 record.add_done(action.kind, size)
         elif outcome == "absent":
             report.already_absent += 1
@@ -209,6 +258,9 @@ BeforePhase = Callable[[Phase], Phase]
 #: Run right before each action of a sequential phase; raising a PaimonError stops the run
 #: there (the actions done so far are reported, the journal stays).
 BeforeAction = Callable[[FileAction], None]
+#: What is left once every phase of a plan ran, before its journal goes (restore closes the
+#: quarantine record it undid): part of the plan's work, so a resumed journal does it too.
+Finish = Callable[[], None]
 
 
 def run_plan(
@@ -223,15 +275,17 @@ def run_plan(
     quarantine: Quarantine | None = None,
     run: Run | None = None,
     before_action: BeforeAction | None = None,
+    finish: Finish | None = None,
 ) -> None:
     """Run the phases; the journal stays if anything failed (the next run finishes it).
 
     ``before_phase`` may drop actions right before a phase runs (last-moment re-checks);
     ``before_action`` may stop a sequential phase before an action (a race seen);
-    with ``quarantine`` every delete is a move into it; ``run`` records what was done."""
+    with ``quarantine`` every delete is a move into it; ``run`` records what was done;
+    ``finish`` runs after the last phase, before the journal is removed."""
     if run is not None:
         run.add_plan(plan)
-    hooks = _Hooks(before_phase, before_action)
+    hooks = _Hooks(before_phase, before_action, finish)
     try:
         _run_phases(table, plan, executor, progress, journal_path, report, hooks, quarantine, run)
     finally:
@@ -243,6 +297,7 @@ def run_plan(
 class _Hooks:
     before_phase: BeforePhase | None
     before_action: BeforeAction | None
+    finish: Finish | None
 
 
 def _run_phases(
@@ -280,6 +335,8 @@ def _run_phases(
             raise stopped
         if phase_report.failures:
             return  # a phase is a barrier: never start the next one after a failure
+    if hooks.finish is not None:
+        hooks.finish()
     if journal_path is not None:
         _remove_journal_file(table, journal_path, report)
 
@@ -292,6 +349,8 @@ class Resumer(Protocol):
     def filter_for_resume(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]: ...
 
     def action_guard(self, table: PaimonTable, plan: Plan[Any]) -> BeforeAction | None: ...
+
+    def finish(self, table: PaimonTable, plan: Plan[Any]) -> None: ...
 
 
 ResumerLookup = Callable[[str], "Resumer | None"]
@@ -376,6 +435,7 @@ def finish_journal(
         report=report,
         quarantine=quarantine,
         before_action=resumer.action_guard(view, checked),
+        finish=partial(resumer.finish, view, checked),
     )
 
 
@@ -529,6 +589,7 @@ def apply_phases(
     journal: bool,
     before_phase: BeforePhase | None = None,
     before_action: BeforeAction | None = None,
+    finish: Finish | None = None,
 ) -> None:
     """Act on a re-checked plan: lock its paths, record the quarantine, write the journal,
     then run the phases. Without a journal an interruption leaves only what a rerun plans
@@ -557,5 +618,8 @@ def apply_phases(
             quarantine=quarantine,
             run=run,
             before_action=before_action,
+            finish=finish,
         )
+    elif finish is not None:
+        finish()  # nothing to move or delete: what is left after the phases still is
     report.seconds += time.monotonic() - start

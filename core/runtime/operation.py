@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from core.runtime.apply import BeforeAction, BeforePhase, apply_phases
@@ -107,6 +108,11 @@ class Operation(ABC, Generic[P, R]):
         a PaimonError stops the run there. None: no such check."""
         return None
 
+    @classmethod
+    def finish(cls, table: PaimonTable, plan: Plan[Any]) -> None:
+        """What is left once every phase of a journaled plan ran, before its journal goes
+        (a fresh run and a resumed journal alike): nothing for most operations."""
+
 
 class Deletion(Operation[Plan[Any], None]):
     """An operation whose plan is phases of file actions, applied in order (pointers
@@ -124,6 +130,7 @@ class Deletion(Operation[Plan[Any], None]):
             journal=self.journaled,
             before_phase=self.before_phase(table, plan, env),
             before_action=self.action_guard(table, plan),
+            finish=partial(self.finish, table, plan),
         )
 
     def before_phase(self, table: PaimonTable, plan: Plan[Any], env: Env) -> BeforePhase | None:

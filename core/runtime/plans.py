@@ -25,8 +25,11 @@ T = TypeVar("T", bound=Details)
 R = TypeVar("R", bound=Record)
 
 # write: overwrite (hints); create: write only where absent, an existing file holding other
-# content fails the action (a commit copied into place never replaces a writer's)
-Op = Literal["delete", "write", "create", "rmdir"]
+# content fails the action (a commit copied into place never replaces a writer's); move:
+# ``source`` back to ``path`` (restore), never over another file; put-back: the same over the
+# file at ``path`` (a hint's old content)
+Op = Literal["delete", "write", "create", "rmdir", "move", "put-back"]
+OPS: tuple[Op, ...] = ("delete", "write", "create", "rmdir", "move", "put-back")
 
 
 class LazyRows(Sequence[Any]):
@@ -154,6 +157,7 @@ class FileAction:
     content: str | None = None  # for op == "write" and "create"
     # For a delete of a snapshot, changelog or tag file: the commit it held when planned.
     identity: SnapshotIdentity | None = None
+    source: str | None = None  # for op == "move" and "put-back": where the file is now
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -167,14 +171,18 @@ class FileAction:
             out["content"] = self.content
         if self.identity is not None:
             out["identity"] = self.identity.to_json()
+        if self.source is not None:
+            out["source"] = self.source
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FileAction:
         op = data["op"]
-        if op not in ("delete", "write", "create", "rmdir"):
+        if op not in OPS:
             raise ValueError(f"unknown op {op!r}")
-        identity = data.get("identity")
+        identity, source = data.get("identity"), data.get("source")
+        if op in ("move", "put-back") and not isinstance(source, str):
+            raise ValueError(f"a {op} action without its source: {data.get('path')!r}")
         return cls(
             op,
             str(data["path"]),
@@ -183,6 +191,7 @@ class FileAction:
             str(data.get("reason", "")),
             data.get("content"),
             None if identity is None else SnapshotIdentity.from_json(identity),
+            source,
         )
 
 

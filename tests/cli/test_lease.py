@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from held import Held
 from invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
 
 from core.io.fileio import FileIO
@@ -27,7 +25,6 @@ from core.runtime.lease import read_lease
 from core.runtime.runs import read_records
 from core.table.table import open_table
 
-HELD_RUN = Path(__file__).resolve().parents[1] / "support" / "held_run.py"
 EXPIRE = ("--retain-max", "2", "--retain-min", "1")
 
 
@@ -39,50 +36,6 @@ def _paimon(*args: object) -> subprocess.CompletedProcess[str]:
         timeout=300,
         check=False,
     )
-
-
-class Held:
-    """A ``paimon`` process stopped while it holds its table's lease."""
-
-    def __init__(self, where: str, root: Path, *args: object) -> None:
-        self.root = root
-        self.proc = subprocess.Popen(
-            [sys.executable, str(HELD_RUN), where, *map(str, args)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def wait_for(self, ready: object) -> None:
-        """Until ``ready()`` holds (a file the process leaves), or it ended early."""
-        deadline = time.monotonic() + 120
-        while not ready():  # type: ignore[operator]
-            assert self.proc.poll() is None, self.proc.communicate()
-            assert time.monotonic() < deadline, "the held run never got there"
-            time.sleep(0.02)
-
-    def holds_lease(self) -> bool:
-        lease = read_lease(FileIO(), str(self.root))
-        return lease is not None and lease.state == "held" and lease.pid == self.proc.pid
-
-    def go_on(self) -> tuple[int, str, str]:
-        out, err = self.proc.communicate("\n", timeout=300)
-        return self.proc.returncode, out, err
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.communicate(timeout=60)
-
-
-@pytest.fixture
-def held() -> Iterator[list[Held]]:
-    started: list[Held] = []
-    yield started
-    for h in started:
-        if h.proc.poll() is None:
-            h.proc.kill()
-            h.proc.communicate()
 
 
 def test_expire_snapshots_refuses_while_maintain_holds_the_table(

@@ -2,10 +2,11 @@
 arrives on stdin: tests drive real concurrent processes with it, and know where it stands
 from the files it leaves (the lease, then its journal), never from sleeps.
 
-    python tests/support/held_run.py lease|phase paimon-args...
+    python tests/support/held_run.py lease|phase|move:N paimon-args...
 
 ``lease``: stop right after taking the lease (before anything else). ``phase``: stop at the
 first safe point before a phase runs (its journal is written, nothing deleted yet).
+``move:N``: stop right before the Nth file move (N - 1 files moved: a restore cut mid-way).
 """
 
 from __future__ import annotations
@@ -42,9 +43,27 @@ def _stop_before_first_phase() -> None:
     Run.check_lease = check_lease  # type: ignore[method-assign]
 
 
+def _stop_before_move(n: int) -> None:
+    from core.io.fileio import FileIO
+
+    real = FileIO.move
+    count: list[int] = []
+
+    def move(self: FileIO, src: str, dst: str, *, replace: bool = False) -> bool:
+        count.append(1)
+        if len(count) == n:
+            sys.stdin.readline()
+        return real(self, src, dst, replace=replace)
+
+    FileIO.move = move  # type: ignore[method-assign]
+
+
 def main() -> None:
     where, args = sys.argv[1], sys.argv[2:]
-    {"lease": _stop_after_lease, "phase": _stop_before_first_phase}[where]()
+    if where.startswith("move:"):
+        _stop_before_move(int(where.removeprefix("move:")))
+    else:
+        {"lease": _stop_after_lease, "phase": _stop_before_first_phase}[where]()
     from paimon_cli.main import main as paimon
 
     sys.argv = ["paimon", *args]
