@@ -43,10 +43,11 @@ from core.errors import MissingFileError, PaimonError, SafetyRefusalError, Stale
 from core.format.model import Tag
 from core.io.fileio import FileInfo, FileIO, basename, join, parent
 from core.ops.tags import branches_from_tag, validate_tag_name
-from core.runtime.apply import BeforeAction, apply_phases, newest_first_guard
+from core.runtime.apply import apply_phases
 from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.races import ActionGuard, newest_first_guard
 from core.runtime.requests import parsed
 from core.table.branch_manager import MAIN, validate_branch_name
 from core.table.snapshot_manager import SnapshotManager
@@ -891,14 +892,14 @@ class FastForward(Deletion):
             quarantine=env.quarantine,
             journal=True,
             before_phase=watch.before_phase,
-            before_action=self.action_guard(table, plan),
+            guard=self.action_guard(table, plan),
         )
         if not env.report.failed and not plan.empty:
             watch.copied = True
             watch.check()
 
     @classmethod
-    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> BeforeAction:
+    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> ActionGuard:
         """Main's snapshots go newest first: stop before one whose successor is a writer's
         commit (no gap in the ids; that commit stays)."""
         return newest_first_guard(table, lambda landed: _raced(table, plan, landed))

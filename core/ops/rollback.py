@@ -4,15 +4,16 @@ What goes: every ``snapshot-N`` after the target, every long-lived ``changelog-N
 and every tag (of the branch) on a snapshot after it; ``LATEST`` moves back to the target
 and the changelog ``LATEST`` hint to the newest remaining changelog (``-1`` when none
 remain, as Paimon writes). Rolling back to a tag whose snapshot has expired writes
-``snapshot-<id>`` from the tag and moves ``EARLIEST`` to it. Data files, manifests and
-index files are not deleted (Paimon stopped deleting them in 1.2, PR #5712): files only the
-removed snapshots used become orphans for ``delete-orphan-files``.
+``snapshot-<id>`` from the tag (after the rest, as Paimon) and moves ``EARLIEST`` to it.
+Data files, manifests and index files are not deleted (Paimon stopped deleting them in 1.2,
+PR #5712): files only the removed snapshots used become orphans for ``delete-orphan-files``.
 
 Safer than Paimon (D3): refused, unless forced, while a consumer has read a snapshot that
 would go (its ``nextSnapshot`` is after target + 1: new commits would reuse those ids) or a
-branch was created from a tag that would go. Order (D2): the new pointers first (the
-snapshot file from the tag, then ``LATEST``), then snapshot files newest first (the ids stay
-contiguous), then changelog files and their hint, then tag files, then ``EARLIEST``.
+branch was created from a tag that would go. Order (D2, Paimon's): ``LATEST`` first, then
+snapshot files newest first (the ids stay contiguous; a writer's commit on top stops the
+run), then changelog files and their hint, then tag files, then the snapshot file from the
+tag (where it had expired), then ``EARLIEST``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from core.errors import PaimonError, SafetyRefusalError, StalePlanError
 from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import FileInfo, file_size, join
 from core.ops.tags import branches_from_tag
-from core.runtime.apply import BeforeAction, apply_phases, commit_problem, newest_first_guard
+from core.runtime.apply import apply_phases, commit_problem
 from core.runtime.details import RawDetails
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.races import ActionGuard, newest_first_guard
 from core.runtime.requests import at_least, refuse
 from core.runtime.timeparse import iso_utc
 from core.table.snapshot_manager import SnapshotManager
@@ -151,7 +153,7 @@ def plan_rollback(
     phases = (
         Phase(
             "snapshot-pointers",
-            _pointer_actions(table, tid, restored, bool(doomed_snapshots), restored_raw),
+            _pointer_actions(table, tid, bool(doomed_snapshots) or restored is not None),
             sequential=True,
         ),
         Phase(
@@ -165,6 +167,11 @@ def plan_rollback(
             sequential=True,
         ),
         Phase("tag-files", _tag_actions(table, doomed_tags), sequential=True),
+        Phase(
+            "restored-snapshot",
+            _restored_actions(table, tid, restored, restored_raw),
+            sequential=True,
+        ),
         Phase("earliest-hint", _earliest_action(table, tid, restored), sequential=True),
     )
     return Plan(
@@ -231,35 +238,33 @@ def _tag_actions(table: PaimonTable, doomed: list[Tag]) -> tuple[FileAction, ...
     )
 
 
-def _pointer_actions(
-    table: PaimonTable,
-    tid: int,
-    restored: Tag | None,
-    snapshots_go: bool,
-    restored_raw: Mapping[str, Any] | None = None,
+def _pointer_actions(table: PaimonTable, tid: int, moves: bool) -> tuple[FileAction, ...]:
+    """``LATEST`` first, before anything goes (Paimon's order)."""
+    if not moves:
+        return ()
+    latest = join(table.snapshots.directory, "LATEST")
+    return (FileAction("write", latest, "hint", None, "rolled back", str(tid)),)
+
+
+def _restored_actions(
+    table: PaimonTable, tid: int, restored: Tag | None, raw: Mapping[str, Any] | None
 ) -> tuple[FileAction, ...]:
-    """The new pointers first: the target's snapshot file from its tag when it had
-    expired, then ``LATEST``."""
-    snapshots = table.snapshots
-    pointers: list[FileAction] = []
-    if restored is not None:
-        pointers.append(
-            FileAction(
-                "write",
-                snapshots.path(tid),
-                "snapshot",
-                None,
-                f"restored from tag {restored.name} (its snapshot had expired)",
-                snapshot_json(restored_raw or restored.snapshot.raw),
-            )
-        )
-    if snapshots_go or pointers:
-        pointers.append(
-            FileAction(
-                "write", join(snapshots.directory, "LATEST"), "hint", None, "rolled back", str(tid)
-            )
-        )
-    return tuple(pointers)
+    """The target's snapshot file from its tag when it had expired, written (only where
+    absent) after every later snapshot went, as Paimon does: written first, it sat below
+    the snapshots still to go with a gap between, and a writer committing on it while the
+    rollback was stopped there saw its next commit land on the old latest instead."""
+    if restored is None:
+        return ()
+    return (
+        FileAction(
+            "create",
+            table.snapshots.path(tid),
+            "snapshot",
+            None,
+            f"restored from tag {restored.name} (its snapshot had expired)",
+            snapshot_json(raw or restored.snapshot.raw),
+        ),
+    )
 
 
 _CHANGELOG_FIELDS = ("changelogManifestList", "changelogManifestListSize", "changelogRecordCount")
@@ -356,6 +361,14 @@ def resume_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
             f"snapshot {newer[0]} was committed after the rollback was planned (the latest "
             f"was {latest_then})"
         )
+    if plan.details.get("snapshot_restored_from_tag"):
+        target = int(plan.details["target_snapshot"])
+        below = [i for i in table.snapshots.ids() if i < target]
+        if below:
+            return (
+                f"snapshot {below[-1]} was committed while the rollback ran (the table had "
+                f"no snapshot before snapshot {target} was written from its tag)"
+            )
     guard = plan.details.get("journal_guard")
     if not isinstance(guard, Mapping) or "target" not in guard:
         return "it was written by an older paimon-cli and cannot be re-validated"
@@ -381,10 +394,13 @@ def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
 
 
 def landed_commits(table: PaimonTable, plan: Plan[Any]) -> list[int]:
-    """Snapshot ids above the rollback's target present now: commits a writer made while
-    the rollback ran (each on the snapshot before it, as Paimon commits)."""
+    """Snapshot ids present now that the rollback neither keeps nor writes, once its
+    snapshot files went: commits a writer made while it ran (each on the snapshot before
+    it, as Paimon commits). Rolling back to an expired tag, the table has no snapshot until
+    the tag's is written: a commit then lands below the target, on an empty table."""
     target = int(plan.details["target_snapshot"])
-    return [i for i in table.snapshots.ids() if i > target]
+    restored = bool(plan.details.get("snapshot_restored_from_tag"))
+    return [i for i in table.snapshots.ids() if i > target or (restored and i < target)]
 
 
 class RollbackRaced(RollbackError):
@@ -400,7 +416,8 @@ def raced_error(table: PaimonTable, plan: Plan[Any], landed: list[int]) -> Rollb
     for sid in landed:
         snap = table.snapshots.try_snapshot(sid)
         who = f" by {snap.commit_user!r} ({snap.commit_kind})" if snap is not None else ""
-        commits.append(f"snapshot {sid}{who} on snapshot {sid - 1}")
+        base = f"snapshot {sid - 1}" if sid > 1 else "an empty table"
+        commits.append(f"snapshot {sid}{who} on {base}")
     removed = [i for i in planned if i not in landed and table.snapshots.try_snapshot(i) is None]
     kept = [i for i in planned if i not in landed and i not in removed]
     done = f"removed snapshots {_span(removed)}" if removed else "removed no snapshot"
@@ -490,12 +507,12 @@ class Rollback(Deletion):
             quarantine=env.quarantine,
             journal=True,
             before_phase=watch.before_phase,
-            before_action=self.action_guard(table, plan),
+            guard=self.action_guard(table, plan),
         )
         watch.check()
 
     @classmethod
-    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> BeforeAction:
+    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> ActionGuard:
         return newest_first_guard(table, lambda landed: raced_error(table, plan, landed))
 
     @classmethod

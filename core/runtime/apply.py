@@ -25,6 +25,7 @@ from core.runtime.plans import COMMIT_FILE_KINDS, FileAction, Phase, Plan, Snaps
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine, check_run_id
 from core.runtime.quarantine import write_record as write_quarantine_record
+from core.runtime.races import ActionGuard
 from core.runtime.report import ExecutionReport, PhaseReport
 from core.runtime.runs import Run
 from core.runtime.timeparse import format_instant
@@ -192,9 +193,9 @@ def _run_phase(
     progress: Progress,
     quarantine: Quarantine | None,
     record: Run | None,
-    before_action: BeforeAction | None = None,
+    guard: ActionGuard | None = None,
 ) -> tuple[PhaseReport, PaimonError | None]:
-    """The phase's report, and the error ``before_action`` stopped it with (or None)."""
+    """The phase's report, and the error ``guard`` stopped it with (or None)."""
     report = PhaseReport(phase.name)
     start = time.monotonic()
     progress.start(phase.name, len(phase.actions))
@@ -203,13 +204,15 @@ def _run_phase(
     if phase.sequential:
         results = []
         for action in phase.actions:
-            if before_action is not None:
-                try:
-                    before_action(action)
-                except PaimonError as exc:
-                    stopped = exc  # what was done so far is reported, then the run stops
-                    break
-            results.append(one(action))
+            try:
+                if guard is not None:
+                    guard.before(action)
+                results.append(one(action))
+                if guard is not None and results[-1][3] is None:
+                    guard.after(action)
+            except PaimonError as exc:
+                stopped = exc  # what was done so far is reported, then the run stops
+                break
             progress.advance()
             if results[-1][3] is not None:
                 break  # strict order: never skip ahead of a failed step
@@ -255,9 +258,6 @@ def _run_phase(
 
 
 BeforePhase = Callable[[Phase], Phase]
-#: Run right before each action of a sequential phase; raising a PaimonError stops the run
-#: there (the actions done so far are reported, the journal stays).
-BeforeAction = Callable[[FileAction], None]
 #: What is left once every phase of a plan ran, before its journal goes (restore closes the
 #: quarantine record it undid): part of the plan's work, so a resumed journal does it too.
 Finish = Callable[[], None]
@@ -274,18 +274,18 @@ def run_plan(
     before_phase: BeforePhase | None = None,
     quarantine: Quarantine | None = None,
     run: Run | None = None,
-    before_action: BeforeAction | None = None,
+    guard: ActionGuard | None = None,
     finish: Finish | None = None,
 ) -> None:
     """Run the phases; the journal stays if anything failed (the next run finishes it).
 
     ``before_phase`` may drop actions right before a phase runs (last-moment re-checks);
-    ``before_action`` may stop a sequential phase before an action (a race seen);
+    ``guard`` may stop a sequential phase at an action (a race seen);
     with ``quarantine`` every delete is a move into it; ``run`` records what was done;
     ``finish`` runs after the last phase, before the journal is removed."""
     if run is not None:
         run.add_plan(plan)
-    hooks = _Hooks(before_phase, before_action, finish)
+    hooks = _Hooks(before_phase, guard, finish)
     try:
         _run_phases(table, plan, executor, progress, journal_path, report, hooks, quarantine, run)
     finally:
@@ -296,7 +296,7 @@ def run_plan(
 @dataclass(frozen=True)
 class _Hooks:
     before_phase: BeforePhase | None
-    before_action: BeforeAction | None
+    guard: ActionGuard | None
     finish: Finish | None
 
 
@@ -328,7 +328,7 @@ def _run_phases(
         if not phase.actions:
             continue
         phase_report, stopped = _run_phase(
-            table, phase, executor, progress, quarantine, run, hooks.before_action
+            table, phase, executor, progress, quarantine, run, hooks.guard
         )
         report.phases.append(phase_report)
         if stopped is not None:
@@ -348,7 +348,7 @@ class Resumer(Protocol):
 
     def filter_for_resume(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]: ...
 
-    def action_guard(self, table: PaimonTable, plan: Plan[Any]) -> BeforeAction | None: ...
+    def action_guard(self, table: PaimonTable, plan: Plan[Any]) -> ActionGuard | None: ...
 
     def finish(self, table: PaimonTable, plan: Plan[Any]) -> None: ...
 
@@ -434,7 +434,7 @@ def finish_journal(
         journal_path=journal.path,
         report=report,
         quarantine=quarantine,
-        before_action=resumer.action_guard(view, checked),
+        guard=resumer.action_guard(view, checked),
         finish=partial(resumer.finish, view, checked),
     )
 
@@ -472,39 +472,6 @@ def commit_problem(
     if not changed:
         return None
     return f"{what} was replaced by another commit ({'; '.join(changed)})"
-
-
-def newer_commits(table: PaimonTable, after: int) -> list[int]:
-    """The snapshot ids present from ``after + 1`` on, as Paimon finds a latest snapshot:
-    probing up while the next one exists."""
-    found = []
-    sid = after + 1
-    while table.fileio.exists(table.snapshots.path(sid)):
-        found.append(sid)
-        sid += 1
-    return found
-
-
-def newest_first_guard(
-    table: PaimonTable, raced: Callable[[list[int]], PaimonError]
-) -> BeforeAction:
-    """For plans that remove snapshot files newest first (rollback, fast-forward): before
-    removing ``snapshot-N``, ``snapshot-N+1`` must be absent (this run removed it, or it
-    never existed). Present, it is a writer's commit on N (or on an id this run removed):
-    stop there, so the snapshot ids never get a gap a reader or streaming job would stall
-    on; ``raced`` builds the error from the commits found."""
-
-    def guard(action: FileAction) -> None:
-        if action.op != "delete" or action.kind != "snapshot":
-            return
-        name = basename(action.path)
-        if not name.startswith("snapshot-") or not name[9:].isdigit():
-            return
-        landed = newer_commits(table, int(name[9:]))
-        if landed:
-            raise raced(landed)
-
-    return guard
 
 
 def replaced_commit(table: PaimonTable, plan: Plan[Any]) -> str | None:
@@ -588,7 +555,7 @@ def apply_phases(
     quarantine: Quarantine | None,
     journal: bool,
     before_phase: BeforePhase | None = None,
-    before_action: BeforeAction | None = None,
+    guard: ActionGuard | None = None,
     finish: Finish | None = None,
 ) -> None:
     """Act on a re-checked plan: lock its paths, record the quarantine, write the journal,
@@ -617,7 +584,7 @@ def apply_phases(
             before_phase=before_phase,
             quarantine=quarantine,
             run=run,
-            before_action=before_action,
+            guard=guard,
             finish=finish,
         )
     elif finish is not None:

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from core.runtime.apply import BeforeAction, BeforePhase, apply_phases
+from core.runtime.apply import BeforePhase, apply_phases
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
+from core.runtime.races import ActionGuard
 from core.runtime.report import ExecutionReport
 
 if TYPE_CHECKING:
@@ -102,8 +103,8 @@ class Operation(ABC, Generic[P, R]):
         return plan
 
     @classmethod
-    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> BeforeAction | None:
-        """A check right before each action of a sequential phase, in a run and in the
+    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> ActionGuard | None:
+        """Checks around each action of a sequential phase, in a run and in the
         resume of its journal (a writer's commit racing the removal of snapshots); raising
         a PaimonError stops the run there. None: no such check."""
         return None
@@ -129,7 +130,7 @@ class Deletion(Operation[Plan[Any], None]):
             quarantine=env.quarantine,
             journal=self.journaled,
             before_phase=self.before_phase(table, plan, env),
-            before_action=self.action_guard(table, plan),
+            guard=self.action_guard(table, plan),
             finish=partial(self.finish, table, plan),
         )
 

@@ -233,12 +233,10 @@ COMMITTING = {"compact", "expire-partitions", "maintain", "remove-unexisting-fil
 INTERRUPTS = st.tuples(st.sampled_from(list(Interrupt)), st.integers(0, 999), st.booleans())
 
 
-# Temporary, until the defect test_commit_racing_snapshot_removal_stays_visible pins
-# (between-snapshot-deletions) is fixed (its strict xfail then fails: remove this gate with
-# the mark). No writer commit is injected right before a snapshot file is removed newest
-# first (rollback, fast-forward, or a journal of theirs being finished): after the run's
-# check for a newer commit and before the removal; every other moment is.
-RACING_REMOVAL_GATED = True
+# Off since the defect test_commit_racing_snapshot_removal_stays_visible pinned was fixed
+# (core/runtime/races.py); True injects no writer commit into a rollback or fast-forward
+# right before it removes a snapshot file (to bisect a regression).
+RACING_REMOVAL_GATED = False
 _SNAPSHOT_FILE = re.compile(r"/snapshot/snapshot-\d+$")
 
 
@@ -311,22 +309,9 @@ def _raced_table(wh: Path, command: str) -> list[Any]:
     return ["fast-forward", root, "b1"]
 
 
-RACED_DELETE = pytest.mark.xfail(
-    strict=True,
-    reason="issue 22 follow-up (racing writers; rollback, fast-forward): a writer's commit on "
-    "snapshot-N that lands after the run's check that snapshot-N+1 is absent and before it "
-    "removes snapshot-N loses its base: the run removes N (and N-1: the next check looks at "
-    "N only), leaving the writer's commit above a gap (inspect --check fails)",
-)
-
-
 @pytest.mark.java
 @pytest.mark.parametrize("command", ["rollback", "fast-forward"])
-@pytest.mark.parametrize(
-    "moment",
-    [3, pytest.param(5, marks=RACED_DELETE)],
-    ids=["before-latest-hint", "between-snapshot-deletions"],
-)
+@pytest.mark.parametrize("moment", [3, 5], ids=["before-latest-hint", "between-snapshot-deletions"])
 def test_commit_racing_snapshot_removal_stays_visible(
     tmp_path: Path, java: Any, command: str, moment: int
 ) -> None:
@@ -349,20 +334,12 @@ def test_commit_racing_snapshot_removal_stays_visible(
     java_paimon.assert_java_ok(java.verify(args[1]))
 
 
-# Until the defect test_writer_after_a_stopped_rollback_to_an_expired_tag_keeps_its_commit
-# pins is fixed (its strict xfail then fails: remove this gate with the mark): no writer
-# commits while a stopped rollback's journal is pending and the snapshot ids have a gap.
-STOPPED_ROLLBACK_GAP_GATED = True
+# Off since the defect test_writer_after_a_stopped_rollback_to_an_expired_tag_keeps_its_commit
+# pinned was fixed (the tag's snapshot is written last); True: no writer commits while a
+# stopped rollback's journal is pending and the snapshot ids have a gap (to bisect).
+STOPPED_ROLLBACK_GAP_GATED = False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 22 follow-up (found by the state machine): a rollback to a tag whose "
-    "snapshot expired writes that snapshot and LATEST first, below the snapshots it then "
-    "removes; stopped between, a writer commits on the hint, below the leftovers, and its "
-    "next commit lands on the newest leftover: the first commit is lost and the rollback "
-    "undone, while the next run discards the journal",
-)
 def test_writer_after_a_stopped_rollback_to_an_expired_tag_keeps_its_commit(
     tmp_path: Path,
 ) -> None:
