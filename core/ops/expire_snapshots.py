@@ -9,10 +9,13 @@ on resume ``core.ops.expire_snapshots_checks``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
-from core.format.model import Consumer, Snapshot, Tag
+from core.format.manifest import merge_entries
+from core.format.model import Consumer, FileKind, ManifestEntry, ManifestFileMeta, Snapshot, Tag
 from core.format.options import ExpireConfig
 from core.io.fileio import join
 from core.ops.expire_changelogs import ChangelogPart, plan_changelog_part
@@ -52,7 +55,6 @@ from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.requests import at_least, ordered
-from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -280,16 +282,37 @@ def _nothing_to_expire(e: _Expiry) -> Plan[Any]:
     return e.finish(hint_phases, part)
 
 
-def _tag_keys(table: PaimonTable, executor: Executor) -> Any:
-    """A tag's live files as (partition, bucket, name) keys, read once per tag."""
-    cache = ManifestCache(table, executor)
+def _wanted_entries(
+    table: PaimonTable, wanted: KeySet, meta: ManifestFileMeta
+) -> list[ManifestEntry]:
+    """The entries of one manifest whose (partition, bucket, file name) is in ``wanted``."""
+    return [e for e in table.manifest(meta) if (e.partition, e.bucket, e.file.file_name) in wanted]
+
+
+def _tag_keys(table: PaimonTable, executor: Executor, wanted: KeySet) -> Callable[[Tag], KeySet]:
+    """Which of ``wanted`` (the files the expiring deltas deleted) a tag's live files hold.
+
+    The tag's manifests stream by and only entries of wanted files are kept (whether a
+    file is live depends on its own entries alone), each manifest read once for all tags:
+    a tag of a table of 100 million files costs what the expiry deletes, not the table
+    (issue 27)."""
+    kept: dict[str, list[ManifestEntry]] = {}  # wanted entries of each manifest read
     keys: dict[str, KeySet] = {}
 
     def keys_of(tag: Tag) -> KeySet:
         # An unreadable tag is an error, not "empty" (Paimon PR #5237's bug, never ours).
         if tag.name not in keys:
-            live = full_live_set(table, tag.snapshot, cache)
-            keys[tag.name] = {(e.partition, e.bucket, e.file.file_name) for e in live.values()}
+            manifests = table.data_manifests(tag.snapshot)
+            unread = list({m.file_name: m for m in manifests if m.file_name not in kept}.values())
+            read = partial(_wanted_entries, table, wanted)
+            for meta, entries in zip(unread, executor.imap(read, unread), strict=True):
+                kept[meta.file_name] = entries
+            merged = merge_entries(e for m in manifests for e in kept[m.file_name])
+            keys[tag.name] = {
+                (e.partition, e.bucket, e.file.file_name)
+                for e in merged.values()
+                if e.kind is FileKind.ADD
+            }
         return keys[tag.name]
 
     return keys_of
@@ -355,7 +378,11 @@ def plan_expire_snapshots(
         )
     changelog_files = changelog_protection(table, part.expired_ids if part else ())
     deltas = read_deltas(table, [s for s in found if s.id > begin], executor, e.progress)
-    plan_deleted_data(e.b, deltas, tags, _tag_keys(table, executor), branch_files, e.config)
+    wanted = {
+        (en.partition, en.bucket, en.file.file_name) for _s, d in deltas for _p, en in d or ()
+    }
+    keys_of = _tag_keys(table, executor, wanted)
+    plan_deleted_data(e.b, deltas, tags, keys_of, branch_files, e.config)
     if not e.config.changelog_decoupled:
         plan_coupled_changelogs(e.b, expiring, branch_files)
     skip = skipping_names(
