@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
-from core.errors import SafetyRefusalError
 from core.format.model import ManifestRef
 from core.io.fileio import FileIO, parent
 from core.ops.orphan_files import (
@@ -56,6 +55,7 @@ from core.runtime.operation import Env, Operation
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
+from core.runtime.quarantine import write_record as write_quarantine_record
 from core.runtime.report import ExecutionReport, PhaseReport
 from core.runtime.timeparse import iso_utc
 from core.table.table import PaimonTable
@@ -199,14 +199,18 @@ def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterato
         )
 
 
-def _delete_batches(table_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
-    """Executor side: delete each orphan (path lock first), then try to remove the bucket
-    and partition directories it emptied (never a root, never a non-empty directory)."""
+def _delete_batches(
+    table_bytes: bytes, quarantine_bytes: bytes, batches: Iterator[Any]
+) -> Iterator[Any]:
+    """Executor side: delete each orphan (path lock first), or move it into the quarantine
+    when there is one, then try to remove the bucket and partition directories it emptied
+    (never a root, never a non-empty directory)."""
     import pyarrow as pa
 
     from core.errors import StorageError
 
     table: PaimonTable = pickle.loads(table_bytes)
+    quarantine: Quarantine | None = pickle.loads(quarantine_bytes)
     depth = len(table.schema.partition_keys)
     roots = {table.location, table.paths.data_root, *table.paths.external_roots}
     schema = pa.schema(
@@ -231,7 +235,10 @@ def _delete_batches(table_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]
             try:
                 if not table.paths.is_inside_table(path):
                     raise StorageError("outside the table root and declared external paths")
-                done = table.fileio.delete(path)
+                if quarantine is not None:
+                    done = quarantine.move_in(table.fileio, path)
+                else:
+                    done = table.fileio.delete(path)
                 outcome, nbytes, error = ("done", size, None) if done else ("absent", 0, None)
                 touched[parent(path)] = None
             except StorageError as exc:
@@ -384,6 +391,30 @@ class SparkOrphanClean:
             total=(count, size),
         )
 
+    def _record(self, orphans: Any, plan: Plan[Any], quarantine: Quarantine) -> None:
+        """``--quarantine``: the quarantine record, written before the first move, holds
+        every file the executors will move (``paimon restore`` reads it), so the driver
+        streams the whole orphan list once, in path order: its memory grows with the
+        orphans here, unlike a plain run."""
+        assert self._views is not None and self._roots is not None
+        every = [
+            Orphan(r["path"], r["name"], r["size"], r["mtime"], r["kind"])
+            for r in orphans.orderBy("path").toLocalIterator()
+        ]
+        whole = build_plan(
+            self.table,
+            self._views,
+            self._roots,
+            used_count=plan.details["used_names"],
+            orphans=every,
+            empty_dirs=plan.details["empty_directories"],
+            older_than_ms=self.older_than_ms,
+            now_ms=self.now_ms,
+            allow_recent=self.allow_recent,
+            external_exclusive=self.external_exclusive,
+        )
+        write_quarantine_record(self.table.fileio, self.table, quarantine, whole)
+
     def _stream(self, orphans: Any, report_file: str) -> None:
         """Every orphan as a JSON line, partition by partition (bounded driver memory)."""
         with open(report_file, "w", encoding="utf-8") as fh:
@@ -405,11 +436,6 @@ class SparkOrphanClean:
         from pyspark.sql import functions as F  # noqa: N812
 
         assert self._orphans is not None and self._views is not None and self._roots is not None
-        if quarantine is not None:
-            raise SafetyRefusalError(
-                "--quarantine is not available with --engine spark for orphan cleaning",
-                hint="use --engine local to quarantine, or run without --quarantine",
-            )
         start = time.monotonic()
         views = views_of(self.table)
         now = collect_roots(views)
@@ -421,12 +447,17 @@ class SparkOrphanClean:
             )
             orphans = orphans.join(protected, on="name", how="left_anti")
             report.notes.append(f"{len(new)} names became referenced after planning: kept")
+        if quarantine is not None:
+            self._record(orphans, plan, quarantine)
         parent_dir = F.expr("substring(path, 1, length(path) - length(name) - 1)")
         results = (
             orphans.withColumn("parent", parent_dir)
             .repartition(self.executor.parallelism, "parent")
             .select("path", "kind", "size")
-            .mapInArrow(partial(_delete_batches, pickle.dumps(self.table)), _RESULT_SCHEMA)
+            .mapInArrow(
+                partial(_delete_batches, pickle.dumps(self.table), pickle.dumps(quarantine)),
+                _RESULT_SCHEMA,
+            )
             .persist()
         )
         files = PhaseReport("orphan-files")
@@ -464,7 +495,7 @@ class SparkOrphanFiles(Operation[Plan[Any], None]):
     ``LocalOrphanFiles``; the orphan set stays on the cluster between plan and apply."""
 
     command: ClassVar[str] = COMMAND
-    quarantinable: ClassVar[bool] = True  # refused on Spark: the apply says so
+    quarantinable: ClassVar[bool] = True  # moves on executors; the record lists every file
 
     request: OrphanRequest
     _clean: SparkOrphanClean | None = None

@@ -412,6 +412,8 @@ def _incomplete(
         kind = _ROOT_KINDS.get(item.kind)
         if kind is None or item.op != "move" or item.state in ("missing", "conflict"):
             continue
+        if kind == "snapshot" and not _SNAPSHOT.match(basename(item.path)):
+            continue  # a file of the snapshot directory orphan cleaning removed (a temp file)
         where = item.source if item.state == "move" else item.path
         root = Snapshot.from_json(read_json(table.fileio, where), where)
         snaps, tags, changelogs = by_branch.setdefault(item.branch, ([], [], []))

@@ -119,3 +119,20 @@ def test_a_candidate_modified_in_the_future_is_refused(
     message = " ".join(result.stderr.split())
     assert future.name in message and "in the future" in message
     assert tree_state(root) == before and old.exists()
+
+
+def test_quarantine_of_temp_files_restores(run, table: Path) -> None:
+    """Orphans in snapshot/ are Paimon's temp files, never snapshots: restore puts them
+    back without reading them as one (it did, and refused on 'invalid JSON')."""
+    planted = [
+        plant(table / "snapshot" / ".snapshot-9.0a1b.tmp"),
+        plant(table / "manifest" / "manifest-deadbeef-0"),
+        plant(next(table.rglob("bucket-*")) / "data-deadbeef-0.parquet"),
+    ]
+    doc = run.json("delete-orphan-files", table, "--quarantine")
+    assert doc["report"]["status"] == "ok"
+    assert not any(p.exists() for p in planted)
+    restored = run.json("restore", table, doc["run_id"])
+    assert restored["report"]["restored"] == len(planted)
+    assert all(p.read_bytes() == b"orphan" for p in planted)
+    assert_no_dangling_references(table)

@@ -290,3 +290,49 @@ def test_cli_keeps_spark_log_lines_off_stderr(spark_executor: SparkExecutor, sce
     assert result.returncode == 0, result.stderr[-2000:]
     assert "log4j" not in result.stderr and "Setting default log level" not in result.stderr
     assert not [line for line in result.stderr.splitlines() if " WARN " in line]
+
+
+def _contents(root: Path) -> dict[str, bytes]:
+    """Every file of the table but ours (.paimon-cli), with its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".paimon-cli" not in p.parts
+    }
+
+
+def test_cli_quarantine_moves_and_restore_gives_the_files_back(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path
+) -> None:
+    """--quarantine on Spark: the executors move the orphans into the run's quarantine
+    (the same files a local run deletes), and restore puts every one of them back."""
+    src = scenarios["append_partitioned"].root
+    local_root, root = _twins(src, tmp_path)
+    before = _contents(root)
+    local = _cli("delete-orphan-files", str(local_root), "--json")
+    assert local.returncode == 0, local.stderr[-2000:]
+    result = _cli(
+        "delete-orphan-files",
+        str(root),
+        "--engine",
+        "spark",
+        "--spark-master",
+        "local[2]",
+        "--quarantine",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    doc = json.loads(result.stdout)
+    assert doc["report"]["status"] == "ok"
+    assert _contents(root) == _contents(local_root) != before
+    quarantined = root / ".paimon-cli" / "quarantine" / doc["run_id"]
+    moved = {str(p.relative_to(quarantined)) for p in quarantined.rglob("*") if p.is_file()}
+    assert moved == set(before) - set(_contents(root))
+    assert len(moved) == 4  # every planted file, nothing live
+    assert_no_dangling_references(root)
+
+    restored = _cli("restore", str(root), doc["run_id"], "--json")
+    assert restored.returncode == 0, restored.stderr[-2000:]
+    assert json.loads(restored.stdout)["report"]["restored"] == len(moved)
+    assert _contents(root) == before
+    assert not quarantined.exists()
