@@ -290,6 +290,8 @@ def test_cli_keeps_spark_log_lines_off_stderr(spark_executor: SparkExecutor, sce
     assert result.returncode == 0, result.stderr[-2000:]
     assert "log4j" not in result.stderr and "Setting default log level" not in result.stderr
     assert not [line for line in result.stderr.splitlines() if " WARN " in line]
+    # The JVM's notice at every start of Spark 4 (issue 25.6) is filtered out too.
+    assert "incubator modules" not in result.stderr
 
 
 def _contents(root: Path) -> dict[str, bytes]:
@@ -336,3 +338,17 @@ def test_cli_quarantine_moves_and_restore_gives_the_files_back(
     assert json.loads(restored.stdout)["report"]["restored"] == len(moved)
     assert _contents(root) == before
     assert not quarantined.exists()
+
+
+def test_the_jvm_stderr_filter_drops_only_the_incubator_notice(capfd) -> None:  # type: ignore[no-untyped-def]
+    import io
+
+    from core.runtime.executors.spark import _forward_stderr
+
+    jvm = io.BytesIO(
+        b"WARNING: Using incubator modules: jdk.incubator.vector\n"
+        b"Exception in thread main: something real\n"
+    )
+    _forward_stderr(jvm)
+    err = capfd.readouterr().err
+    assert err == "Exception in thread main: something real\n"

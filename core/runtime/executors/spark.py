@@ -175,21 +175,26 @@ class SparkExecutor:
                 )
             # Local workers must run this interpreter (it has pyarrow, fastavro, fsspec).
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = SparkSession.builder.appName("paimon-cli")
-        if remote is not None:
-            builder = builder.remote(remote)
-        else:
-            builder = builder.master(master or "local[*]")
-            builder = builder.config("spark.ui.showConsoleProgress", "false")
-            builder = builder.config("spark.ui.enabled", "false")
+        options = {"spark.app.name": "paimon-cli"}
+        if remote is None:
+            options["spark.master"] = master or "local[*]"
+            options["spark.ui.showConsoleProgress"] = "false"
+            options["spark.ui.enabled"] = "false"
         log_config = _quiet_log_config() if local else None
         if log_config:
             # --spark-conf spark.driver.extraJavaOptions=... (applied after) replaces this.
-            options = f"-Dlog4j2.configurationFile=file:{log_config}"
-            builder = builder.config("spark.driver.extraJavaOptions", options)
-        for key, value in (conf or {}).items():
+            options["spark.driver.extraJavaOptions"] = (
+                f"-Dlog4j2.configurationFile=file:{log_config}"
+            )
+        options.update(conf or {})
+        builder = SparkSession.builder
+        if remote is not None:
+            builder = builder.remote(remote)
+        for key, value in options.items():
             builder = builder.config(key, value)
         try:
+            if remote is None:
+                _start_driver_jvm(options)
             spark = builder.getOrCreate()
         except Exception as exc:  # noqa: BLE001 - JVM/gateway failures have many types
             raise EngineUnavailableError(f"cannot start Spark: {exc}") from exc
@@ -280,6 +285,55 @@ class SparkExecutor:
             except Exception as exc:  # noqa: BLE001 - a JVM that died cannot be stopped
                 logger.debug("stopping Spark failed: %s", exc)
         shutil.rmtree(self._tempdir, ignore_errors=True)
+
+
+# What the JVM prints on its stderr at every start of Spark 4 (which asks for the incubating
+# Vector API); no JVM option silences it, so the driver's stderr goes through a filter.
+_JVM_NOISE = (b"WARNING: Using incubator modules: ",)
+
+
+def _start_driver_jvm(options: Mapping[str, str]) -> None:
+    """Launch the driver JVM as PySpark would (same spark-submit, same settings), but with
+    its stderr going through ``_forward_stderr``; the session then joins this JVM. Nothing
+    happens when a JVM is already there (a session of the same process, or a gateway
+    given through PYSPARK_GATEWAY_PORT)."""
+    import threading
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if getattr(SparkContext, "_gateway", None) is not None or "PYSPARK_GATEWAY_PORT" in (
+        os.environ
+    ):
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(options.items()))
+    # Our own pipe, read from before the JVM starts: what a JVM that fails to start says
+    # (a wrong Java, a bad option) reaches stderr before our error does.
+    read_end, write_end = os.pipe()
+    forward = threading.Thread(
+        target=_forward_stderr,
+        args=(os.fdopen(read_end, "rb"),),
+        name="spark-jvm-stderr",
+        daemon=True,
+    )
+    forward.start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})  # type: ignore[no-untyped-call]
+    except BaseException:
+        os.close(write_end)
+        forward.join(timeout=5)  # the JVM exited: its last words first
+        raise
+    os.close(write_end)  # the JVM holds its own copy: the pipe ends when the JVM does
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+def _forward_stderr(stream: Any) -> None:
+    """The JVM's stderr, line by line, to ours (file descriptor 2, where it went before),
+    without the start-up notices in ``_JVM_NOISE``."""
+    with stream:
+        for line in iter(stream.readline, b""):
+            if not line.startswith(_JVM_NOISE):
+                os.write(2, line)
 
 
 def _dumps_function(fn: Callable[..., Any]) -> bytes:
