@@ -67,6 +67,18 @@ RateOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only essential output.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")]
+PlanOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help="Apply a plan saved from --dry-run --json (the document or its plan) instead of "
+        "planning: re-checked first, and refused, never re-planned, when the table changed "
+        "since.",
+        show_default=False,
+        exists=True,
+        dir_okay=False,
+    ),
+]
 QuarantineOpt = Annotated[
     bool,
     typer.Option(

@@ -56,8 +56,6 @@ def run_operation(
     common: Common,
     operation: Callable[[Executor], Operation[P, T]],
     renderer: Renderer[P, T],
-    *,
-    saved_plan: Any = None,
 ) -> None:
     """A changing command on each selected table, through the one lifecycle
     (``core.ops.lifecycle.run``), shown by its renderer; ``operation`` is built per table
@@ -66,7 +64,7 @@ def run_operation(
 
     out = common.output
     holder = ExecutorHolder(common.engine)
-    request = common.run_request(saved_plan)
+    request = common.run_request()
     shown = RunView(common.dry_run, common.zone)
 
     def run_one(table: PaimonTable) -> Outcome[P, T]:

@@ -33,6 +33,7 @@ from paimon_cli.params import (
     JsonOpt,
     OptionsOpt,
     ParallelismOpt,
+    PlanOpt,
     QuarantineOpt,
     QuietOpt,
     RateOpt,
@@ -43,6 +44,7 @@ from paimon_cli.params import (
     TimezoneOpt,
     WaitLeaseOpt,
     WarehouseOpt,
+    load_saved_plan,
     parse_fs_options,
     parse_options_arg,
 )
@@ -68,6 +70,7 @@ class Shared(enum.Flag):
     SPARK = enum.auto()  # --engine and --spark-*: with PARALLELISM, where heavy work runs
     TIMEZONE = enum.auto()  # --timezone
     LEASE = enum.auto()  # --wait-lease: every changing command holds the table's lease
+    PLAN = enum.auto()  # --plan FILE: apply a saved plan (commands whose plan is file actions)
     #: what a changing command has, at the least
     CHANGING = DRY_RUN | QUIET | BRANCH | LEASE
     ENGINE = PARALLELISM | SPARK
@@ -86,6 +89,7 @@ _SHARED: tuple[_Param, ...] = (
     _Param("options", OptionsOpt, None, Shared.OPTIONS),
     _Param("allow_unsafe_commit", AllowUnsafeOpt, False, Shared.UNSAFE_COMMIT),
     _Param("dry_run", DryRunOpt, False, Shared.DRY_RUN),
+    _Param("plan_file", PlanOpt, None, Shared.PLAN),
     _Param("quarantine", QuarantineOpt, False, Shared.QUARANTINE),
     _Param("wait_lease", WaitLeaseOpt, None, Shared.LEASE),
     _Param("json_out", JsonOpt, False, Shared.NONE),
@@ -121,6 +125,7 @@ class Common:
     #: every option of the command line by name (storage and Spark settings are masked
     #: when a run record keeps them)
     params: Mapping[str, Any]
+    saved_plan: Any = None  # --plan FILE, read (a Plan): the lifecycle applies it
 
     @property
     def json(self) -> bool:
@@ -130,13 +135,13 @@ class Common:
     def debug(self) -> bool:
         return self.state.debug
 
-    def run_request(self, saved_plan: Any = None) -> RunRequest:
+    def run_request(self) -> RunRequest:
         """The lifecycle switches: dry run, a saved plan, quarantine, the recorded options."""
         from core.ops.lifecycle import RunRequest
 
         return RunRequest(
             dry_run=self.dry_run,
-            saved_plan=saved_plan,
+            saved_plan=self.saved_plan,
             quarantine=self.quarantine,
             options=self.params,
             wait_lease_ms=self.wait_lease_ms,
@@ -181,6 +186,9 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
         output=output,
         state=state,
         params=dict(ctx.params),  # as Click parsed them (the run record keeps these)
+        saved_plan=load_saved_plan(v["plan_file"], ctx.command.name or "")
+        if v["plan_file"]
+        else None,
     )
 
 

@@ -228,6 +228,12 @@ def plan_create_branch(
     )
 
 
+def _other_branch(plan: Plan[Any], name: str) -> str | None:
+    """A saved plan of a branch command is for the branch the command line names."""
+    planned = plan.details.get("branch")
+    return None if planned == name else f"it is for branch {planned!r}, not {name!r}"
+
+
 @dataclass(frozen=True)
 class CreateBranch(Deletion):
     """``branch/branch-<name>`` with the schemas and, from a tag, the tag and its snapshot."""
@@ -236,6 +242,9 @@ class CreateBranch(Deletion):
 
     name: str
     tag: str | None = None
+
+    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
+        return _other_branch(plan, self.name)
 
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_branch_name(self.name))
@@ -409,6 +418,17 @@ class DeleteBranch(Deletion):
 
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_branch_name(self.name))
+
+    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
+        return _other_branch(plan, self.name)
+
+    def committed_since(self, table: PaimonTable, plan: Any) -> str | None:
+        """The plan was made on the branch it deletes: a commit there makes it stale."""
+        now = _branch_snapshots_now(table, plan)
+        if now == list(plan.details.get("snapshots") or []):
+            return None
+        seen = plan.details.get("snapshots")
+        return f"branch {self.name!r} has snapshots {now} now, the plan saw {seen}"
 
     def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_delete_branch(table, self.name, env.now_ms)
@@ -861,6 +881,9 @@ class FastForward(Deletion):
 
     name: str
     force: bool = False
+
+    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
+        return _other_branch(plan, self.name)
 
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_branch_name(self.name))

@@ -23,7 +23,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from core.errors import PaimonError, StalePlanError, StorageError
+from core.errors import PaimonError, SafetyRefusalError, StalePlanError, StorageError
 from core.ops.branches import DeleteBranch, FastForward
 from core.ops.expire_changelogs import ExpireChangelogs
 from core.ops.expire_snapshots import ExpireSnapshots
@@ -139,6 +139,8 @@ def run(
     request = request or RunRequest()
     clock = clock or SystemClock()
     progress = progress or NullProgress()
+    if request.saved_plan is not None:
+        check_saved_plan(op, table, request.saved_plan)
     if request.dry_run or not op.changes:
         env = Env(executor, clock.now_ms(), progress)
         plan: P = request.saved_plan or op.plan(table, env)
@@ -187,10 +189,35 @@ def _recorded(
     return outcome
 
 
+def check_saved_plan(op: Operation[Any, Any], table: PaimonTable, saved: Any) -> None:
+    """A saved plan (``--plan``) is for this table and branch, is what the command line
+    asks for, and nothing was committed since it was made: it is applied as it is or
+    refused, never re-planned (the operation's own re-check follows, as for every plan)."""
+    where = saved.table.rstrip("/")
+    if where != table.location.rstrip("/") or saved.branch != table.branch:
+        raise SafetyRefusalError(
+            f"the saved plan is for {saved.table} (branch {saved.branch}), not "
+            f"{table.location} (branch {table.branch}); nothing was changed"
+        )
+    problem = op.saved_plan_problem(saved)
+    if problem is not None:
+        raise SafetyRefusalError(
+            f"the saved plan is not what this command line asks for: {problem}; nothing was changed"
+        )
+    stale = op.committed_since(table, saved)
+    if stale is not None:
+        raise StalePlanError(
+            f"the saved plan is stale: {stale}; nothing was changed",
+            hint="plan again (--dry-run --json) and review the new plan",
+        )
+
+
 def _plan_and_act(
     op: Operation[P, R], table: PaimonTable, env: Env, saved: P | None, clock: Clock
 ) -> Outcome[P, R]:
     finish_journals(table, env)
+    if saved is not None:
+        check_saved_plan(op, table, saved)  # again: the journals finished may have moved it
     plan = saved or op.plan(table, env)
     try:
         result = _act(op, table, plan, env)

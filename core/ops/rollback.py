@@ -482,6 +482,17 @@ class Rollback(Deletion):
             raise refuse(None, "give exactly one of --to-snapshot, --to-tag and --to-timestamp")
         at_least("to_snapshot", self.snapshot_id)
 
+    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
+        d = plan.details
+        planned = (d.get("target_snapshot"), d.get("target_tag"), d.get("target_timestamp_ms"))
+        if self.snapshot_id is not None and planned[0] != self.snapshot_id:
+            return f"it rolls back to snapshot {planned[0]}, not {self.snapshot_id}"
+        if self.tag is not None and planned[1] != self.tag:
+            return f"it rolls back to tag {planned[1]!r}, not {self.tag!r}"
+        if self.timestamp_ms is not None and planned[2] != self.timestamp_ms:
+            return f"it rolls back to the time {planned[2]}, not {self.timestamp_ms}"
+        return None
+
     def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
         return plan_rollback(
             table,

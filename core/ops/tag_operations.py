@@ -47,6 +47,11 @@ class CreateTag(Operation[Plan[Any], None]):
     replace: bool = False
     from_timestamp_ms: int | None = None  # --from-timestamp, resolved (DECISIONS D4)
 
+    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
+        if plan.details.get("tag") != self.name:
+            return f"it creates tag {plan.details.get('tag')!r}, not {self.name!r}"
+        return None
+
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_tag_name(self.name))
         at_least("snapshot", self.snapshot_id)
@@ -171,6 +176,13 @@ class DeleteTags(_TagDeletion):
 
     names: tuple[str, ...] = field(default_factory=tuple)
     force: bool = False
+
+    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
+        planned = {str(t.get("tag")) for t in plan.details.get("tags") or []}
+        planned |= {str(n) for n in plan.details.get("missing") or []}
+        if planned != set(self.names):
+            return f"it deletes tags {sorted(planned)}, not {sorted(self.names)}"
+        return None
 
     def __post_init__(self) -> None:
         if not self.names:

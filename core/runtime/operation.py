@@ -91,6 +91,20 @@ class Operation(ABC, Generic[P, R]):
     def apply(self, table: PaimonTable, plan: P, env: Env) -> R | None:
         """Act on a re-checked plan."""
 
+    def committed_since(self, table: PaimonTable, plan: Any) -> str | None:
+        """Why a saved plan (a Plan) is stale before any re-check: a commit to its branch
+        since it was made (the table it planned on is gone), or None."""
+        latest = table.snapshots.latest_id()
+        made = plan.requirements.latest_snapshot
+        if latest == made:
+            return None
+        return f"it was made at snapshot {made}, the latest is {latest} now"
+
+    def saved_plan_problem(self, plan: P) -> str | None:
+        """Why a saved plan (``--plan``) is not what this command line asks for (another
+        tag, branch or target), or None; limits and cut-offs are the saved plan's own."""
+        return None
+
     # -- resuming a journal of this operation (journaled operations) ----------------------
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:

@@ -36,7 +36,7 @@ BranchName = Annotated[
 ]
 
 
-@command("create-branch", epilog=CREATE_EPILOG, shared=Shared.CHANGING)
+@command("create-branch", epilog=CREATE_EPILOG, shared=Shared.CHANGING | Shared.PLAN)
 def create_branch(
     common: Common,
     name: NewBranch,
@@ -61,7 +61,7 @@ def create_branch(
 @command(
     "delete-branch",
     epilog=DELETE_EPILOG,
-    shared=Shared.DRY_RUN | Shared.QUIET | Shared.QUARANTINE | Shared.LEASE,
+    shared=Shared.DRY_RUN | Shared.PLAN | Shared.QUIET | Shared.QUARANTINE | Shared.LEASE,
 )
 def delete_branch(common: Common, name: BranchName) -> None:
     """Delete a branch's directory as Paimon's delete_branch does; shared files stay."""
@@ -71,7 +71,7 @@ def delete_branch(common: Common, name: BranchName) -> None:
     run_operation(common, lambda _ex: op, render.DELETE)
 
 
-@command("fast-forward", epilog=FAST_FORWARD_EPILOG, shared=Shared.CHANGING)
+@command("fast-forward", epilog=FAST_FORWARD_EPILOG, shared=Shared.CHANGING | Shared.PLAN)
 def fast_forward(
     common: Common,
     name: BranchName,

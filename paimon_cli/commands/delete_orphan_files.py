@@ -26,6 +26,7 @@ EPILOG = """Examples:
     epilog=EPILOG,
     # every branch is cleaned at once: no --branch
     shared=Shared.DRY_RUN
+    | Shared.PLAN
     | Shared.QUIET
     | Shared.QUARANTINE
     | Shared.LEASE

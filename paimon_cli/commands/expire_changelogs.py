@@ -24,7 +24,7 @@ EPILOG = """Examples:
 @command(
     "expire-changelogs",
     epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.QUARANTINE | Shared.ENGINE | Shared.TIMEZONE,
+    shared=Shared.CHANGING | Shared.PLAN | Shared.QUARANTINE | Shared.ENGINE | Shared.TIMEZONE,
 )
 def expire_changelogs(
     common: Common,

@@ -25,7 +25,7 @@ EPILOG = """Examples:
 @command(
     "expire-partitions",
     epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.OPTIONS | Shared.UNSAFE_COMMIT | Shared.TIMEZONE,
+    shared=Shared.CHANGING | Shared.PLAN | Shared.OPTIONS | Shared.UNSAFE_COMMIT | Shared.TIMEZONE,
 )
 def expire_partitions(
     common: Common,

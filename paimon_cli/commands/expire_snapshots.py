@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from paimon_cli.params import load_saved_plan
 from paimon_cli.render.expire_snapshots import RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import Common, Shared, command
@@ -27,7 +25,12 @@ EPILOG = """Examples:
 @command(
     "expire-snapshots",
     epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.QUARANTINE | Shared.OPTIONS | Shared.ENGINE | Shared.TIMEZONE,
+    shared=Shared.CHANGING
+    | Shared.PLAN
+    | Shared.QUARANTINE
+    | Shared.OPTIONS
+    | Shared.ENGINE
+    | Shared.TIMEZONE,
 )
 def expire_snapshots(
     common: Common,
@@ -68,16 +71,6 @@ def expire_snapshots(
             show_default=False,
         ),
     ] = None,
-    plan_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--plan",
-            help="Apply a plan saved from --dry-run --json (re-checked first).",
-            show_default=False,
-            exists=True,
-            dir_okay=False,
-        ),
-    ] = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
     from core.ops.expire_snapshots import ExpireFlags, ExpireSnapshots
@@ -89,5 +82,4 @@ def expire_snapshots(
         instant("older_than", older_than, now_ms=common.now_ms, zone=common.zone),
         max_deletes,
     )
-    saved = load_saved_plan(plan_file, "expire-snapshots") if plan_file else None
-    run_operation(common, lambda _ex: ExpireSnapshots(flags), RENDERER, saved_plan=saved)
+    run_operation(common, lambda _ex: ExpireSnapshots(flags), RENDERER)

@@ -24,7 +24,7 @@ EPILOG = """Examples:
 @command(
     "remove-unexisting-files",
     epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.PARALLELISM | Shared.UNSAFE_COMMIT,
+    shared=Shared.CHANGING | Shared.PLAN | Shared.PARALLELISM | Shared.UNSAFE_COMMIT,
 )
 def remove_unexisting_files(
     common: Common,

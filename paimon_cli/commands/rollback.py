@@ -24,7 +24,11 @@ EPILOG = """Examples:
 """
 
 
-@command("rollback", epilog=EPILOG, shared=Shared.CHANGING | Shared.QUARANTINE | Shared.TIMEZONE)
+@command(
+    "rollback",
+    epilog=EPILOG,
+    shared=Shared.CHANGING | Shared.PLAN | Shared.QUARANTINE | Shared.TIMEZONE,
+)
 def rollback(
     common: Common,
     to_snapshot: Annotated[

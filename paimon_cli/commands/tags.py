@@ -41,7 +41,7 @@ EXPIRE_EPILOG = """Examples:
 """
 
 
-@command("create-tag", epilog=CREATE_EPILOG, shared=Shared.CHANGING | Shared.TIMEZONE)
+@command("create-tag", epilog=CREATE_EPILOG, shared=Shared.CHANGING | Shared.PLAN | Shared.TIMEZONE)
 def create_tag(
     common: Common,
     name: Annotated[str, typer.Argument(help="Tag name.", show_default=False)],
@@ -87,7 +87,7 @@ def create_tag(
 @command(
     "delete-tag",
     epilog=DELETE_EPILOG,
-    shared=Shared.CHANGING | Shared.QUARANTINE | Shared.PARALLELISM,
+    shared=Shared.CHANGING | Shared.PLAN | Shared.QUARANTINE | Shared.PARALLELISM,
 )
 def delete_tag(
     common: Common,
@@ -131,6 +131,7 @@ def rename_tag(
     "expire-tags",
     epilog=EXPIRE_EPILOG,
     shared=Shared.CHANGING
+    | Shared.PLAN
     | Shared.QUARANTINE
     | Shared.OPTIONS
     | Shared.PARALLELISM

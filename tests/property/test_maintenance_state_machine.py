@@ -208,7 +208,7 @@ NOT_DRAWN_OPTIONS = {
     "test_maintain_branches.py); expire-snapshots draws it",
     "--allow-unsafe-commit": "lets a commit ignore a newer schema; this table's schema only "
     "changes options",
-    "--plan": "a saved plan is re-checked, never re-planned (tests/cli/test_expire_snapshots.py)",
+    "--plan": "a saved plan is re-checked, never re-planned (tests/cli/test_saved_plans.py)",
     "--options": "dynamic options; expire-snapshots draws changelog retention through it",
     "--target-file-size": "how compact sizes files, not which it keeps",
     "--timestamp-pattern": "another way to read partition values (tests/core)",
