@@ -53,7 +53,7 @@ from core.runtime.quarantine import (
     records,
     remove_empty_tree,
 )
-from core.runtime.report import ExecutionReport
+from core.runtime.report import PhaseReport
 from core.runtime.requests import refuse
 from core.table.table import PaimonTable
 
@@ -479,14 +479,14 @@ def _action(item: RestoreItem) -> FileAction:
     return FileAction(op, item.path, item.kind, item.size, reason, source=item.source)
 
 
-def restore_report(plan: RestorePlan, done: ExecutionReport, seconds: float) -> RestoreReport:
-    restored = sum(p.done for p in done.phases)
-    gone = sum(p.already_absent for p in done.phases)
+def restore_report(plan: RestorePlan, done: Sequence[PhaseReport], seconds: float) -> RestoreReport:
+    """What the restore's own phases did (``done``: not those of journals finished first)."""
+    gone = sum(p.already_absent for p in done)
     return RestoreReport(
-        restored=restored,
+        restored=sum(p.done for p in done),
         already_in_place=sum(i.state == "in-place" for i in plan.items) + gone,
         missing=sum(i.state == "missing" for i in plan.items),
-        bytes=sum(p.bytes for p in done.phases),
+        bytes=sum(p.bytes for p in done),
         seconds=seconds,
         notes=list(plan.notes),
     )
@@ -571,6 +571,7 @@ class Restore(Operation[RestorePlan, RestoreReport]):
         if env.run is not None:
             env.run.begin_changes()
         journal = moves(table, plan, env.now_ms)
+        first = len(env.report.phases)  # those before are journals finished first
         apply_phases(
             table,
             journal,
@@ -582,7 +583,8 @@ class Restore(Operation[RestorePlan, RestoreReport]):
             journal=True,
             finish=lambda: self.finish(table, journal),
         )
-        failures = [f for p in env.report.phases for f in p.failures]
+        own = env.report.phases[first:]
+        failures = [f for p in own for f in p.failures]
         if failures:
             path, error = failures[0]
             raise RestoreError(
@@ -590,7 +592,7 @@ class Restore(Operation[RestorePlan, RestoreReport]):
                 hint="what was moved back stays; the next run of any command finishes the "
                 "restore from its journal, or discards it saying why",
             )
-        return restore_report(plan, env.report, time.monotonic() - start)
+        return restore_report(plan, own, time.monotonic() - start)
 
     # -- resuming an interrupted restore ---------------------------------------------------
     @classmethod
