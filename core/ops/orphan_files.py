@@ -18,6 +18,13 @@ from typing import Any, ClassVar
 
 from core.errors import InvalidOptionError, SafetyRefusalError
 from core.io.fileio import parent
+from core.ops.orphan_inventory import (
+    Inventory,
+    InventoryRecheck,
+    check_inventory_age,
+    read_inventory,
+    scan_inventory,
+)
 from core.ops.orphan_listing import (
     CLOCK_TOLERANCE_MS,
     check_manifest_listing,
@@ -177,6 +184,7 @@ def build_plan(
     total: tuple[int, int] | None = None,
     external_exclusive: bool = False,
     sink: OrphanSink | None = None,
+    inventory: Inventory | None = None,
 ) -> Plan[Any]:
     """The plan both engines produce; ``total`` (count, bytes) when ``orphans`` is a sample.
     ``sink``: what ``orphans`` (sorted, each path locked) adds up to, when they came from
@@ -224,6 +232,8 @@ def build_plan(
         "branches": [v.branch for v in views],
         "external_roots_skipped": skipped_external_roots(table, external_exclusive),
     }
+    if inventory is not None:
+        details["inventory"] = inventory.to_json()  # its files are HEADed before deletion
     requirements = Requirements(
         latest_snapshot=table.snapshots.latest_id(),
         expire_end=None,
@@ -272,30 +282,51 @@ def plan_orphan_clean(
     allow_recent: bool = False,
     progress: Progress | None = None,
     external_exclusive: bool = False,
+    inventory: str | None = None,
 ) -> Plan[Any]:
     """Pure planner: what delete-orphan-files would remove, with age and directory kind.
-    ``external_exclusive``: the external roots belong to this table alone (else skipped)."""
+    ``external_exclusive``: the external roots belong to this table alone (else skipped);
+    ``inventory``: the listing comes from this inventory (``orphan_inventory``), not LIST."""
     progress = progress or NullProgress()
     now_ms = orphan_clock(table, now_ms)
     validate_cutoff(older_than_ms, now_ms, allow_recent=allow_recent)
+    source = None
+    if inventory is not None:
+        source = read_inventory(table.fileio, inventory, table)
+        check_inventory_age(source, older_than_ms, now_ms)
     views = views_of(table)
     roots = collect_roots(views)
     spill = LazySpill()  # local disk, for tables whose sets memory should not hold
     used = collect_used(views, roots, executor, progress, spill=spill)
     check_used_set(used.written, roots)
     watch = frozenset(latest_manifest_lists(table))
-    found = scan_for_orphans(
-        table,
-        views,
-        used,
-        older_than_ms,
-        executor,
-        progress,
-        watch,
-        external_exclusive,
-        now_ms=now_ms,
-        spill=spill,
-    )
+    if source is not None:
+        found = scan_inventory(
+            table,
+            views,
+            used,
+            source,
+            older_than_ms,
+            executor,
+            progress,
+            watch,
+            external_exclusive,
+            now_ms=now_ms,
+            spill=spill,
+        )
+    else:
+        found = scan_for_orphans(
+            table,
+            views,
+            used,
+            older_than_ms,
+            executor,
+            progress,
+            watch,
+            external_exclusive,
+            now_ms=now_ms,
+            spill=spill,
+        )
     check_not_in_future(found.future, now_ms)
     check_manifest_listing(table, found.watched, older_than_ms)
     return build_plan(
@@ -310,6 +341,7 @@ def plan_orphan_clean(
         allow_recent=allow_recent,
         external_exclusive=external_exclusive,
         sink=found.sink,
+        inventory=source,
     )
 
 
@@ -370,6 +402,7 @@ class OrphanRequest:
     allow_recent: bool = False  # --older-than less than an hour ago
     external_exclusive: bool = False  # also clean the data-file.external-paths roots
     report_file: str | None = None  # every orphan as a JSON line
+    inventory: str | None = None  # the listing from this inventory (orphan_inventory)
 
 
 def write_orphan_report(path: str, plan: Plan[Any]) -> None:
@@ -400,6 +433,7 @@ class LocalOrphanFiles(Deletion):
             allow_recent=self.request.allow_recent,
             progress=env.progress,
             external_exclusive=self.request.external_exclusive,
+            inventory=self.request.inventory,
         )
         if self.request.report_file is not None:
             write_orphan_report(self.request.report_file, plan)
@@ -408,4 +442,8 @@ class LocalOrphanFiles(Deletion):
     def before_phase(
         self, table: PaimonTable, plan: Plan[Any], env: Env
     ) -> Callable[[Phase], Phase]:
-        return RootWatcher(table, plan, env.executor).filter
+        watcher = RootWatcher(table, plan, env.executor).filter
+        if "inventory" not in plan.details:
+            return watcher
+        heads = InventoryRecheck(table, plan.details["older_than_ms"], env.executor)
+        return lambda phase: watcher(heads(phase))

@@ -29,6 +29,15 @@ from core.ops.orphan_files import (
     orphan_clock,
     validate_cutoff,
 )
+from core.ops.orphan_inventory import (
+    Inventory,
+    Positions,
+    candidate_batches,
+    check_inventory_age,
+    read_inventory,
+    read_part,
+    still_orphan,
+)
 from core.ops.orphan_listing import (
     CLOCK_TOLERANCE_MS,
     ListedDir,
@@ -200,11 +209,16 @@ def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterato
 
 
 def _delete_batches(
-    table_bytes: bytes, quarantine_bytes: bytes, batches: Iterator[Any]
+    table_bytes: bytes,
+    quarantine_bytes: bytes,
+    head_older_than_ms: int | None,
+    batches: Iterator[Any],
 ) -> Iterator[Any]:
     """Executor side: delete each orphan (path lock first), or move it into the quarantine
     when there is one, then try to remove the bucket and partition directories it emptied
-    (never a root, never a non-empty directory)."""
+    (never a root, never a non-empty directory). ``head_older_than_ms`` (inventory plans):
+    each file is HEADed first and kept ("skipped") unless it is still the old file the
+    inventory listed."""
     import pyarrow as pa
 
     from core.errors import StorageError
@@ -235,6 +249,14 @@ def _delete_batches(
             try:
                 if not table.paths.is_inside_table(path):
                     raise StorageError("outside the table root and declared external paths")
+                if head_older_than_ms is not None and not still_orphan(
+                    table.fileio.info(path), size, head_older_than_ms
+                ):
+                    for key, value in zip(
+                        schema.names, (path, kind, "skipped", 0, None), strict=True
+                    ):
+                        out[key].append(value)
+                    continue
                 if quarantine is not None:
                     done = quarantine.move_in(table.fileio, path)
                 else:
@@ -277,7 +299,9 @@ class SparkOrphanClean:
     allow_recent: bool = False
     external_exclusive: bool = False
     sample: int = SAMPLE
+    inventory: str | None = None  # the listing from this inventory (orphan_inventory)
     _orphans: Any = None
+    _inventory: Inventory | None = None
     _views: list[PaimonTable] | None = None
     _roots: RootsSeen | None = None
 
@@ -320,31 +344,11 @@ class SparkOrphanClean:
         check_used_set(used_count, roots)
 
         progress.start("listing on Spark", None)
-        fs_roots = frozenset({table.paths.data_root, *table.paths.external_roots})
-        listed: list[ListedDir] = []
-        level: list[ListedDir] = []
-        for d in candidate_dirs(table, views, self.external_exclusive):
-            (level if d.depth >= 0 else listed).append(d)
-        while level:
-            expanded = ex.map(partial(_expand, table.fileio, fs_roots), level)
-            level = [sub for descend, _ in expanded for sub in descend]
-            listed += [d for _, lst in expanded for d in lst]
-        rows = [(d.path, d.kind) for d in listed]
-        listing = (
-            ex.dataframe(rows, "path string, kind string")
-            .mapInArrow(
-                partial(
-                    _list_files,
-                    pickle.dumps(table.fileio),
-                    name_shapes(table),
-                    self.older_than_ms,
-                    self.now_ms + CLOCK_TOLERANCE_MS,
-                    fs_roots,
-                ),
-                _CANDIDATE_SCHEMA,
-            )
-            .persist()
-        )
+        if self.inventory is not None:
+            listing = self._inventory_listing(views)
+        else:
+            listing = self._listing(views)
+        progress.finish()
         future = listing.filter(F.col("row_type") == "future").collect()
         check_not_in_future(
             [Orphan(r["path"], r["name"], r["size"], r["mtime"], r["kind"]) for r in future],
@@ -389,6 +393,69 @@ class SparkOrphanClean:
             allow_recent=self.allow_recent,
             external_exclusive=self.external_exclusive,
             total=(count, size),
+            inventory=self._inventory,
+        )
+
+    def _listing(self, views: list[PaimonTable]) -> Any:
+        """Candidate rows from listing the table's directories on executors."""
+        table, ex = self.table, self.executor
+        fs_roots = frozenset({table.paths.data_root, *table.paths.external_roots})
+        listed: list[ListedDir] = []
+        level: list[ListedDir] = []
+        for d in candidate_dirs(table, views, self.external_exclusive):
+            (level if d.depth >= 0 else listed).append(d)
+        while level:
+            expanded = ex.map(partial(_expand, table.fileio, fs_roots), level)
+            level = [sub for descend, _ in expanded for sub in descend]
+            listed += [d for _, lst in expanded for d in lst]
+        rows = [(d.path, d.kind) for d in listed]
+        listing = (
+            ex.dataframe(rows, "path string, kind string")
+            .mapInArrow(
+                partial(
+                    _list_files,
+                    pickle.dumps(table.fileio),
+                    name_shapes(table),
+                    self.older_than_ms,
+                    self.now_ms + CLOCK_TOLERANCE_MS,
+                    fs_roots,
+                ),
+                _CANDIDATE_SCHEMA,
+            )
+            .persist()
+        )
+        return listing
+
+    def _inventory_listing(self, views: list[PaimonTable]) -> Any:
+        """Candidate rows from the inventory's files, each read by one task: the same rows
+        a listing gives (no empty directories: an inventory lists objects only)."""
+        assert self.inventory is not None
+        table, ex = self.table, self.executor
+        inventory = read_inventory(table.fileio, self.inventory, table)
+        check_inventory_age(inventory, self.older_than_ms, self.now_ms)
+        self._inventory = inventory
+        positions = Positions.of(table, views, self.external_exclusive)
+        read = partial(
+            read_part,
+            table.fileio,
+            positions,
+            frozenset(),
+            self.older_than_ms,
+            self.now_ms + CLOCK_TOLERANCE_MS,
+        )
+        return (
+            ex.dataframe([(i,) for i in range(len(inventory.parts))], "part long")
+            .repartition(max(1, min(ex.parallelism, len(inventory.parts))))
+            .mapInArrow(
+                partial(
+                    candidate_batches,
+                    pickle.dumps((read, inventory.parts, table.fileio)),
+                    self.older_than_ms,
+                    self.now_ms + CLOCK_TOLERANCE_MS,
+                ),
+                _CANDIDATE_SCHEMA,
+            )
+            .persist()
         )
 
     def _record(self, orphans: Any, plan: Plan[Any], quarantine: Quarantine) -> None:
@@ -455,7 +522,12 @@ class SparkOrphanClean:
             .repartition(self.executor.parallelism, "parent")
             .select("path", "kind", "size")
             .mapInArrow(
-                partial(_delete_batches, pickle.dumps(self.table), pickle.dumps(quarantine)),
+                partial(
+                    _delete_batches,
+                    pickle.dumps(self.table),
+                    pickle.dumps(quarantine),
+                    self.older_than_ms if "inventory" in plan.details else None,
+                ),
                 _RESULT_SCHEMA,
             )
             .persist()
@@ -476,6 +548,11 @@ class SparkOrphanClean:
                 target.already_absent += n
             elif row["outcome"] == "skipped":
                 target.skipped += n
+        if files.skipped:
+            report.notes.append(
+                f"{files.skipped} files kept: gone, changed or newer than the cut-off since "
+                "the inventory (a HEAD before each deletion)"
+            )
         for row in results.filter(F.col("outcome") == "failed").limit(1000).collect():
             files.failures.append((row["path"], row["error"]))
         results.unpersist()
@@ -509,6 +586,7 @@ class SparkOrphanFiles(Operation[Plan[Any], None]):
             env.now_ms,
             allow_recent=self.request.allow_recent,
             external_exclusive=self.request.external_exclusive,
+            inventory=self.request.inventory,
         )
         return self._clean.plan(env.progress, self.request.report_file)
 

@@ -323,7 +323,8 @@ def _run_phases(
             dropped = len(planned.actions) - len(phase.actions)
             if dropped:
                 report.notes.append(
-                    f"{phase.name}: {dropped} files kept: they became referenced after planning"
+                    f"{phase.name}: {dropped} files kept: they became referenced or changed "
+                    "after planning"
                 )
         if not phase.actions:
             continue

@@ -18,6 +18,9 @@ EPILOG = """Examples:
   paimon delete-orphan-files /wh/db.db/orders --older-than '3 d' --json
 
   paimon delete-orphan-files 'db.*' --warehouse /wh
+
+  paimon delete-orphan-files s3://lake/wh/db.db/orders \\
+      --inventory s3://inventory/lake/orders-daily/2026-01-01T01-00Z/manifest.json
 """
 
 
@@ -61,6 +64,19 @@ def delete_orphan_files(
             "writes there: its live files would look like orphans (skipped by default).",
         ),
     ] = False,
+    inventory: Annotated[
+        str | None,
+        typer.Option(
+            "--inventory",
+            metavar="SOURCE",
+            help="Take the object listing from this storage inventory instead of listing "
+            "the table: an S3 Inventory manifest.json (CSV, ORC or Parquet), or a file list "
+            "(Parquet or CSV with a 'path' column and optional 'size' and 'last_modified', "
+            "else one path a line). Ages come from the inventory, which must be newer than "
+            "the cut-off; every file is checked with a HEAD right before it is deleted.",
+            show_default=False,
+        ),
+    ] = None,
     report_file: Annotated[
         Path | None,
         typer.Option(
@@ -83,5 +99,6 @@ def delete_orphan_files(
         allow_recent=allow_recent,
         external_exclusive=external_root_is_exclusive,
         report_file=str(report_file) if report_file else None,
+        inventory=inventory,
     )
     run_operation(common, lambda ex: delete_orphan_files(request, ex), RENDERER)

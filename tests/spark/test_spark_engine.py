@@ -8,7 +8,9 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixtures import dev_dependency, java_tables
@@ -21,8 +23,10 @@ from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
 from core.ops.expire_snapshots_checks import recheck
 from core.ops.orphan_files import RootWatcher, plan_orphan_clean
 from core.ops.orphan_files_spark import SparkOrphanClean
+from core.runtime.details import RawDetails
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.executors.spark import SparkExecutor
+from core.runtime.plans import Plan
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table
 
@@ -352,3 +356,55 @@ def test_the_jvm_stderr_filter_drops_only_the_incubator_notice(capfd) -> None:  
     _forward_stderr(jvm)
     err = capfd.readouterr().err
     assert err == "Exception in thread main: something real\n"
+
+
+def _file_list(root: Path, dest: Path) -> Path:
+    """Every file of the table as a CSV file list (path, size, last_modified), taken now."""
+    lines = ["path,size,last_modified"]
+    for d, _dirs, names in os.walk(root):
+        for n in names:
+            st = (Path(d) / n).lstat()
+            lines.append(f"{Path(d) / n},{st.st_size},{int(st.st_mtime * 1000)}")
+    dest.write_text("\n".join(lines) + "\n")
+    return dest
+
+
+def test_orphans_from_an_inventory_identical_and_headed(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path
+) -> None:
+    """--inventory on Spark: the plan the local engine makes from the same list; a file
+    rewritten after planning is kept by the HEAD on the executor."""
+    local_root, spark_root = _twins(scenarios["append_partitioned"].root, tmp_path)
+    now = int(time.time() * 1000)
+    cutoff = now - DAY * 1000
+    with LocalExecutor(4) as ex:
+        local_plan = plan_orphan_clean(
+            open_table(str(local_root)),
+            older_than_ms=cutoff,
+            now_ms=now,
+            executor=ex,
+            inventory=str(_file_list(local_root, tmp_path / "local.csv")),
+        )
+    inventory = str(_file_list(spark_root, tmp_path / "spark.csv"))
+    clean = SparkOrphanClean(
+        open_table(str(spark_root)), spark_executor, cutoff, now, inventory=inventory
+    )
+    spark_plan = clean.plan()
+    assert spark_plan.details["inventory"]["format"] == "csv"
+
+    def drop_inventory(p: Plan[Any]) -> Plan[Any]:  # the two lists' own times differ
+        return replace(p, details=RawDetails({**p.details, "inventory": None}))
+
+    assert _plan_json(drop_inventory(spark_plan), spark_root) == _plan_json(
+        drop_inventory(local_plan), local_root
+    )
+    orphans = [o["path"] for o in spark_plan.details["orphans"]]
+    assert len(orphans) >= 4
+    rewritten = Path(orphans[0])
+    rewritten.write_bytes(b"a writer's file of the same name")
+    report = clean.apply(spark_plan, ExecutionReport())
+    assert report.status == "ok"
+    assert rewritten.exists()
+    assert not any(Path(p).exists() for p in orphans[1:])
+    assert any("since the inventory" in n for n in report.notes)
+    assert_no_dangling_references(spark_root)

@@ -1,0 +1,535 @@
+"""delete-orphan-files --inventory: the object listing read from a storage inventory instead
+of LIST requests (issue 27).
+
+Sources: an S3 Inventory report (its ``manifest.json``, with CSV, ORC or Parquet files), or
+a plain list of files: Parquet or CSV with a ``path`` column (``size``, ``last_modified``
+optional; CSV with a header row), or any other file with one path a line. Paths of plain
+lists are absolute, or relative to the table root.
+
+The same rules as a listing decide (``orphan_listing``): a file is a candidate only at a
+place Paimon writes it, with a Paimon-shaped name, unused by name, and older than the
+cut-off by the inventory's last-modified. The inventory must have been taken after the
+cut-off: an older one would judge ages against a table state from before the window the
+cut-off protects. It says nothing of what was written after it was taken, so every
+candidate is checked with a HEAD right before it is deleted (exists, the same size, still
+older than the cut-off): a file written after the inventory is never deleted.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import gzip
+import io
+import json
+import pickle
+from collections.abc import Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
+from urllib.parse import unquote_plus
+
+from core.errors import CorruptMetadataError, InvalidOptionError, SafetyRefusalError
+from core.io.fileio import FileInfo, FileIO, join, protocol_of
+from core.ops.orphan_listing import (
+    CLOCK_TOLERANCE_MS,
+    NameShapes,
+    OrphanScan,
+    candidate_dirs,
+    name_shapes,
+)
+from core.ops.orphan_sets import (
+    Candidate,
+    Candidates,
+    LazySpill,
+    Orphan,
+    OrphanSink,
+    UsedNames,
+    resolve,
+)
+from core.runtime.executors.base import Executor
+from core.runtime.plans import Phase
+from core.runtime.progress import Progress
+from core.runtime.timeparse import format_duration, iso_utc
+from core.table.table import PaimonTable
+
+# S3 Inventory field names (CSV's fileSchema) as ORC and Parquet name their columns.
+_S3_FIELDS = {
+    "Bucket": "bucket",
+    "Key": "key",
+    "Size": "size",
+    "LastModifiedDate": "last_modified_date",
+    "IsLatest": "is_latest",
+    "IsDeleteMarker": "is_delete_marker",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class InventoryPart:
+    """One file of an inventory, read by one task."""
+
+    url: str
+    fmt: str  # s3-csv | s3-orc | s3-parquet | parquet | csv | lines
+    fields: tuple[str, ...] = ()  # s3-csv: the columns, in order
+    scheme: str = ""  # s3 reports: the protocol of the objects' paths (the table's)
+    base: str = ""  # plain lists: the table root relative paths are under
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    source: str
+    fmt: str
+    taken_ms: int  # when the inventory was taken (S3: creationTimestamp; else the file's time)
+    parts: tuple[InventoryPart, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "format": self.fmt,
+            "taken_ms": self.taken_ms,
+            "taken": iso_utc(self.taken_ms),
+            "files": len(self.parts),
+        }
+
+
+def read_inventory(fileio: FileIO, source: str, table: PaimonTable) -> Inventory:
+    """The inventory at ``source``: an S3 Inventory ``manifest.json``, or a plain list."""
+    info = fileio.info(source)
+    if info is None or info.is_dir:
+        raise InvalidOptionError(f"no inventory at {source}", param="inventory")
+    if source.rstrip("/").endswith(".json"):
+        return _s3_manifest(fileio, source, table)
+    name = source.rpartition("/")[2].lower()
+    fmt = "parquet" if name.endswith(".parquet") else "csv" if ".csv" in name else "lines"
+    assert info.mtime_ms is not None
+    part = InventoryPart(source, fmt, base=table.location)
+    return Inventory(source, fmt, info.mtime_ms, (part,))
+
+
+def _s3_manifest(fileio: FileIO, source: str, table: PaimonTable) -> Inventory:
+    try:
+        doc = json.loads(fileio.read_bytes(source))
+        fmt = str(doc["fileFormat"]).lower()
+        taken_ms = int(doc["creationTimestamp"])
+        bucket = str(doc["destinationBucket"]).rpartition(":")[2]
+        keys = [str(f["key"]) for f in doc["files"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CorruptMetadataError(source, f"not an S3 Inventory manifest.json ({exc})") from exc
+    if fmt not in ("csv", "orc", "parquet"):
+        raise CorruptMetadataError(source, f"unknown inventory fileFormat {doc['fileFormat']!r}")
+    fields: tuple[str, ...] = ()
+    if fmt == "csv":
+        names = [f.strip() for f in str(doc.get("fileSchema", "")).split(",")]
+        fields = tuple(_S3_FIELDS.get(n, n) for n in names)
+        if "key" not in fields or "bucket" not in fields:
+            raise CorruptMetadataError(source, "the inventory's fileSchema has no Bucket and Key")
+    where = protocol_of(source) or "s3"
+    scheme = protocol_of(table.location) or "s3"
+    parts = tuple(
+        InventoryPart(f"{where}://{bucket}/{key}", f"s3-{fmt}", fields, scheme) for key in keys
+    )
+    return Inventory(source, f"s3-{fmt}", taken_ms, parts)
+
+
+def check_inventory_age(inventory: Inventory, older_than_ms: int, now_ms: int) -> None:
+    """Refuse an inventory taken before the cut-off, or after now (a clock is wrong)."""
+    if inventory.taken_ms < older_than_ms:
+        raise SafetyRefusalError(
+            f"the inventory {inventory.source} was taken at {iso_utc(inventory.taken_ms)}, "
+            f"before the cut-off ({iso_utc(older_than_ms)}): it is "
+            f"{format_duration(older_than_ms - inventory.taken_ms)} older than the margin "
+            "--older-than keeps, so nothing it says may decide a deletion",
+            hint="use a newer inventory, or an earlier --older-than",
+        )
+    if inventory.taken_ms > now_ms + CLOCK_TOLERANCE_MS:
+        raise SafetyRefusalError(
+            f"the inventory {inventory.source} was taken at {iso_utc(inventory.taken_ms)}, "
+            f"after now ({iso_utc(now_ms)}): the clocks disagree, so no age can be trusted",
+            hint="fix the clock that is wrong (NTP) and run again",
+        )
+
+
+# -- what an inventory row is -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Positions:
+    """Where Paimon writes the files orphan cleaning considers, by path alone: the flat
+    directories, and ``<data root>/<k=v>/.../bucket-N/`` with one ``k=v`` per partition
+    key (the directories a listing descends, ``orphan_listing.candidate_dirs``)."""
+
+    flat: dict[str, str]  # directory -> kind
+    data_roots: tuple[tuple[str, str], ...]  # (root, kind)
+    depth: int
+    shapes: NameShapes
+    manifest_dir: str
+
+    @classmethod
+    def of(cls, table: PaimonTable, views: list[PaimonTable], external: bool) -> Positions:
+        dirs = candidate_dirs(table, views, external)
+        return cls(
+            {d.path: d.kind for d in dirs if d.depth < 0},
+            tuple((d.path, d.kind) for d in dirs if d.depth >= 0),
+            len(table.schema.partition_keys),
+            name_shapes(table),
+            join(table.location, "manifest"),
+        )
+
+    def kind_of(self, path: str) -> str | None:
+        """The directory kind when ``path`` is a candidate's place and name, else None."""
+        directory, _, name = path.rpartition("/")
+        kind = self.flat.get(directory)
+        if kind is None:
+            for root, root_kind in self.data_roots:
+                if directory.startswith(root + "/"):
+                    levels = directory[len(root) + 1 :].split("/")
+                    if (
+                        len(levels) == self.depth + 1
+                        and levels[-1].startswith("bucket-")
+                        and all("=" in level for level in levels[:-1])
+                    ):
+                        kind = root_kind
+                        break
+        if kind is None or not self.shapes.candidate(kind, name):
+            return None
+        return kind
+
+
+@dataclass(slots=True)
+class PartResult:
+    objects: int = 0  # rows of the inventory file
+    candidates: list[Candidate] = field(default_factory=list)
+    watched: list[str] = field(default_factory=list)
+
+
+def read_part(
+    fileio: FileIO,
+    positions: Positions,
+    watch: AbstractSet[str],
+    older_than_ms: int,
+    future_ms: int,
+    part: InventoryPart,
+) -> PartResult:
+    """The candidates of one inventory file: old (or future) files at candidates' places;
+    rows without a time are kept for a HEAD (runs in worker processes)."""
+    out = PartResult()
+    for path, size, mtime in _rows(fileio, part):
+        out.objects += 1
+        name = path.rpartition("/")[2]
+        if watch and name in watch and path.rpartition("/")[0] == positions.manifest_dir:
+            out.watched.append(name)
+        if mtime is not None and older_than_ms <= mtime <= future_ms:
+            continue
+        kind = positions.kind_of(path)
+        if kind is None:
+            continue
+        known = mtime is not None and size is not None
+        out.candidates.append(
+            (name, path, str(size) if known else "", str(mtime) if known else "", kind)
+        )
+    return out
+
+
+Row = tuple[str, int | None, int | None]  # path, size, last modified (epoch ms)
+
+
+def _rows(fileio: FileIO, part: InventoryPart) -> Iterator[Row]:
+    data = fileio.read_bytes(part.url)
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    if part.fmt == "s3-csv":
+        yield from _s3_csv(data, part)
+    elif part.fmt in ("s3-parquet", "s3-orc"):
+        yield from _s3_columns(_batches(data, part.fmt), part)
+    elif part.fmt == "parquet":
+        yield from _list_columns(_batches(data, part.fmt), part)
+    elif part.fmt == "csv":
+        yield from _list_csv(data, part)
+    else:
+        for line in data.decode("utf-8", "surrogateescape").splitlines():
+            if line.strip():
+                yield _absolute(part, line.strip()), None, None
+
+
+def _s3_csv(data: bytes, part: InventoryPart) -> Iterator[Row]:
+    index = {f: i for i, f in enumerate(part.fields)}
+    for row in csv.reader(io.StringIO(data.decode("utf-8"))):
+        if not row:
+            continue
+        record = {f: row[i] for f, i in index.items() if i < len(row)}
+        if record.get("is_latest", "true").lower() == "false":
+            continue
+        if record.get("is_delete_marker", "false").lower() == "true":
+            continue
+        key = unquote_plus(record["key"])  # keys of CSV reports are URL-encoded
+        yield (
+            _s3_path(part, record["bucket"], key),
+            int(record["size"]) if record.get("size") else None,
+            _time_ms(record.get("last_modified_date") or None),
+        )
+
+
+def _batches(data: bytes, fmt: str) -> Iterator[Any]:
+    """Record batches of a Parquet or ORC file (pyarrow is imported only here)."""
+    import pyarrow as pa
+
+    if fmt.endswith("orc"):
+        from pyarrow import orc
+
+        table = orc.ORCFile(pa.BufferReader(data)).read()
+        yield from table.to_batches()
+        return
+    import pyarrow.parquet as pq
+
+    yield from pq.ParquetFile(pa.BufferReader(data)).iter_batches(batch_size=65_536)
+
+
+def _column(batch: Any, name: str) -> list[Any] | None:
+    index = batch.schema.get_field_index(name)
+    return None if index < 0 else batch.column(index).to_pylist()
+
+
+def _s3_columns(batches: Iterator[Any], part: InventoryPart) -> Iterator[Row]:
+    for batch in batches:
+        buckets, keys = _column(batch, "bucket"), _column(batch, "key")
+        if buckets is None or keys is None:
+            raise CorruptMetadataError(part.url, "an S3 inventory file without bucket and key")
+        n = len(keys)
+        sizes = _column(batch, "size") or [None] * n
+        times = _column(batch, "last_modified_date") or [None] * n
+        latest = _column(batch, "is_latest") or [True] * n
+        markers = _column(batch, "is_delete_marker") or [False] * n
+        for i in range(n):
+            if latest[i] is False or markers[i] is True:
+                continue
+            yield _s3_path(part, buckets[i], keys[i]), sizes[i], _time_ms(times[i])
+
+
+def _list_columns(batches: Iterator[Any], part: InventoryPart) -> Iterator[Row]:
+    for batch in batches:
+        paths = _column(batch, "path")
+        if paths is None:
+            raise CorruptMetadataError(part.url, "a file list without a 'path' column")
+        sizes = _column(batch, "size") or [None] * len(paths)
+        times = _column(batch, "last_modified") or [None] * len(paths)
+        for path, size, mtime in zip(paths, sizes, times, strict=True):
+            yield _absolute(part, path), size, _time_ms(mtime)
+
+
+def _list_csv(data: bytes, part: InventoryPart) -> Iterator[Row]:
+    reader = csv.DictReader(io.StringIO(data.decode("utf-8")))
+    if reader.fieldnames is None or "path" not in reader.fieldnames:
+        raise CorruptMetadataError(part.url, "a CSV file list needs a header row with 'path'")
+    for row in reader:
+        size = row.get("size") or None
+        yield (
+            _absolute(part, row["path"]),
+            int(size) if size else None,
+            _time_ms(row.get("last_modified") or None),
+        )
+
+
+def _s3_path(part: InventoryPart, bucket: str, key: str) -> str:
+    return f"{part.scheme}://{bucket}/{key}"
+
+
+def _absolute(part: InventoryPart, path: str) -> str:
+    return path if "://" in path or path.startswith("/") else join(part.base, path)
+
+
+def _time_ms(value: Any) -> int | None:
+    """Epoch ms of an inventory time: a timestamp, ISO-8601 text, or epoch ms."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        when = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return int(when.timestamp() * 1000)
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    if text.isdigit():
+        return int(text)
+    when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return int((when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)).timestamp() * 1000)
+
+
+# -- the scan ---------------------------------------------------------------------------------
+
+
+def scan_inventory(
+    table: PaimonTable,
+    views: list[PaimonTable],
+    used: UsedNames,
+    inventory: Inventory,
+    older_than_ms: int,
+    executor: Executor,
+    progress: Progress,
+    watch: AbstractSet[str],
+    external_exclusive: bool = False,
+    *,
+    now_ms: int,
+    spill: LazySpill | None = None,
+) -> OrphanScan:
+    """``scan_for_orphans`` with the inventory as the listing (no empty directories: an
+    inventory lists objects only). Rows without a time are HEADed once found unused."""
+    spill = spill or LazySpill()
+    future_ms = now_ms + CLOCK_TOLERANCE_MS
+    positions = Positions.of(table, views, external_exclusive)
+    read = partial(read_part, table.fileio, positions, frozenset(watch), older_than_ms, future_ms)
+    sink = OrphanSink(spill, table.paths.is_inside_table)
+    candidates = Candidates(used, spill) if used.spilled else None
+    found = OrphanScan([], [], set(), sink=sink)
+    unknown: list[Candidate] = []
+    progress.start("reading the inventory", len(inventory.parts))
+    for part in executor.imap(read, inventory.parts, work="cpu"):
+        progress.advance()
+        found.watched.update(part.watched)
+        for candidate in part.candidates:
+            if candidates is not None:
+                candidates.add(candidate)
+                continue
+            assert used.names is not None
+            if candidate[0] in used.names:
+                continue
+            if not candidate[2]:
+                unknown.append(candidate)
+                continue
+            _decide(_orphan(candidate), older_than_ms, future_ms, sink, found.future)
+    progress.finish()
+    if unknown:
+        infos = executor.map(table.fileio.info, [c[1] for c in unknown])
+        for candidate, info in zip(unknown, infos, strict=True):
+            orphan = _stated(candidate, info)
+            if orphan is not None:
+                _decide(orphan, older_than_ms, future_ms, sink, found.future)
+    if candidates is not None:
+        progress.start("matching the inventory with used names", used.written)
+        found.used_count = resolve(
+            used,
+            candidates,
+            table.fileio,
+            older_than_ms=older_than_ms,
+            future_ms=future_ms,
+            sink=sink,
+            future=found.future,
+        )
+        progress.finish()
+    found.orphans = sink.result()
+    return found
+
+
+def _orphan(c: Candidate) -> Orphan:
+    return Orphan(c[1], c[0], int(c[2]), int(c[3]), c[4])
+
+
+def _stated(c: Candidate, info: FileInfo | None) -> Orphan | None:
+    if info is None or info.is_dir or info.is_symlink or info.mtime_ms is None:
+        return None
+    return Orphan(c[1], c[0], info.size, info.mtime_ms, c[4])
+
+
+def _decide(
+    orphan: Orphan, older_than_ms: int, future_ms: int, sink: OrphanSink, future: list[Orphan]
+) -> None:
+    if orphan.mtime_ms < older_than_ms:
+        sink.add(orphan)
+    elif orphan.mtime_ms > future_ms:
+        future.append(orphan)
+
+
+def candidate_batches(
+    payload: bytes, older_than_ms: int, future_ms: int, batches: Iterator[Any]
+) -> Iterator[Any]:
+    """Spark executors: the candidate rows of inventory files (``read_part``), shaped as
+    ``orphan_files_spark`` shapes a listing's; a row without a time (a plain list of
+    paths) is HEADed here. ``payload``: the pickled (read, parts, fileio)."""
+    import pyarrow as pa
+
+    read, parts, fileio = pickle.loads(payload)
+    schema = pa.schema(
+        [
+            ("row_type", pa.string()),
+            ("name", pa.string()),
+            ("path", pa.string()),
+            ("size", pa.int64()),
+            ("mtime", pa.int64()),
+            ("kind", pa.string()),
+        ]
+    )
+    for batch in batches:
+        for index in batch.column("part").to_pylist():
+            rows: list[tuple[str, str, str, int, int, str]] = []
+            for name, path, size, mtime, kind in read(parts[index]).candidates:
+                if mtime:
+                    stat: tuple[int, int] | None = (int(size), int(mtime))
+                else:
+                    info = fileio.info(path)
+                    usable = info is not None and not (info.is_dir or info.is_symlink)
+                    stat = (info.size, info.mtime_ms) if usable and info.mtime_ms else None
+                if stat is None:
+                    continue
+                if stat[1] < older_than_ms:
+                    rows.append(("file", name, path, stat[0], stat[1], kind))
+                elif stat[1] > future_ms:
+                    rows.append(("future", name, path, stat[0], stat[1], kind))
+            columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
+                schema=schema,
+            )
+
+
+# -- right before deleting --------------------------------------------------------------------
+
+
+def still_orphan(info: FileInfo | None, size: int | None, older_than_ms: int) -> bool:
+    """The HEAD right before a deletion: the file is there, as big as planned, and still
+    older than the cut-off (a file written after the inventory is younger, and stays)."""
+    return (
+        info is not None
+        and not info.is_dir
+        and not info.is_symlink
+        and info.mtime_ms is not None
+        and info.mtime_ms < older_than_ms
+        and (size is None or info.size == size)
+    )
+
+
+class InventoryRecheck:
+    """Before each batch of an inventory plan: one HEAD per file, in parallel; a file gone,
+    changed or younger than the cut-off is kept (``changed`` lists them)."""
+
+    def __init__(self, table: PaimonTable, older_than_ms: int, executor: Executor) -> None:
+        self.fileio = table.fileio
+        self.older_than_ms = older_than_ms
+        self.executor = executor
+        self.changed: list[str] = []
+
+    def __call__(self, phase: Phase) -> Phase:
+        deletes = [a for a in phase.actions if a.op == "delete"]
+        if not deletes:
+            return phase
+        infos = self.executor.map(self.fileio.info, [a.path for a in deletes])
+        kept = {
+            id(a)
+            for a, info in zip(deletes, infos, strict=True)
+            if still_orphan(info, a.size, self.older_than_ms)
+        }
+        self.changed += [a.path for a in deletes if id(a) not in kept]
+        actions = tuple(a for a in phase.actions if a.op != "delete" or id(a) in kept)
+        return replace(phase, actions=actions)
+
+
+__all__: Sequence[str] = (
+    "Inventory",
+    "InventoryPart",
+    "InventoryRecheck",
+    "candidate_batches",
+    "Positions",
+    "check_inventory_age",
+    "read_inventory",
+    "read_part",
+    "scan_inventory",
+    "still_orphan",
+)
