@@ -650,8 +650,18 @@ def snapshot_dir_junk(ctx: Ctx) -> None:
 
 
 def branch_without_schema(ctx: Ctx) -> None:
-    (ctx.root / "branch" / "branch-ghost").mkdir(parents=True)
+    """A branch with a snapshot (main's latest) but no schema: its roots cannot be read."""
+    snapshots = ctx.root / "branch" / "branch-ghost" / "snapshot"
+    snapshots.mkdir(parents=True)
+    latest = max(ctx.root.glob("snapshot/snapshot-*"), key=lambda p: int(p.name[9:]))
+    shutil.copy(latest, snapshots / latest.name)
     ctx.values["culprit"] = "ghost"
+
+
+def empty_branch_directory(ctx: Ctx) -> None:
+    """What a delete-branch stopped right after its schemas went leaves (its journal removes
+    it): no schema, snapshot or tag file, so no branch, and nothing in it to protect."""
+    (ctx.root / "branch" / "branch-ghost" / "schema").mkdir(parents=True)
 
 
 def table_is_file(ctx: Ctx) -> None:
@@ -848,7 +858,15 @@ CASES: list[Case] = [
             "expire": Expect(1, "{culprit}"),
             "orphans": Expect(1, "{culprit}"),
         },
-        note="branch/branch-ghost/ holds nothing: its roots cannot be read",
+        note="branch/branch-ghost/ holds a snapshot but no schema: its roots cannot be read",
+    ),
+    Case(
+        "empty_branch_directory",
+        AP,
+        empty_branch_directory,
+        ok_all(),
+        note="branch/branch-ghost/ holds no file: not a branch (Paimon's orphan clean would "
+        "stop on it)",
     ),
     # -- hostile file names and paths ----------------------------------------------------------
     Case("entry_file_name_dotdot", AP, _entry_name(_dotdot), fail_all()),

@@ -32,7 +32,16 @@ class S3:
         return {"endpoint_url": self.endpoint}
 
     def cli_options(self) -> list[str]:
-        return ["--fs-option", f"endpoint_url={self.endpoint}"]
+        # Credentials as options too, as a cluster's workers need them: the shared Spark
+        # session's Python workers started before this server set its environment.
+        return [
+            "--fs-option",
+            f"endpoint_url={self.endpoint}",
+            "--fs-option",
+            "key=testing",
+            "--fs-option",
+            "secret=testing",
+        ]
 
     def fs(self):  # type: ignore[no-untyped-def]
         import s3fs

@@ -408,3 +408,27 @@ def test_orphans_from_an_inventory_identical_and_headed(
     assert not any(Path(p).exists() for p in orphans[1:])
     assert any("since the inventory" in n for n in report.notes)
     assert_no_dangling_references(spark_root)
+
+
+def test_the_shipped_package_is_the_whole_engine(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Executors import ``core`` from the zip the driver ships: the whole package, marked
+    as paimon-cli's engine (it once held only ``core/runtime`` under the name ``core``)."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from core.runtime.executors.spark import _package_zip
+
+    shipped = tmp_path / "paimon_cli_core.zip"
+    shipped.write_bytes(_package_zip())
+    names = set(zipfile.ZipFile(shipped).namelist())
+    assert {"core/__init__.py", "core/io/fileio.py", "core/runtime/executors/spark.py"} <= names
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import core, core.io.fileio; "
+        "assert core.__file__.startswith(sys.argv[1]), core.__file__; "
+        "assert core.PAIMON_CLI_ENGINE is True"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(shipped)], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import core
 from core.errors import EngineError, EngineUnavailableError, PaimonError
 from core.runtime.executors.base import Work
 
@@ -104,7 +105,7 @@ def _is_local(master: str | None) -> bool:
 
 def _package_zip() -> bytes:
     """``core`` as a zip, so executors import exactly the engine the driver runs."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(core.__file__).resolve().parent  # the package, wherever this module sits
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(root.rglob("*.py")):
