@@ -216,6 +216,8 @@ NOT_DRAWN_OPTIONS = {
     "--older-than": "delete-orphan-files: the tree is aged past the default cut-off instead",
     "--allow-recent": "only lowers the orphan cut-off's floor",
     "--external-root-is-exclusive": "the table has no external paths",
+    "--inventory": "a listing from a storage inventory instead of LIST; stale inventories and "
+    "files written after one: tests/core/test_orphan_inventory.py, tests/s3",
     "--report-file": "output only",
     "--metrics-file": "output only",
     "--max-duration": "stops maintain between tables: one table here",
