@@ -235,7 +235,7 @@ def _other_branch(plan: Plan[Any], name: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class CreateBranch(Deletion):
+class CreateBranch(Deletion[Any]):
     """``branch/branch-<name>`` with the schemas and, from a tag, the tag and its snapshot."""
 
     command: ClassVar[str] = "create-branch"
@@ -407,7 +407,7 @@ def _new_branch_commits(table: PaimonTable, plan: Plan[Any]) -> list[int]:
 
 
 @dataclass(frozen=True)
-class DeleteBranch(Deletion):
+class DeleteBranch(Deletion[Any]):
     """Paimon's delete_branch: the branch directory, journaled and quarantinable."""
 
     command: ClassVar[str] = "delete-branch"
@@ -872,7 +872,7 @@ class _RaceWatch:
 
 
 @dataclass(frozen=True)
-class FastForward(Deletion):
+class FastForward(Deletion[Any]):
     """Paimon's fast_forward: the branch's history replaces the target's from the branch's
     earliest snapshot on; journaled (every removed commit file with its identity)."""
 

@@ -96,7 +96,7 @@ def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
 
 
 @dataclass(frozen=True)
-class ExpireConsumers(Deletion):
+class ExpireConsumers(Deletion[Any]):
     """Consumers idle past ``consumer.expiration-time``. No journal: an interrupted run
     leaves consumer files a rerun plans again."""
 

@@ -14,11 +14,18 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from core.errors import InvalidOptionError, StalePlanError
 from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
 from core.io.fileio import join
+from core.ops.details.expiry import (
+    ChangelogExpiryConfig,
+    ChangelogPartDetails,
+    ExpireChangelogsDetails,
+    Kept,
+)
+from core.ops.details.expiry import changelog_config as config_details
 from core.retention.changelog_range import (
     ChangelogConfig,
     ChangelogFlags,
@@ -37,7 +44,7 @@ from core.retention.protection import (
     other_views,
 )
 from core.retention.references import Want, changelog_references, collect_references
-from core.runtime.details import RawDetails
+from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.operation import Deletion, Env
@@ -47,6 +54,8 @@ from core.table.scan import ManifestCache, full_live_set, live_sets
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=Plan[Any])
 
 COMMAND = "expire-changelogs"
 
@@ -58,7 +67,7 @@ class _Actions:
     pointers: list[FileAction] = field(default_factory=list)
     manifests: list[FileAction] = field(default_factory=list)
     data: list[FileAction] = field(default_factory=list)
-    kept: list[dict[str, str]] = field(default_factory=list)
+    kept: list[Kept] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)
 
@@ -69,7 +78,7 @@ class _Actions:
             return
         self.seen.add(path)
         if path in self.protected:
-            self.kept.append({"path": path, "kept_by": self.protected[path]})
+            self.kept.append(Kept(path, self.protected[path]))
             return
         if not self.table.paths.is_inside_table(path):
             raise InvalidOptionError(
@@ -162,7 +171,7 @@ def _plan_one(
         for entry in _delta_deletes(table, cl):
             key = (entry.partition, entry.bucket, entry.file.file_name)
             if tag is not None and key in tag[1]:
-                acts.kept.append({"path": table.paths.data_file_path(entry), "kept_by": tag[0]})
+                acts.kept.append(Kept(table.paths.data_file_path(entry), tag[0]))
                 continue
             acts.add_entry(entry, "data", reason)
         _unused_list(acts, cl, cl.delta_manifest_list, skip, reason)
@@ -178,8 +187,12 @@ class ChangelogPart:
     manifests: tuple[FileAction, ...]
     data: tuple[FileAction, ...]
     directories: tuple[FileAction, ...]
-    details: dict[str, Any]
+    details: ChangelogPartDetails
     expired_ids: tuple[int, ...]
+
+    @classmethod
+    def nothing(cls, details: ChangelogPartDetails) -> ChangelogPart:
+        return cls((), (), (), (), details, ())
 
 
 def plan_changelog_part(
@@ -200,28 +213,18 @@ def plan_changelog_part(
         rng = delete_all_range(state)
     else:
         rng = compute_changelog_range(state, config, min_next_snapshot, now_ms)
-    details: dict[str, Any] = {
-        "earliest_changelog": rng.earliest,
-        "latest_changelog": rng.latest,
-        "changelogs": rng.ids,
-        "stopped_by": rng.stop,
-        "stop_detail": rng.detail,
-        "kept": [],
-        "notes": [],
-    }
+    details = ChangelogPartDetails(rng.earliest, rng.latest, tuple(rng.ids), rng.stop, rng.detail)
     expiring = [state.changelogs[i] for i in rng.ids if i in state.changelogs]
     if not expiring or state.earliest_snapshot is None:
-        return ChangelogPart((), (), (), (), details, ())
+        return ChangelogPart.nothing(details)
     assert rng.earliest is not None and rng.end is not None
     tags = sorted(table.tags.tags(), key=lambda t: (t.snapshot.id, t.name))
     skipping = [t.snapshot for t in find_skipping_tags(tags, rng.earliest, rng.end)]
     if not delete_all:
         end_cl = state.changelogs.get(rng.end)
         if end_cl is None:
-            details["notes"].append(
-                f"changelog {rng.end} is missing; nothing expired (Paimon stops here too)"
-            )
-            return ChangelogPart((), (), (), (), details, ())
+            missing = f"changelog {rng.end} is missing; nothing expired (Paimon stops here too)"
+            return ChangelogPart.nothing(replace(details, notes=(missing,)))
         skipping.append(end_cl)
     skipping.append(state.earliest_snapshot)
     exists = _exists_in(table, absent_lists)
@@ -235,13 +238,12 @@ def plan_changelog_part(
     dirs: list[FileAction] = []
     if config.clean_empty_directories and acts.buckets:
         dirs = empty_dir_actions(table, acts.buckets)
-    details["kept"] = sorted(acts.kept, key=lambda k: k["path"])
     return ChangelogPart(
         tuple(acts.pointers),
         tuple(acts.manifests),
         tuple(acts.data),
         tuple(dirs),
-        details,
+        replace(details, kept=tuple(sorted(acts.kept, key=lambda k: k.path))),
         tuple(cl.id for cl in expiring),
     )
 
@@ -361,7 +363,7 @@ def plan_expire_changelogs(
     now_ms: int,
     executor: Executor,
     progress: Progress | None = None,
-) -> Plan[Any]:
+) -> Plan[ExpireChangelogsDetails]:
     """Paimon's ``expire_changelogs`` procedure as a plan (``maintain`` calls this too)."""
     progress = progress or NullProgress()
     config, sources = procedure_config(table, flags, now_ms)
@@ -379,33 +381,14 @@ def plan_expire_changelogs(
         delete_all=flags.delete_all,
     )
     progress.finish()
-    details = {
-        "config": config.to_json(sources),
-        "delete_all": flags.delete_all,
-        "now_ms": now_ms,
-        "earliest_snapshot": None
-        if state.earliest_snapshot is None
-        else state.earliest_snapshot.id,
-        "latest_snapshot": state.latest_snapshot_id,
-        "consumer_floor": _consumer_floor(table),
-        **part.details,
-    }
-    requirements = Requirements(
-        latest_snapshot=state.latest_snapshot_id,
-        expire_end=None,
-        tags={f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()},
-        branches=tuple(table.branches.branches()),
-        consumers_min_next=min_next,
-    )
-    phases = tuple(part_phases(part)) if part.expired_ids else ()
-    return Plan(
-        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
+    return _changelogs_plan(
+        table, state, config_details(config, sources), part, min_next, now_ms, flags.delete_all
     )
 
 
 def plan_commit_changelog_expiry(
     table: PaimonTable, *, now_ms: int, executor: Executor, progress: Progress | None = None
-) -> Plan[Any]:
+) -> Plan[ExpireChangelogsDetails]:
     """Changelog expiry on the table's own settings (the commit path, semantics 2.10), for a
     caller that ran snapshot expiry itself (``maintain``); nothing when not decoupled."""
     from core.retention.expire_range import active_consumers
@@ -416,25 +399,39 @@ def plan_commit_changelog_expiry(
     protecting, _ = active_consumers(table.consumers.consumers(), snap_config, now_ms)
     min_next = min((c.next_snapshot for c in protecting), default=None)
     (progress or NullProgress()).start("planning changelog expiry", None)
-    if snap_config.changelog_decoupled:
+    decoupled = snap_config.changelog_decoupled
+    if decoupled:
         part = plan_changelog_part(
             table, state, config, min_next_snapshot=min_next, now_ms=now_ms, executor=executor
         )
     else:
-        part = ChangelogPart((), (), (), (), {"changelogs": [], "notes": ["not decoupled"]}, ())
+        why = "not decoupled"
+        part = ChangelogPart.nothing(ChangelogPartDetails(None, None, (), why, why, (), (why,)))
     (progress or NullProgress()).finish()
-    details = {
-        "config": config.to_json(sources),
-        "delete_all": False,
-        "now_ms": now_ms,
-        "decoupled": snap_config.changelog_decoupled,
-        "earliest_snapshot": None
-        if state.earliest_snapshot is None
-        else state.earliest_snapshot.id,
-        "latest_snapshot": state.latest_snapshot_id,
-        "consumer_floor": _consumer_floor(table),
-        **part.details,
-    }
+    details = config_details(config, sources)
+    return _changelogs_plan(table, state, details, part, min_next, now_ms, False, decoupled)
+
+
+def _changelogs_plan(
+    table: PaimonTable,
+    state: TableState,
+    config: ChangelogExpiryConfig,
+    part: ChangelogPart,
+    min_next: int | None,
+    now_ms: int,
+    delete_all: bool,
+    decoupled: bool | None = None,
+) -> Plan[ExpireChangelogsDetails]:
+    details = ExpireChangelogsDetails(
+        config,
+        delete_all,
+        now_ms,
+        None if state.earliest_snapshot is None else state.earliest_snapshot.id,
+        state.latest_snapshot_id,
+        _consumer_floor(table),
+        part.details,
+        decoupled=decoupled,
+    )
     requirements = Requirements(
         latest_snapshot=state.latest_snapshot_id,
         expire_end=None,
@@ -443,16 +440,16 @@ def plan_commit_changelog_expiry(
         consumers_min_next=min_next,
     )
     phases = tuple(part_phases(part)) if part.expired_ids else ()
-    return Plan(
-        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
-    )
+    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
 
 
 def _consumer_floor(table: PaimonTable) -> int | None:
     return min((c.next_snapshot for c in table.consumers.consumers()), default=None)
 
 
-def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+def recheck(
+    table: PaimonTable, plan: Plan[ExpireChangelogsDetails]
+) -> Plan[ExpireChangelogsDetails]:
     """Fresh plans: refuse when tags, branches or consumers moved in a way that matters."""
     req = plan.requirements
     now_tags = {f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()}
@@ -462,8 +459,8 @@ def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     if set(table.branches.branches()) - set(req.branches):
         problems.append("a branch appeared")
     # a consumer that appeared (or moved back) since planning and needs an expiring changelog
-    ids = plan.details.get("changelogs") or []
-    floor = plan.details.get("consumer_floor")
+    ids = plan.details.part.changelogs
+    floor = plan.details.consumer_floor
     now_next = min((c.next_snapshot for c in table.consumers.consumers()), default=None)
     if ids and now_next is not None and (floor is None or now_next < floor) and now_next <= ids[-1]:
         problems.append(f"a consumer now needs snapshot {now_next}")
@@ -501,7 +498,7 @@ def protected_now(table: PaimonTable, *, skip_changelogs: set[str]) -> set[str]:
     return protected
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+def filter_for_resume(table: PaimonTable, plan: P) -> P:
     """Journals: drop every delete that a root present now needs (cost: a full read)."""
     doomed = {a.path for p in plan.phases for a in p.actions if a.kind == "changelog-json"}
     protected = protected_now(table, skip_changelogs=doomed)
@@ -516,25 +513,30 @@ def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
 
 
 @dataclass(frozen=True)
-class ExpireChangelogs(Deletion):
+class ExpireChangelogs(Deletion[ExpireChangelogsDetails]):
     """Paimon's expire_changelogs procedure as an operation: journaled, quarantinable."""
 
     command: ClassVar[str] = COMMAND
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
+    details_type: ClassVar[type[Record]] = ExpireChangelogsDetails
 
     flags: ChangelogFlags = ChangelogFlags()
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[ExpireChangelogsDetails]:
         return plan_expire_changelogs(
             table, self.flags, now_ms=env.now_ms, executor=env.executor, progress=env.progress
         )
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def recheck(
+        self, table: PaimonTable, plan: Plan[ExpireChangelogsDetails]
+    ) -> Plan[ExpireChangelogsDetails]:
         return recheck(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def filter_for_resume(
+        cls, table: PaimonTable, plan: Plan[ExpireChangelogsDetails]
+    ) -> Plan[ExpireChangelogsDetails]:
         return filter_for_resume(table, plan)
 
 

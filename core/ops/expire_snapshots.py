@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, ClassVar
 
@@ -18,6 +18,13 @@ from core.format.manifest import merge_entries
 from core.format.model import Consumer, FileKind, ManifestEntry, ManifestFileMeta, Snapshot, Tag
 from core.format.options import ExpireConfig
 from core.io.fileio import join
+from core.ops.details.expiry import (
+    DecoupledChangelogExpiry,
+    ExpireSnapshotsDetails,
+    SnapshotExpiryConfig,
+    Sourced,
+    changelog_config,
+)
 from core.ops.expire_changelogs import ChangelogPart, plan_changelog_part
 from core.ops.expire_snapshots_checks import (
     NewRootWatcher,
@@ -49,7 +56,7 @@ from core.retention.protection import (
     tags_everywhere,
 )
 from core.runtime.apply import apply_phases
-from core.runtime.details import RawDetails
+from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
@@ -58,6 +65,8 @@ from core.runtime.requests import at_least, ordered
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
+
+ExpiryPlan = Plan[ExpireSnapshotsDetails]
 
 COMMAND = "expire-snapshots"
 
@@ -84,32 +93,25 @@ RETAIN_MIN_ZERO = " (retain-min 0 loses the changelogs of kept snapshots in Paim
 
 def _config_sources(
     table: PaimonTable, flags: ExpireFlags, config: ExpireConfig, now_ms: int
-) -> dict[str, Any]:
-    def source(flag: Any, key: str) -> str:
-        return "flag" if flag is not None else table.options.lookup(key).source
+) -> SnapshotExpiryConfig:
+    """The effective settings, each with where it came from."""
 
-    return {
-        "retain_min": {
-            "value": config.retain_min,
-            "source": source(flags.retain_min, "snapshot.num-retained.min"),
-        },
-        "retain_max": {
-            "value": config.retain_max,
-            "source": source(flags.retain_max, "snapshot.num-retained.max"),
-        },
-        "time_retained_ms": {
-            "value": config.time_retained_ms,
-            "source": source(flags.older_than_ms, "snapshot.time-retained"),
-        },
-        "older_than_ms": now_ms - config.time_retained_ms,
-        "max_deletes": {
-            "value": config.expire_limit,
-            "source": source(flags.max_deletes, "snapshot.expire.limit"),
-        },
-        "clean_empty_directories": config.clean_empty_directories,
-        "changelog_decoupled": config.changelog_decoupled,
-        "changelog_producer": config.changelog_producer,
-    }
+    def sourced(value: int, flag: Any, key: str) -> Sourced:
+        source = "flag" if flag is not None else table.options.lookup(key).source
+        return Sourced(value, source)
+
+    return SnapshotExpiryConfig(
+        retain_min=sourced(config.retain_min, flags.retain_min, "snapshot.num-retained.min"),
+        retain_max=sourced(config.retain_max, flags.retain_max, "snapshot.num-retained.max"),
+        time_retained_ms=sourced(
+            config.time_retained_ms, flags.older_than_ms, "snapshot.time-retained"
+        ),
+        older_than_ms=now_ms - config.time_retained_ms,
+        max_deletes=sourced(config.expire_limit, flags.max_deletes, "snapshot.expire.limit"),
+        clean_empty_directories=config.clean_empty_directories,
+        changelog_decoupled=config.changelog_decoupled,
+        changelog_producer=config.changelog_producer,
+    )
 
 
 def _changelog_part(
@@ -123,7 +125,7 @@ def _changelog_part(
     now_ms: int,
     executor: Executor,
     gone: set[str] | None = None,
-) -> ChangelogPart:
+) -> tuple[ChangelogPart, DecoupledChangelogExpiry]:
     """Changelog expiry right after snapshot expiry (commit path, semantics 2.10), on the
     state the snapshot part leaves: its new changelog-N included."""
     config, sources = commit_config(table, snap_config, limit_flag=flags.max_deletes is not None)
@@ -140,8 +142,7 @@ def _changelog_part(
         executor=executor,
         absent_lists=gone or frozenset(),
     )
-    part.details["config"] = config.to_json(sources)
-    return part
+    return part, DecoupledChangelogExpiry(part.details, changelog_config(config, sources))
 
 
 @dataclass
@@ -157,13 +158,13 @@ class _Expiry:
     rng: ExpireRange
     protecting: list[Consumer]
     requirements: Requirements
-    details: dict[str, Any]
+    details: ExpireSnapshotsDetails  # what every plan says; completed by finish()
     b: DeletionBuilder
     others: list[PaimonTable] = field(default_factory=list)
 
     def changelog_part(
         self, earliest: Snapshot | None, expiring: list[Snapshot], gone: set[str] | None = None
-    ) -> ChangelogPart:
+    ) -> tuple[ChangelogPart, DecoupledChangelogExpiry]:
         return _changelog_part(
             self.table,
             self.flags,
@@ -177,17 +178,22 @@ class _Expiry:
             gone,
         )
 
-    def finish(self, phases: list[Phase], part: ChangelogPart | None = None) -> Plan[Any]:
+    def finish(
+        self,
+        phases: list[Phase],
+        part: tuple[ChangelogPart, DecoupledChangelogExpiry] | None = None,
+    ) -> ExpiryPlan:
         b, details = self.b, self.details
         if part is not None:
-            details["changelog_expiry"] = part.details
-            phases = _merge_changelog_part(phases, part)
-        details.update(
-            kept_by_tag=sorted(b.kept_by_tag, key=lambda k: k["path"]),
-            kept_by_branch=sorted(b.kept_by_branch, key=lambda k: k["path"]),
-            kept_by_changelog=sorted(b.kept_by_changelog, key=lambda k: k["path"]),
+            details = replace(details, changelog_expiry=part[1])
+            phases = _merge_changelog_part(phases, part[0])
+        details = replace(
+            details,
+            kept_by_tag=tuple(sorted(b.kept_by_tag, key=lambda k: k.path)),
+            kept_by_branch=tuple(sorted(b.kept_by_branch, key=lambda k: k.path)),
+            kept_by_changelog=tuple(sorted(b.kept_by_changelog, key=lambda k: k.path)),
             kept_for_changelog=b.kept_for_changelog,
-            notes=b.notes,
+            notes=tuple(b.notes),
         )
         sized = with_sizes(self.table, self.executor, phases)
         table = self.table
@@ -198,7 +204,7 @@ class _Expiry:
             self.now_ms,
             tuple(sized),
             self.requirements,
-            RawDetails(details),
+            details,
         )
 
 
@@ -228,21 +234,21 @@ def _start(
         if bounded_by_consumers
         else None,
     )
-    details: dict[str, Any] = {
-        "config": _config_sources(table, flags, config, now_ms),
-        "now_ms": now_ms,
-        "earliest_snapshot": rng.earliest,
-        "latest_snapshot": rng.latest,
-        "expire_until": rng.end,
-        "stopped_by": rng.stop,
-        "stop_detail": rng.stop_detail,
-        "blocking_consumer": rng.blocking_consumer,
-        "stale_consumers": [c.id for c in stale],
-        "snapshots": [],
-    }
+    details = ExpireSnapshotsDetails(
+        config=_config_sources(table, flags, config, now_ms),
+        now_ms=now_ms,
+        earliest_snapshot=rng.earliest,
+        latest_snapshot=rng.latest,
+        expire_until=rng.end,
+        stopped_by=rng.stop,
+        stop_detail=rng.stop_detail,
+        blocking_consumer=rng.blocking_consumer,
+        stale_consumers=tuple(c.id for c in stale),
+        snapshots=(),
+        journal_guard=journal_guard(table, rng.end or rng.earliest, rng.latest),
+    )
     hint_note = table.snapshots.earliest_hint_note(rng.earliest)
     b = DeletionBuilder(table, notes=[hint_note] if hint_note else [])
-    details["journal_guard"] = journal_guard(table, rng.end or rng.earliest, rng.latest)
     return _Expiry(
         table,
         flags,
@@ -259,7 +265,7 @@ def _start(
     )
 
 
-def _nothing_to_expire(e: _Expiry) -> Plan[Any]:
+def _nothing_to_expire(e: _Expiry) -> ExpiryPlan:
     """No snapshot expires: at most the EARLIEST hint Paimon writes when it is absent, and
     the changelog part of a decoupled table."""
     earliest, table = e.rng.earliest, e.table
@@ -344,7 +350,7 @@ def plan_expire_snapshots(
     now_ms: int,
     executor: Executor,
     progress: Progress | None = None,
-) -> Plan[Any]:
+) -> ExpiryPlan:
     """Pure planner: reads the table, returns what would be deleted and why."""
     e = _start(table, flags, now_ms, executor, progress or NullProgress())
     earliest, end = e.rng.earliest, e.rng.end
@@ -364,8 +370,9 @@ def plan_expire_snapshots(
     check_retained(table, by_id[end], e.rng.latest, executor)
     begin = found[0].id
     expiring = [s for s in found if s.id < end]
-    e.details["snapshots"] = [s.id for s in expiring]
-    e.details["expire_range"] = [begin, end]
+    e.details = replace(
+        e.details, snapshots=tuple(s.id for s in expiring), expire_range=(begin, end)
+    )
     # This branch's own tags only (its base tag is copied into its tag directory), as Paimon
     # does per branch: other branches' tags name other snapshots with other files and would
     # hide the nearest earlier tag here; their files are protected as branch files (D3).
@@ -376,7 +383,7 @@ def plan_expire_snapshots(
         part = e.changelog_part(
             by_id[end], expiring, _gone_lists(e, tags, begin, by_id[end], expiring)
         )
-    changelog_files = changelog_protection(table, part.expired_ids if part else ())
+    changelog_files = changelog_protection(table, part[0].expired_ids if part else ())
     deltas = read_deltas(table, [s for s in found if s.id > begin], executor, e.progress)
     wanted = {
         (en.partition, en.bucket, en.file.file_name) for _s, d in deltas for _p, en in d or ()
@@ -437,25 +444,26 @@ def _merge_changelog_part(phases: list[Phase], part: ChangelogPart) -> list[Phas
 
 
 @dataclass(frozen=True)
-class ExpireSnapshots(Deletion):
+class ExpireSnapshots(Deletion[ExpireSnapshotsDetails]):
     """Paimon's snapshot expiry as an operation: journaled, quarantinable; before each phase
     the tags and branches of every branch are read again (``NewRootWatcher``)."""
 
     command: ClassVar[str] = COMMAND
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
+    details_type: ClassVar[type[Record]] = ExpireSnapshotsDetails
 
     flags: ExpireFlags = ExpireFlags()
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> ExpiryPlan:
         return plan_expire_snapshots(
             table, self.flags, now_ms=env.now_ms, executor=env.executor, progress=env.progress
         )
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def recheck(self, table: PaimonTable, plan: ExpiryPlan) -> ExpiryPlan:
         return recheck(table, plan)
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: ExpiryPlan, env: Env) -> None:
         watcher = NewRootWatcher(table, plan)
         apply_phases(
             table,
@@ -474,11 +482,11 @@ class ExpireSnapshots(Deletion):
             )
 
     @classmethod
-    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
+    def resume_problem(cls, table: PaimonTable, plan: ExpiryPlan) -> str | None:
         return resume_problem(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def filter_for_resume(cls, table: PaimonTable, plan: ExpiryPlan) -> ExpiryPlan:
         return filter_for_resume(table, plan)
 
 

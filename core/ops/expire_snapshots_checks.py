@@ -4,12 +4,13 @@ reused by another commit), and files a root created since needs are kept."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from core.errors import StalePlanError
 from core.format.model import Snapshot
+from core.ops.details.expiry import ExpireSnapshotsDetails, JournalGuard
 from core.retention.expire_range import active_consumers, expire_config
 from core.retention.protection import other_views, tags_everywhere
 from core.retention.references import RootKind, changelog_references, collect_references
@@ -20,56 +21,40 @@ from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable
 
 
-def _mark(table: PaimonTable, snapshot_id: int | None) -> dict[str, Any] | None:
+def _mark(table: PaimonTable, snapshot_id: int | None) -> SnapshotIdentity | None:
     snap = None if snapshot_id is None else table.snapshots.try_snapshot(snapshot_id)
-    return None if snap is None else SnapshotIdentity.of(snap).to_json()
+    return None if snap is None else SnapshotIdentity.of(snap)
 
 
-def journal_guard(
-    table: PaimonTable, new_earliest: int | None, latest: int | None
-) -> dict[str, Any]:
+def journal_guard(table: PaimonTable, new_earliest: int | None, latest: int | None) -> JournalGuard:
     """What a resumed journal must find again (issue 12 defect 1, issue 22): the oldest
     snapshot the plan keeps and the latest one, each as the commit it is, so a rollback (and
     a rewrite of the same ids after it) is seen."""
-    return {"new_earliest": _mark(table, new_earliest), "latest": _mark(table, latest)}
+    return JournalGuard(_mark(table, new_earliest), _mark(table, latest))
 
 
-def _guard_marks(guard: Mapping[str, Any]) -> list[tuple[SnapshotIdentity, str]] | None:
-    """The guard's marks with their roles; None when written by an older paimon-cli."""
-    out = []
-    for key, role in (("latest", "the latest"), ("new_earliest", "the oldest kept")):
-        mark = guard.get(key)
-        if mark is None:
-            continue
-        try:
-            out.append((SnapshotIdentity.from_json(mark), f"{role} when the journal was written"))
-        except (KeyError, TypeError, ValueError):
-            return None
-    return out
-
-
-def resume_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
+def resume_problem(table: PaimonTable, plan: Plan[ExpireSnapshotsDetails]) -> str | None:
     """Why this journal must not be finished now, or None. At least as strict as planning:
     the table never moved backwards, the snapshots it deletes are still the oldest and all
-    older than those it keeps, and no tag, branch or consumer appeared that needs them."""
-    guard = plan.details.get("journal_guard")
-    if not isinstance(guard, dict) or "latest" not in guard:
-        return "it was written by an older paimon-cli and cannot be re-validated"
-    latest_then = guard.get("latest")
+    older than those it keeps, and no tag, branch or consumer appeared that needs them. (A
+    journal whose guard does not read is discarded before: an older paimon-cli's.)"""
+    guard = plan.details.journal_guard
+    latest_then = guard.latest
     latest_now = table.snapshots.latest_id()
     if latest_then is None:
         return None if latest_now is None else "the table had no snapshots then"
-    if latest_now is None or latest_now < int(latest_then["id"]):
+    if latest_now is None or latest_now < latest_then.id:
         return (
-            f"the table was rolled back from snapshot {latest_then['id']} to "
+            f"the table was rolled back from snapshot {latest_then.id} to "
             f"{'nothing' if latest_now is None else latest_now}"
         )
-    marks = _guard_marks(guard)
-    if marks is None:
-        return "it was written by an older paimon-cli and cannot be re-validated"
+    marks = [(latest_then, "the latest"), (guard.new_earliest, "the oldest kept")]
     for identity, role in marks:
+        if identity is None:
+            continue
         path = table.snapshots.path(identity.id)
-        problem = commit_problem(table.fileio, path, identity, must_exist=True, role=role)
+        when = f"{role} when the journal was written"
+        problem = commit_problem(table.fileio, path, identity, must_exist=True, role=when)
         if problem:
             return problem
     deleted = {

@@ -20,7 +20,7 @@ import logging
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError, StorageError
@@ -38,6 +38,7 @@ from core.runtime.interrupts import Interrupted, stoppable
 from core.runtime.journal import unfinished_journals
 from core.runtime.lease import Holder, Lease, acquire
 from core.runtime.operation import Env, Operation, Outcome
+from core.runtime.plans import typed
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
 from core.runtime.report import ExecutionReport
@@ -139,6 +140,9 @@ def run(
     request = request or RunRequest()
     clock = clock or SystemClock()
     progress = progress or NullProgress()
+    if request.saved_plan is not None and op.details_type is not None:
+        saved = typed(request.saved_plan, op.details_type, source="the saved plan (--plan)")
+        request = replace(request, saved_plan=saved)
     if request.saved_plan is not None:
         check_saved_plan(op, table, request.saved_plan)
     if request.dry_run or not op.changes:

@@ -46,6 +46,7 @@ from core.ops.compact import Compact, CompactRequest
 from core.ops.compact_manifests import CompactManifests, ManifestCompactPlan
 from core.ops.consumer_expire import ExpireConsumers
 from core.ops.delete_orphan_files import delete_orphan_files
+from core.ops.details.expiry import ExpireSnapshotsDetails
 from core.ops.expire_partitions import (
     ExpirePartitions,
     PartitionExpireFlags,
@@ -57,6 +58,7 @@ from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest, validate_cutoff
 from core.ops.tag_operations import ExpireTags
 from core.retention.expire_range import expire_config
 from core.runtime.clock import FixedClock
+from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.lease import LeaseHeldError
 from core.runtime.operation import Operation, Outcome
@@ -172,7 +174,10 @@ class StepResult:
         """A list from the plan's details (``snapshots``, ``partitions``, ``tags``, ...)."""
         if self.plan is None:
             return []
-        return list(self.plan.details.get(key) or [])
+        details = self.plan.details
+        if isinstance(details, RawDetails):
+            return list(details.get(key) or [])
+        return list(getattr(details, key))
 
 
 @dataclass(slots=True)
@@ -389,13 +394,15 @@ def _changelog_step(ctx: _Ctx, step: StepResult) -> None:
     """Within expire-snapshots on decoupled tables: report its changelog part."""
     snapshots = ctx.result.step("expire-snapshots", ctx.table.branch)
     plan = snapshots.plan if snapshots is not None else None
-    part = plan.details.get("changelog_expiry") if plan is not None else None
+    part = None
+    if plan is not None and isinstance(plan.details, ExpireSnapshotsDetails):
+        part = plan.details.changelog_expiry
     if part is None:
         step.status = "skipped"
         step.reason = "decoupled changelog lifecycle, but expire-snapshots planned no part"
         return
     step.reason = "decoupled changelog lifecycle: planned and run within expire-snapshots"
-    step.changelogs = [int(i) for i in part.get("changelogs") or ()]
+    step.changelogs = list(part.part.changelogs)
 
 
 def _run_step(ctx: _Ctx, name: str, step: StepResult) -> None:

@@ -415,7 +415,7 @@ def write_orphan_report(path: str, plan: Plan[Any]) -> None:
 
 
 @dataclass(frozen=True)
-class LocalOrphanFiles(Deletion):
+class LocalOrphanFiles(Deletion[Any]):
     """Paimon's OrphanFilesClean on this machine's thread pool. No journal: an orphan that
     survives an interruption is found again; roots are re-read before the batches."""
 

@@ -462,7 +462,7 @@ class RaceWatch:
 
 
 @dataclass(frozen=True)
-class Rollback(Deletion):
+class Rollback(Deletion[Any]):
     """Paimon's rollback_to as an operation: journaled and quarantinable. After the
     snapshot files go, the snapshot listing is read again before each phase and at the
     end: a commit that landed while the rollback ran fails the run (exit 1), naming it and

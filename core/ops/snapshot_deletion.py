@@ -9,12 +9,13 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from core.errors import MissingFileError, SafetyRefusalError
 from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
 from core.format.options import ExpireConfig
 from core.io.fileio import join
+from core.ops.details.expiry import KeptByBranch, KeptByChangelog, KeptByTag
 from core.retention.protection import empty_dir_actions
 from core.runtime.executors.base import Executor
 from core.runtime.plans import FileAction, Phase, SnapshotIdentity
@@ -33,10 +34,10 @@ class DeletionBuilder:
     seen: set[str] = field(default_factory=set)
     data: list[FileAction] = field(default_factory=list)
     manifests: list[FileAction] = field(default_factory=list)
-    kept_by_tag: list[dict[str, Any]] = field(default_factory=list)
-    kept_by_branch: list[dict[str, Any]] = field(default_factory=list)
+    kept_by_tag: list[KeptByTag] = field(default_factory=list)
+    kept_by_branch: list[KeptByBranch] = field(default_factory=list)
     kept_for_changelog: int = 0
-    kept_by_changelog: list[dict[str, Any]] = field(default_factory=list)
+    kept_by_changelog: list[KeptByChangelog] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)
 
@@ -209,11 +210,11 @@ def plan_deleted_data(
                 b.kept_for_changelog += 1  # producer none: APPEND files are the changelog
                 continue
             if (entry.partition, entry.bucket, f.file_name) in keys:
-                b.kept_by_tag.append({"path": path, "tag": previous[-1].name})
+                b.kept_by_tag.append(KeptByTag(path, previous[-1].name))
                 continue
             extras = b.table.paths.extra_file_paths(entry.partition, entry.bucket, f)
             if path in branch_files:
-                b.kept_by_branch.append({"path": path, "branch": branch_files[path]})
+                b.kept_by_branch.append(KeptByBranch(path, branch_files[path]))
                 continue
             reason = f"removed by snapshot {snap.id}"
             b.add(b.data, path, "data", f.file_size, reason)
@@ -239,7 +240,7 @@ def plan_coupled_changelogs(
                 continue
             path = table.paths.data_file_path(entry)
             if path in branch_files:
-                b.kept_by_branch.append({"path": path, "branch": branch_files[path]})
+                b.kept_by_branch.append(KeptByBranch(path, branch_files[path]))
                 continue
             reason = f"changelog of expired snapshot {snap.id}"
             b.add(b.data, path, "changelog", entry.file.file_size, reason)
@@ -269,11 +270,11 @@ def plan_unused_metadata(
     for bucket in (b.manifests, b.data):
         kept = [a for a in bucket if a.path in branch_files]
         for a in kept:
-            b.kept_by_branch.append({"path": a.path, "branch": branch_files[a.path]})
+            b.kept_by_branch.append(KeptByBranch(a.path, branch_files[a.path]))
         bucket[:] = [a for a in bucket if a.path not in branch_files]
         for a in bucket:
             if a.path in changelog_files:
-                b.kept_by_changelog.append({"path": a.path, "changelog": changelog_files[a.path]})
+                b.kept_by_changelog.append(KeptByChangelog(a.path, changelog_files[a.path]))
         bucket[:] = [a for a in bucket if a.path not in changelog_files]
 
 

@@ -130,7 +130,7 @@ def _deleted_by_journals(table: PaimonTable, env: Env) -> set[str]:
     return {
         entry["tag"]
         for plan in plans
-        if plan.branch == table.branch
+        if plan.branch == table.branch and plan.command in ("delete-tag", "expire-tags")
         for entry in plan.details.get("tags") or []
         if isinstance(entry, dict) and "tag" in entry
     }
@@ -156,7 +156,7 @@ def refuse_missing(table: PaimonTable, missing: list[str], env: Env) -> None:
     )
 
 
-class _TagDeletion(Deletion):
+class _TagDeletion(Deletion[Any]):
     """Journaled, quarantinable deletion of tags and the files only they kept alive."""
 
     journaled: ClassVar[bool] = True

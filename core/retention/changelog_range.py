@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from core.errors import InvalidOptionError
 from core.format.model import Snapshot
@@ -46,18 +45,6 @@ class ChangelogConfig:
     time_retained_ms: int  # NEVER_MS: no time bound
     max_deletes: int
     clean_empty_directories: bool = False
-
-    def to_json(self, sources: Mapping[str, str]) -> dict[str, Any]:
-        return {
-            "retain_max": {"value": self.retain_max, "source": sources["retain_max"]},
-            "retain_min": {"value": self.retain_min, "source": sources["retain_min"]},
-            "time_retained_ms": {
-                "value": None if self.time_retained_ms >= NEVER_MS else self.time_retained_ms,
-                "source": sources["time_retained_ms"],
-            },
-            "max_deletes": {"value": self.max_deletes, "source": sources["max_deletes"]},
-            "clean_empty_directories": self.clean_empty_directories,
-        }
 
 
 def procedure_config(

@@ -10,9 +10,10 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Protocol
 
-from core.errors import PaimonError, SafetyRefusalError, StorageError
+from core.errors import CorruptMetadataError, PaimonError, SafetyRefusalError, StorageError
 from core.format.model import Snapshot, load_json
 from core.io.fileio import FileIO, basename, parent
+from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.journal import (
     Journal,
@@ -21,7 +22,14 @@ from core.runtime.journal import (
     unfinished_journals,
     write_journal,
 )
-from core.runtime.plans import COMMIT_FILE_KINDS, FileAction, Phase, Plan, SnapshotIdentity
+from core.runtime.plans import (
+    COMMIT_FILE_KINDS,
+    FileAction,
+    Phase,
+    Plan,
+    SnapshotIdentity,
+    typed,
+)
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine, check_run_id
 from core.runtime.quarantine import write_record as write_quarantine_record
@@ -345,6 +353,9 @@ def _run_phases(
 class Resumer(Protocol):
     """How journals of one command are re-validated: an Operation class is one."""
 
+    @property
+    def details_type(self) -> type[Record] | None: ...
+
     def resume_problem(self, table: PaimonTable, plan: Plan[Any]) -> str | None: ...
 
     def filter_for_resume(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]: ...
@@ -391,19 +402,20 @@ def finish_journal(
 ) -> None:
     """Finish one journal, or discard it (and say why) when the table moved in a way its
     plan did not foresee: resuming re-validates at least as strictly as planning (issue 12)."""
-    plan = journal.plan
-    report.journal_plans.append(plan)
     if resumer is None:
+        report.journal_plans.append(journal.plan)
         raise SafetyRefusalError(
             f"unfinished journal {journal.path} is from an unknown command "
-            f"{plan.command!r}; refusing to guess"
+            f"{journal.plan.command!r}; refusing to guess"
         )
+    plan, unreadable = _read_details(journal, resumer)
+    report.journal_plans.append(plan)
     lock_paths(table, plan)  # a path outside the table is corrupt or forged: an error
     # The quarantine's run id names directories: only one paimon-cli makes is followed.
     quarantine_run = journal.quarantine_run
     if quarantine_run is not None:
         check_run_id(quarantine_run, where=f"journal {journal.path}")
-    problem = _journal_problem(table, plan)
+    problem = _journal_problem(table, plan) or unreadable
     if problem is not None:
         discard_journal(table, journal, problem, report)
         return
@@ -438,6 +450,19 @@ def finish_journal(
         guard=resumer.action_guard(view, checked),
         finish=partial(resumer.finish, view, checked),
     )
+
+
+def _read_details(journal: Journal, resumer: Resumer) -> tuple[Plan[Any], str | None]:
+    """The journal's plan with its details read as its operation's type, or as written
+    and why they cannot be read (an older paimon-cli's journal: it is discarded)."""
+    if resumer.details_type is None:
+        return journal.plan, None
+    try:
+        return typed(journal.plan, resumer.details_type, source=journal.path), None
+    except CorruptMetadataError as exc:
+        return journal.plan, (
+            f"it was written by an older paimon-cli and cannot be re-validated ({exc.reason})"
+        )
 
 
 def commit_at(fileio: FileIO, path: str) -> SnapshotIdentity | None:

@@ -93,6 +93,8 @@ def encode(value: Any, *, lazy: bool = False) -> Any:
     """A field's value as JSON data (records and sequences made of plain values)."""
     if isinstance(value, Record):
         return value.to_json(lazy=lazy)
+    if hasattr(value, "to_json"):  # a value type with a JSON form of its own
+        return value.to_json()
     if isinstance(value, (str, bytes, int, float, bool)) or value is None:
         return value
     if isinstance(value, Mapping):
@@ -117,15 +119,19 @@ def decode(tp: Any, value: Any) -> Any:
             raise ValueError(f"{value!r} is not one of {args}")
         return value
     if origin is tuple:
-        item = args[0] if len(args) == 2 and args[1] is Ellipsis else Any
-        return tuple(decode(item, v) for v in _array(value))
+        items = _array(value)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(decode(args[0], v) for v in items)
+        if len(items) != len(args):
+            raise ValueError(f"expected {len(args)} items, got {len(items)}")
+        return tuple(decode(t, v) for t, v in zip(args, items, strict=True))
     if origin in (list, Sequence):
         return tuple(decode(args[0] if args else Any, v) for v in _array(value))
     if origin in (dict, Mapping):
         if not isinstance(value, Mapping):
             raise TypeError(f"expected an object, got {type(value).__name__}")
         return {str(k): decode(args[1] if args else Any, v) for k, v in value.items()}
-    if isinstance(tp, type) and issubclass(tp, Record):
+    if isinstance(tp, type) and hasattr(tp, "from_json"):  # a record or a value type
         return tp.from_json(value)
     return _decode_scalar(tp, value)
 

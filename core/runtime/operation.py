@@ -16,6 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from core.runtime.apply import BeforePhase, apply_phases
+from core.runtime.details import Details, Record
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.races import ActionGuard
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from core.table.table import PaimonTable
 
 P = TypeVar("P")  # the plan: a Plan (phases of file actions), or an operation's own kind
+D = TypeVar("D", bound=Details)  # a Plan's details
 R = TypeVar("R")  # what applying gives back besides the report (a commit, created tags)
 
 
@@ -77,6 +79,10 @@ class Operation(ABC, Generic[P, R]):
     quarantinable: ClassVar[bool] = False
     #: a real run changes the table (a run record is written)
     changes: ClassVar[bool] = True
+    #: the type a journal's (or a ``--plan`` file's) plan details are read as: when a
+    #: journal is resumed (one whose details do not read is discarded, saying why), and
+    #: before a saved plan is checked and applied
+    details_type: ClassVar[type[Record] | None] = None
 
     @abstractmethod
     def plan(self, table: PaimonTable, env: Env) -> P:
@@ -129,11 +135,12 @@ class Operation(ABC, Generic[P, R]):
         (a fresh run and a resumed journal alike): nothing for most operations."""
 
 
-class Deletion(Operation[Plan[Any], None]):
+class Deletion(Operation[Plan[D], None], Generic[D]):
     """An operation whose plan is phases of file actions, applied in order (pointers
-    first), journaled when :attr:`journaled`, moved into the quarantine when one is given."""
+    first), journaled when :attr:`journaled`, moved into the quarantine when one is given;
+    ``D`` is the type of its plan's details."""
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: Plan[D], env: Env) -> None:
         apply_phases(
             table,
             plan,
@@ -148,6 +155,6 @@ class Deletion(Operation[Plan[Any], None]):
             finish=partial(self.finish, table, plan),
         )
 
-    def before_phase(self, table: PaimonTable, plan: Plan[Any], env: Env) -> BeforePhase | None:
+    def before_phase(self, table: PaimonTable, plan: Plan[D], env: Env) -> BeforePhase | None:
         """A last-moment check run before each phase (new tags, new roots), or None."""
         return None

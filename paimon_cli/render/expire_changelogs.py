@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paimon_cli.output import Output
 from paimon_cli.render import Renderer, RunView
@@ -15,33 +14,34 @@ from paimon_cli.render.plans import (
 )
 
 if TYPE_CHECKING:
+    from core.ops.details.expiry import ChangelogPartDetails, ExpireChangelogsDetails
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
 
 
-def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
+def human(o: Outcome[Plan[ExpireChangelogsDetails], None], out: Output, view: RunView) -> None:
     d = o.plan.details
     deleting_header("expire-changelogs", o.plan, out, view)
-    render_changelog_details(d, out)
+    render_changelog_details(d.part, out)
     unfinished_runs(o, out)
-    render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=view.dry_run)
+    render_plan_and_report(o.plan, d.part.notes, o.report, out, show_actions=view.dry_run)
 
 
-def render_changelog_details(d: Mapping[str, Any], out: Output) -> None:
+def render_changelog_details(d: ChangelogPartDetails, out: Output) -> None:
     """The changelog expiry lines (also shown by expire-snapshots on decoupled tables)."""
-    if d.get("earliest_changelog") is None:
+    if d.earliest_changelog is None:
         out.line("  no long-lived changelogs")  # the plan says "nothing to do"
         return
-    ids = d.get("changelogs") or []
+    ids = d.changelogs
     span = f"{ids[0]}..{ids[-1]}" if ids else "none"
     out.line(
-        f"  changelogs {d['earliest_changelog']}..{d['latest_changelog']}: expiring {span} "
-        f"({len(ids)}); stopped by {d['stopped_by']}: {d['stop_detail']}"
+        f"  changelogs {d.earliest_changelog}..{d.latest_changelog}: expiring {span} "
+        f"({len(ids)}); stopped by {d.stopped_by}: {d.stop_detail}"
     )
-    if d.get("kept"):
-        out.line(
-            f"  kept because a tag, branch or remaining changelog needs them: {len(d['kept'])}"
-        )
+    if d.kept:
+        out.line(f"  kept because a tag, branch or remaining changelog needs them: {len(d.kept)}")
 
 
-RENDERER: Renderer[Plan[Any], None] = Renderer("expire-changelogs", journaled_document, human)
+RENDERER: Renderer[Plan[ExpireChangelogsDetails], None] = Renderer(
+    "expire-changelogs", journaled_document, human
+)

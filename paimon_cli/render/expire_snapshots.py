@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paimon_cli.output import Output, human_duration, human_limit, human_time, plural
 from paimon_cli.render import Renderer, RunView
@@ -15,57 +15,59 @@ from paimon_cli.render.plans import (
 )
 
 if TYPE_CHECKING:
+    from core.ops.details.expiry import ExpireSnapshotsDetails, SnapshotExpiryConfig
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
 
 
-def human(o: Outcome[Plan[Any], None], out: Output, view: RunView) -> None:
+def _settings(c: SnapshotExpiryConfig, out: Output, view: RunView) -> None:
+    out.line(
+        f"  retain-min {c.retain_min.value} ({c.retain_min.source}), "
+        f"retain-max {human_limit(c.retain_max.value)} ({c.retain_max.source}), "
+        f"max-deletes {c.max_deletes.value} ({c.max_deletes.source})"
+    )
+    out.line(
+        f"  older than {human_time(c.older_than_ms, view.zone)} "
+        f"(time-retained {human_duration(c.time_retained_ms.value)}, "
+        f"{c.time_retained_ms.source})"
+    )
+
+
+def human(o: Outcome[Plan[ExpireSnapshotsDetails], None], out: Output, view: RunView) -> None:
     d = o.plan.details
-    cfg = d.get("config", {})
     deleting_header("expire-snapshots", o.plan, out, view)
-    if cfg:
-        rmax = cfg["retain_max"]["value"]
-        out.line(
-            f"  retain-min {cfg['retain_min']['value']} ({cfg['retain_min']['source']}), "
-            f"retain-max {human_limit(rmax)} "
-            f"({cfg['retain_max']['source']}), max-deletes {cfg['max_deletes']['value']} "
-            f"({cfg['max_deletes']['source']})"
-        )
-        out.line(
-            f"  older than {human_time(cfg['older_than_ms'], view.zone)} "
-            f"(time-retained {human_duration(cfg['time_retained_ms']['value'])}, "
-            f"{cfg['time_retained_ms']['source']})"
-        )
-    earliest, latest = d.get("earliest_snapshot"), d.get("latest_snapshot")
-    if earliest is None:
+    _settings(d.config, out, view)
+    if d.earliest_snapshot is None:
         out.line("  the table has no snapshots")
     else:
-        snaps = d.get("snapshots") or []
+        snaps = d.snapshots
         span = f"{snaps[0]}..{snaps[-1]}" if snaps else "none"
         out.line(
-            f"  snapshots {earliest}..{latest}: expiring {span} ({len(snaps)}); "
-            f"stopped by {d['stopped_by']}: {d['stop_detail']}"
+            f"  snapshots {d.earliest_snapshot}..{d.latest_snapshot}: expiring {span} "
+            f"({len(snaps)}); stopped by {d.stopped_by}: {d.stop_detail}"
         )
-    if d.get("stale_consumers"):
+    if d.stale_consumers:
         out.line(
-            f"  stale consumers (past consumer.expiration-time, not blocking): "
-            f"{', '.join(d['stale_consumers'])}"
+            "  stale consumers (past consumer.expiration-time, not blocking): "
+            + ", ".join(d.stale_consumers)
         )
-    if d.get("kept_by_tag"):
+    if d.kept_by_tag:
         tags: dict[str, int] = {}
-        for k in d["kept_by_tag"]:
-            tags[k["tag"]] = tags.get(k["tag"], 0) + 1
+        for k in d.kept_by_tag:
+            tags[k.tag] = tags.get(k.tag, 0) + 1
         out.line(
             "  kept because of tags: "
             + ", ".join(f"{t} ({plural(n, 'file')})" for t, n in sorted(tags.items()))
         )
-    if d.get("kept_for_changelog"):
-        kept = plural(d["kept_for_changelog"], "file")
+    if d.kept_for_changelog:
+        kept = plural(d.kept_for_changelog, "file")
         out.line(f"  kept for the decoupled changelog: {kept}")
-    if d.get("changelog_expiry") is not None:
-        render_changelog_details(d["changelog_expiry"], out)
+    if d.changelog_expiry is not None:
+        render_changelog_details(d.changelog_expiry.part, out)
     unfinished_runs(o, out)
-    render_plan_and_report(o.plan, d.get("notes") or [], o.report, out, show_actions=view.dry_run)
+    render_plan_and_report(o.plan, d.notes, o.report, out, show_actions=view.dry_run)
 
 
-RENDERER: Renderer[Plan[Any], None] = Renderer("expire-snapshots", journaled_document, human)
+RENDERER: Renderer[Plan[ExpireSnapshotsDetails], None] = Renderer(
+    "expire-snapshots", journaled_document, human
+)

@@ -139,6 +139,13 @@ def _planned(r: TableResult, step: str, key: str) -> list[Any]:
 
 
 # -- human output ----------------------------------------------------------------------------
+# The steps whose plans list tags, or partitions.
+_LISTING = {
+    "tags": ("auto-tags", "expire-tags"),
+    "partitions": ("expire-partitions",),
+}
+
+
 def _step_line(s: StepResult) -> list[Part]:
     name = s.name if s.branch == "main" else f"{s.branch}: {s.name}"
     if s.status in ("skipped", "not-run"):
@@ -169,13 +176,13 @@ def _what(s: StepResult) -> str:
     if s.plan is not None and not s.plan.empty:
         totals = s.plan.totals()
         what = f"{plural(totals['files'], 'file')}, {human_bytes(totals['bytes'])}"
-        d = s.plan.details
-        if s.name == "expire-snapshots" and d.get("snapshots"):
-            snaps = d["snapshots"]
+        snaps = s.planned("snapshots") if s.name == "expire-snapshots" else []
+        if snaps:
             what = f"snapshots {snaps[0]}..{snaps[-1]} ({len(snaps)}), " + what
         for key in ("tags", "partitions"):
-            if s.name != "expire-snapshots" and d.get(key):
-                what = f"{len(d[key])} {key}, " + what
+            items = s.planned(key) if s.name in _LISTING[key] else []
+            if items:
+                what = f"{len(items)} {key}, " + what
     return what
 
 

@@ -21,6 +21,7 @@ from invariants import (
 )
 from support.lifecycle import apply, finish_journals
 
+from core.ops.details.expiry import Sourced
 from core.ops.expire_changelogs import plan_commit_changelog_expiry, plan_expire_changelogs
 from core.ops.expire_changelogs import recheck as cl_recheck
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
@@ -40,7 +41,7 @@ def _expire(root: Path, now: int, **flags: int) -> dict:
     with LocalExecutor(2) as ex:
         plan = plan_expire_snapshots(table, ExpireFlags(**flags), now_ms=now, executor=ex)
         apply(table, plan, recheck=recheck, executor=ex)
-    return dict(plan.details)
+    return plan.details.to_json()
 
 
 def _writer(wh: Path, producer: str) -> tuple[str, Callable[[int], int], Rows]:
@@ -239,8 +240,8 @@ def test_commit_path_on_the_java_fixture_matches_expire_snapshots(
     now = max(s.time_millis for s in table.snapshots.snapshots()) + 1000
     with LocalExecutor(2) as ex:
         plan = plan_commit_changelog_expiry(table, now_ms=now, executor=ex)
-        assert plan.details["changelogs"] == list(range(9, 21))  # changelog.num-retained.max 15
-        assert plan.details["config"]["retain_max"] == {"value": 15, "source": "table"}
+        assert plan.details.part.changelogs == tuple(range(9, 21))  # changelog.num-retained.max 15
+        assert plan.details.config.retain_max == Sourced(15, "table")
         apply(table, plan, recheck=cl_recheck, executor=ex)
     assert open_table(str(root)).changelogs.ids() == [21]
     assert_no_dangling_references(root)
@@ -263,8 +264,9 @@ def test_changelogs_written_and_expired_in_one_plan_with_a_producer(
     with LocalExecutor(2) as ex:
         plan = plan_expire_snapshots(table, ExpireFlags(), now_ms=NOW, executor=ex)
         apply(table, plan, recheck=recheck, executor=ex)
-    assert plan.details["snapshots"] == [1, 2, 3, 4, 5]
-    assert plan.details["changelog_expiry"]["changelogs"] == [1, 2, 3, 4]
+    assert plan.details.snapshots == (1, 2, 3, 4, 5)
+    expiry = plan.details.changelog_expiry
+    assert expiry is not None and expiry.part.changelogs == (1, 2, 3, 4)
     names = [p.name for p in plan.phases]
     assert names.index("snapshot-files") < names.index("changelog-files") < names.index("manifests")
     after = open_table(str(root))

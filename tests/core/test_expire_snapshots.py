@@ -60,7 +60,7 @@ def test_overwrite_files_are_deleted_exactly(scenarios, tmp_path: Path) -> None:
     before = files_under(root)
     expected = oracle_deletions(root, 26)
     plan, report = expire(root, retain_min=5)
-    assert plan.details["snapshots"] == list(range(1, 26))
+    assert plan.details.snapshots == tuple(range(1, 26))
     assert report.status == "ok"
     gone = before - files_under(root)
     snapshot_files = {str(root / "snapshot" / f"snapshot-{i}") for i in range(1, 26)}
@@ -76,14 +76,14 @@ def test_tags_and_consumers_protect(scenarios, tmp_path: Path) -> None:
     s, wh, root = copy_scenario(scenarios, "append_partitioned", tmp_path)
     plan, _ = expire(root, retain_min=1)
     # consumer 'reader' needs snapshot 4; tag 'mid' keeps snapshot 3's files
-    assert plan.details["snapshots"] == [1, 2, 3]
-    assert plan.details["blocking_consumer"] == "reader"
+    assert plan.details.snapshots == (1, 2, 3)
+    assert plan.details.blocking_consumer == "reader"
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
     (root / "consumer" / "consumer-reader").unlink()
     plan, _ = expire(root, retain_min=1)
-    assert plan.details["snapshots"] == [4, 5]
-    assert plan.details["kept_by_tag"], "the overwrite at 5 removed files tag 'mid' still needs"
+    assert plan.details.snapshots == (4, 5)
+    assert plan.details.kept_by_tag, "the overwrite at 5 removed files tag 'mid' still needs"
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
 
@@ -93,7 +93,7 @@ def test_max_deletes_over_several_runs(scenarios, tmp_path: Path) -> None:
     runs = []
     for _ in range(4):
         plan, _ = expire(root, retain_min=3, max_deletes=10)
-        runs.append(plan.details["snapshots"])
+        runs.append(list(plan.details.snapshots))
     assert runs == [list(range(1, 11)), list(range(11, 21)), list(range(21, 28)), []]
     assert_rows_intact(wh, s)
 
@@ -118,8 +118,8 @@ def test_decoupled_changelog_keeps_changelog_json(scenarios, tmp_path: Path) -> 
     with LocalExecutor(2) as ex:
         plan = plan_expire_snapshots(table, ExpireFlags(retain_min=2), now_ms=NOW, executor=ex)
         apply(table, plan, recheck=recheck, executor=ex)
-    assert plan.details["config"]["changelog_decoupled"] is True
-    expired = plan.details["snapshots"]
+    assert plan.details.config.changelog_decoupled is True
+    expired = list(plan.details.snapshots)
     for sid in expired:
         assert json.loads((root / "changelog" / f"changelog-{sid}").read_text())["id"] == sid
     assert "changelog" not in {a.kind for p in plan.phases for a in p.actions}
@@ -130,7 +130,7 @@ def test_decoupled_changelog_keeps_changelog_json(scenarios, tmp_path: Path) -> 
 def test_deletion_vector_index_files(scenarios, tmp_path: Path) -> None:
     s, wh, root = copy_scenario(scenarios, "append_deletion_vectors", tmp_path)
     plan, _ = expire(root, retain_min=1)
-    assert plan.details["snapshots"] == [1, 2, 3]
+    assert plan.details.snapshots == (1, 2, 3)
     assert {"index", "index-manifest"} <= {a.kind for p in plan.phases for a in p.actions}
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
@@ -154,7 +154,7 @@ def test_expire_on_a_branch(scenarios, tmp_path: Path) -> None:
     with LocalExecutor(2) as ex:
         plan = plan_expire_snapshots(table, ExpireFlags(retain_min=1), now_ms=NOW, executor=ex)
         apply(table, plan, recheck=recheck, executor=ex)
-    assert plan.details["blocking_consumer"] == "on-branch"
+    assert plan.details.blocking_consumer == "on-branch"
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
     assert pw.read_rows(wh, s.identifier, branch="b1") == pw.sort_rows(s.branch_expected["b1"])
