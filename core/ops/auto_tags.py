@@ -17,14 +17,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from core.errors import InvalidOptionError
 from core.format.model import Snapshot, Tag
+from core.ops.details.tags import AutoTag, AutoTagsDetails
 from core.ops.tags import TagError, filter_for_resume, plan_delete_tags, tag_content
 from core.retention.tag_period import TagPeriodHandler, period_handler
 from core.runtime.apply import apply_phases
-from core.runtime.details import RawDetails
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import local_datetime, resolve_zone
@@ -135,7 +135,7 @@ def _batch_tag(table: PaimonTable, s: _Settings) -> list[tuple[Snapshot, str]]:
 class AutoTagPlan:
     """Tags to write, and (batch mode) a tag to delete first because it must move."""
 
-    plan: Plan[Any]
+    plan: Plan[AutoTagsDetails]
     delete_first: tuple[str, ...]
 
 
@@ -151,7 +151,7 @@ def plan_auto_tags(table: PaimonTable, *, now_ms: int, zone: dt.tzinfo) -> AutoT
         wanted = _batch_tag(table, s) if mode == "batch" else _period_tags(table, s, tags)
     now_local = local_datetime(now_ms, zone)
     actions: list[FileAction] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[AutoTag] = []
     notes: list[str] = []
     delete_first: list[str] = []
     handler = s.handler if s is not None else None
@@ -176,30 +176,22 @@ def plan_auto_tags(table: PaimonTable, *, now_ms: int, zone: dt.tzinfo) -> AutoT
         content = tag_content(snap, create_time=now_local, time_retained_ms=s.retained_ms)
         reason = f"{mode} tag for snapshot {snap.id}"
         actions.append(FileAction("write", table.tags.path(name), "tag", None, reason, content))
-        rows.append(
-            {
-                "tag": name,
-                "snapshot_id": snap.id,
-                "snapshot_time_ms": snap.time_millis,
-                "moved_from": old.snapshot.id if old is not None else None,
-            }
-        )
-    details: dict[str, Any] = {
-        "mode": mode,
-        "period": s.handler.description if s is not None and s.handler is not None else None,
-        "delay_ms": s.delay // dt.timedelta(milliseconds=1) if s is not None else None,
-        "time_retained_ms": s.retained_ms if s is not None else None,
-        "create_time_local": now_local.isoformat(sep=" ")
-        if s is not None and s.retained_ms
-        else None,
-        "create_time_ms": now_ms if s is not None and s.retained_ms else None,
-        "tags": rows,
-        "notes": notes,
-    }
+        moved_from = old.snapshot.id if old is not None else None
+        rows.append(AutoTag(name, snap.id, snap.time_millis, moved_from))
+    details = AutoTagsDetails(
+        mode=mode,
+        period=s.handler.description if s is not None and s.handler is not None else None,
+        delay_ms=s.delay // dt.timedelta(milliseconds=1) if s is not None else None,
+        time_retained_ms=s.retained_ms if s is not None else None,
+        create_time_local=now_local.isoformat(sep=" ") if s is not None and s.retained_ms else None,
+        create_time_ms=now_ms if s is not None and s.retained_ms else None,
+        tags=tuple(rows),
+        notes=tuple(notes),
+    )
     requirements = Requirements(
         latest_snapshot=table.snapshots.latest_id(),
         expire_end=None,
-        tags={f"{table.branch}/{r['tag']}": r["snapshot_id"] for r in rows},
+        tags={f"{table.branch}/{r.tag}": r.snapshot_id for r in rows},
         branches=tuple(table.branches.branches()),
         consumers_min_next=None,
     )
@@ -210,19 +202,19 @@ def plan_auto_tags(table: PaimonTable, *, now_ms: int, zone: dt.tzinfo) -> AutoT
         now_ms,
         (Phase("tags", tuple(actions), sequential=True),),
         requirements,
-        RawDetails(details),
+        details,
     )
     return AutoTagPlan(plan, tuple(delete_first))
 
 
-def apply_auto_tags(table: PaimonTable, plan: Plan[Any]) -> list[str]:
+def apply_auto_tags(table: PaimonTable, plan: Plan[AutoTagsDetails]) -> list[str]:
     """Write each planned tag if still absent and its snapshot still exists; returns the
     names written (a tag someone else created meanwhile is left as it is)."""
     written: list[str] = []
-    rows = {r["tag"]: r for r in plan.details["tags"]}
+    rows = {r.tag: r for r in plan.details.tags}
     for action in plan.phases[0].actions:
         name = action.path.rsplit("/tag-", 1)[1]
-        sid = int(rows[name]["snapshot_id"])
+        sid = rows[name].snapshot_id
         if table.snapshots.try_snapshot(sid) is None:
             raise TagError(f"snapshot {sid} expired while planning tag {name!r}; not written")
         if create_if_absent(table.fileio, action.path, (action.content or "").encode("utf-8")):

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from core.io.fileio import join
-from core.runtime.details import RawDetails
+from core.ops.details.tags import ConsumerExpiryDetails, ConsumerState
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import format_instant
 from core.table.table import PaimonTable
 
+ConsumerPlan = Plan[ConsumerExpiryDetails]
 COMMAND = "expire-consumers"
 
 
@@ -29,7 +30,7 @@ def _idle(mtime_ms: int | None, cutoff: int | None) -> bool:
 
 def plan_consumer_expire(
     table: PaimonTable, *, now_ms: int, zone: dt.tzinfo | None = None
-) -> Plan[Any]:
+) -> ConsumerPlan:
     """Delete the consumer files idle longer than ``consumer.expiration-time``."""
     expiration = table.options.get_duration_ms("consumer.expiration-time")
     consumers = table.consumers.consumers()
@@ -46,19 +47,11 @@ def plan_consumer_expire(
         )
         for c in stale
     )
-    details: dict[str, Any] = {
-        "expiration_ms": expiration,
-        "cutoff_ms": cutoff,
-        "consumers": [
-            {
-                "id": c.id,
-                "next_snapshot": c.next_snapshot,
-                "modified_ms": c.mtime_ms,
-                "expired": c in stale,
-            }
-            for c in consumers
-        ],
-    }
+    details = ConsumerExpiryDetails(
+        expiration,
+        cutoff,
+        tuple(ConsumerState(c.id, c.next_snapshot, c.mtime_ms, c in stale) for c in consumers),
+    )
     requirements = Requirements(
         latest_snapshot=table.snapshots.latest_id(),
         expire_end=None,
@@ -73,13 +66,13 @@ def plan_consumer_expire(
         now_ms,
         (Phase("consumer-files", actions),),
         requirements,
-        RawDetails(details),
+        details,
     )
 
 
-def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+def recheck(table: PaimonTable, plan: ConsumerPlan) -> ConsumerPlan:
     """Keep consumers whose file was written since planning (the reader is alive)."""
-    cutoff = plan.details.get("cutoff_ms")
+    cutoff = plan.details.cutoff_ms
     if cutoff is None:
         return plan
     listing = table.consumers.consumers()
@@ -96,7 +89,7 @@ def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
 
 
 @dataclass(frozen=True)
-class ExpireConsumers(Deletion[Any]):
+class ExpireConsumers(Deletion[ConsumerExpiryDetails]):
     """Consumers idle past ``consumer.expiration-time``. No journal: an interrupted run
     leaves consumer files a rerun plans again."""
 
@@ -104,8 +97,8 @@ class ExpireConsumers(Deletion[Any]):
 
     zone: dt.tzinfo | None = None  # the table zone the reasons show times in
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> ConsumerPlan:
         return plan_consumer_expire(table, now_ms=env.now_ms, zone=self.zone)
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def recheck(self, table: PaimonTable, plan: ConsumerPlan) -> ConsumerPlan:
         return recheck(table, plan)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from core.errors import InvalidOptionError, PaimonError
@@ -22,13 +22,19 @@ from core.format import binary_row
 from core.format.manifest import merge_entries
 from core.format.model import FileKind, ManifestEntry, Snapshot
 from core.format.options import parse_duration_ms, parse_int
+from core.ops.details.partitions import (
+    ExpiredPartition,
+    PartitionExpiryConfig,
+    PartitionExpiryDetails,
+    SkippedPartition,
+)
 from core.retention.partition_time import (
     Formatter,
     PartitionTimeError,
     TimeExtractor,
     java_internal_text,
 )
-from core.runtime.details import RawDetails
+from core.runtime.details import Record
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
 from core.runtime.requests import at_least, duration, one_of, parsed
@@ -41,6 +47,7 @@ from core.write.live_entries import live_raw_entries
 logger = logging.getLogger(__name__)
 
 COMMAND = "expire-partitions"
+PartitionPlan = Plan[PartitionExpiryDetails]
 STRATEGIES = ("values-time", "update-time")
 
 
@@ -182,7 +189,7 @@ def plan_partition_expire(
     now_ms: int,
     zone: dt.tzinfo,
     warn: Callable[[str], None] | None = None,
-) -> Plan[Any]:
+) -> Plan[PartitionExpiryDetails]:
     """Pure planner: which partitions expire now, with their files, rows and last update."""
     config = partition_expire_config(table, flags)
     keys = list(table.schema.partition_keys)
@@ -190,17 +197,13 @@ def plan_partition_expire(
     expire_before = local_datetime(now_ms, zone) - dt.timedelta(milliseconds=config.expiration_ms)
     expire_before_ms = local_wall_clock_ms(expire_before, zone)
     latest = table.snapshots.latest()
-    details: dict[str, Any] = {
-        "config": dict(config.sources),
-        "now_ms": now_ms,
-        "expire_before_local": expire_before.isoformat(sep=" "),
-        "expire_before_ms": expire_before_ms,
-        "latest_snapshot": latest.id if latest else None,
-        "partitions": [],
-        "skipped": [],
-        "skipped_hint": None,
-        "capped": 0,
-    }
+    details = PartitionExpiryDetails(
+        config=PartitionExpiryConfig.of(config.sources),
+        now_ms=now_ms,
+        expire_before_local=expire_before.isoformat(sep=" "),
+        expire_before_ms=expire_before_ms,
+        latest_snapshot=latest.id if latest else None,
+    )
     requirements = Requirements(
         latest_snapshot=latest.id if latest else None,
         expire_end=None,
@@ -209,16 +212,20 @@ def plan_partition_expire(
         consumers_min_next=None,
     )
     if latest is None:
-        return Plan(
-            COMMAND, table.location, table.branch, now_ms, (), requirements, RawDetails(details)
-        )
-    expired = _expired(table, latest, config, extractor, expire_before, zone, details, warn)
-    if details["skipped"]:
-        details["skipped_hint"] = skipped_hint(table)
+        return Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details)
+    skipped: list[SkippedPartition] = []
+    expired = _expired(table, latest, config, extractor, expire_before, zone, skipped, warn)
     expired.sort(key=lambda item: item[0])
-    details["capped"] = max(len(expired) - config.max_num, 0)
+    details = replace(
+        details,
+        partitions=tuple(
+            _partition_row(table, st, when, zone) for _, st, when in expired[: config.max_num]
+        ),
+        skipped=tuple(skipped),
+        skipped_hint=skipped_hint(table) if skipped else None,
+        capped=max(len(expired) - config.max_num, 0),
+    )
     expired = expired[: config.max_num]
-    details["partitions"] = [_partition_row(table, st, when, zone) for _, st, when in expired]
     phases: tuple[Phase, ...] = ()
     if expired:
         files = sum(st.files for _, st, _ in expired)
@@ -229,9 +236,7 @@ def plan_partition_expire(
                 f"({files} files marked DELETE)",
             ),
         )
-    return Plan(
-        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
-    )
+    return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
 
 
 Expired = list[tuple[str, _PartitionState, dt.datetime | None]]
@@ -244,7 +249,7 @@ def _expired(
     extractor: TimeExtractor,
     expire_before: dt.datetime,
     zone: dt.tzinfo,
-    details: dict[str, Any],
+    skipped: list[SkippedPartition],
     warn: Callable[[str], None] | None,
 ) -> Expired:
     """Every partition of the latest snapshot past the cut-off, with its sort key and time;
@@ -262,7 +267,7 @@ def _expired(
                 when = extractor.extract(keys, texts)
             except PartitionTimeError as exc:
                 msg = f"partition {_spec_text(spec)} kept: cannot read a time from it ({exc})"
-                details["skipped"].append({"partition": spec, "reason": str(exc)})
+                skipped.append(SkippedPartition(dict(spec), str(exc)))
                 # Said once: to the caller's warning channel when there is one, else the log.
                 if warn:
                     warn(msg + "; use --expire-strategy update-time or drop it by hand")
@@ -282,21 +287,21 @@ def _expired(
 
 def _partition_row(
     table: PaimonTable, st: _PartitionState, when: dt.datetime | None, zone: dt.tzinfo
-) -> dict[str, Any]:
+) -> ExpiredPartition:
     last = st.last_creation
-    return {
-        "partition": table.paths.partition_spec(st.partition),
-        "partition_hex": st.partition.hex(),
-        "path": table.paths.partition_path(st.partition),
-        "time_local": when.isoformat(sep=" ") if when else None,
-        "last_update_local": last.isoformat(sep=" ") if last else None,
+    return ExpiredPartition(
+        partition=dict(table.paths.partition_spec(st.partition)),
+        partition_hex=st.partition.hex(),
+        path=table.paths.partition_path(st.partition),
+        time_local=when.isoformat(sep=" ") if when else None,
+        last_update_local=last.isoformat(sep=" ") if last else None,
         # the wall clocks above read in the table zone (epoch ms), as every other time
-        "time_ms": local_wall_clock_ms(when, zone) if when else None,
-        "last_update_ms": local_wall_clock_ms(last, zone) if last else None,
-        "files": st.files,
-        "rows": st.rows,
-        "bytes": st.bytes,
-    }
+        time_ms=local_wall_clock_ms(when, zone) if when else None,
+        last_update_ms=local_wall_clock_ms(last, zone) if last else None,
+        files=st.files,
+        rows=st.rows,
+        bytes=st.bytes,
+    )
 
 
 # Partition types whose values Paimon hands its time extractor as internal text (a DATE is
@@ -339,20 +344,20 @@ class UnexpirablePartitionsError(PaimonError):
     kind = "partitions_never_expire"
     blocks_later_steps = False
 
-    def __init__(self, location: str, details: Mapping[str, Any]) -> None:
-        skipped = details["skipped"]
-        names = ", ".join(_spec_text(s["partition"]) for s in skipped[:5])
+    def __init__(self, location: str, details: PartitionExpiryDetails) -> None:
+        skipped = details.skipped
+        names = ", ".join(_spec_text(s.partition) for s in skipped[:5])
         more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         super().__init__(
             f"{len(skipped)} partition(s) of {location} can never expire by their values "
             f"({names}{more})",
-            hint=details.get("skipped_hint"),
+            hint=details.skipped_hint,
         )
 
 
-def unexpirable_error(plan: Plan[Any]) -> UnexpirablePartitionsError | None:
+def unexpirable_error(plan: Plan[PartitionExpiryDetails]) -> UnexpirablePartitionsError | None:
     """The error a real run ends with when the plan kept partitions it cannot judge."""
-    if not plan.details.get("skipped"):
+    if not plan.details.skipped:
         return None
     return UnexpirablePartitionsError(plan.table, plan.details)
 
@@ -395,14 +400,14 @@ def drop_partitions_builder(
 
 def apply_partition_expire(
     table: PaimonTable,
-    plan: Plan[Any],
+    plan: Plan[PartitionExpiryDetails],
     *,
     allow_unsafe: bool = False,
     sleep: Callable[[float], None] | None = None,
     run: Run | None = None,
 ) -> CommitResult | None:
     """Commit the plan's drop; None when it drops nothing."""
-    partitions = [bytes.fromhex(p["partition_hex"]) for p in plan.details.get("partitions", ())]
+    partitions = [bytes.fromhex(p.partition_hex) for p in plan.details.partitions]
     if not partitions:
         return None
     kwargs: dict[str, Any] = {"allow_unsafe": allow_unsafe, "run": run}
@@ -421,20 +426,21 @@ def _log_warning(message: str) -> None:
 
 
 @dataclass(frozen=True)
-class ExpirePartitions(Operation[Plan[Any], CommitResult]):
+class ExpirePartitions(Operation[PartitionPlan, CommitResult]):
     """Paimon's partition expiry: one OVERWRITE commit dropping the expired partitions."""
 
     command: ClassVar[str] = COMMAND
+    details_type: ClassVar[type[Record]] = PartitionExpiryDetails
 
     flags: PartitionExpireFlags
     zone: dt.tzinfo
     allow_unsafe: bool = False
     warn: Callable[[str], None] = _log_warning  # partition values that name no time
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> PartitionPlan:
         return plan_partition_expire(
             table, self.flags, now_ms=env.now_ms, zone=self.zone, warn=self.warn
         )
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> CommitResult | None:
+    def apply(self, table: PaimonTable, plan: PartitionPlan, env: Env) -> CommitResult | None:
         return apply_partition_expire(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)

@@ -47,6 +47,8 @@ from core.ops.compact_manifests import CompactManifests, ManifestCompactPlan
 from core.ops.consumer_expire import ExpireConsumers
 from core.ops.delete_orphan_files import delete_orphan_files
 from core.ops.details.expiry import ExpireSnapshotsDetails
+from core.ops.details.partitions import PartitionExpiryDetails
+from core.ops.details.tags import AutoTagsDetails, ConsumerExpiryDetails, TagDeletionDetails
 from core.ops.expire_partitions import (
     ExpirePartitions,
     PartitionExpireFlags,
@@ -58,7 +60,6 @@ from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest, validate_cutoff
 from core.ops.tag_operations import ExpireTags
 from core.retention.expire_range import expire_config
 from core.runtime.clock import FixedClock
-from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.lease import LeaseHeldError
 from core.runtime.operation import Operation, Outcome
@@ -170,14 +171,25 @@ class StepResult:
         totals = self.plan.totals()
         return int(totals["files"]), int(totals["bytes"])
 
-    def planned(self, key: str) -> list[Any]:
-        """A list from the plan's details (``snapshots``, ``partitions``, ``tags``, ...)."""
-        if self.plan is None:
-            return []
-        details = self.plan.details
-        if isinstance(details, RawDetails):
-            return list(details.get(key) or [])
-        return list(getattr(details, key))
+    def planned(self) -> tuple[Any, ...]:
+        """What the step's plan names: the snapshots, partitions or tags it expires, the
+        tags it creates, the consumers it expires (nothing for the other steps)."""
+        details = None if self.plan is None else self.plan.details
+        if isinstance(details, ExpireSnapshotsDetails):
+            return details.snapshots
+        if isinstance(details, PartitionExpiryDetails):
+            return details.partitions
+        if isinstance(details, (TagDeletionDetails, AutoTagsDetails)):
+            return details.tags
+        if isinstance(details, ConsumerExpiryDetails):
+            return tuple(c for c in details.consumers if c.expired)
+        return ()
+
+    @property
+    def unexpirable_partitions(self) -> int:
+        """Partitions values-time can never judge (expire-partitions)."""
+        details = None if self.plan is None else self.plan.details
+        return len(details.skipped) if isinstance(details, PartitionExpiryDetails) else 0
 
 
 @dataclass(slots=True)
@@ -209,13 +221,14 @@ class TableResult:
     def bytes_deleted(self) -> int:
         return sum(s.bytes_deleted for s in self.steps)
 
-    def count(self, step: str, key: str) -> int:
-        """How many items a step expired (or, dry run, would expire), on every branch."""
+    def count(self, step: str) -> int:
+        """How many items a step expired (or, dry run, would expire) on every branch:
+        ``planned``."""
         total = 0
         for found in self.steps_named(step):
             if not found.ran or (found.status == "failed" and not found.finished):
                 continue
-            total += len(found.changelogs if step == "expire-changelogs" else found.planned(key))
+            total += len(found.changelogs if step == "expire-changelogs" else found.planned())
         return total
 
     @property

@@ -266,7 +266,7 @@ def maintenance_samples(result: TableResult, *, finished_ms: int) -> list[Sample
     out.append(
         Sample.of(
             "paimon_maintenance_snapshots_expired",
-            result.count("expire-snapshots", "snapshots"),
+            result.count("expire-snapshots"),
             table=table,
         )
     )
@@ -275,7 +275,7 @@ def maintenance_samples(result: TableResult, *, finished_ms: int) -> list[Sample
         out.append(
             Sample.of(
                 "paimon_maintenance_partitions_unexpirable",
-                sum(len(s.planned("skipped")) for s in partitions),
+                sum(s.unexpirable_partitions for s in partitions),
                 table=table,
             )
         )

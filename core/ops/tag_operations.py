@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
+from core.errors import CorruptMetadataError
 from core.io.fileio import file_size
+from core.ops.details.tags import (
+    CreateTagDetails,
+    DeletedTag,
+    RenameTagDetails,
+    TagDeletionDetails,
+)
 from core.ops.tags import (
     TagError,
     apply_create_tag,
@@ -25,20 +32,21 @@ from core.ops.tags import (
     select_expired_tags,
     validate_tag_name,
 )
-from core.runtime.details import RawDetails
+from core.runtime.details import Record
 from core.runtime.journal import unfinished_journals
 from core.runtime.operation import Deletion, Env, Operation
-from core.runtime.plans import FileAction, Phase, Plan, Requirements
+from core.runtime.plans import FileAction, Phase, Plan, Requirements, typed
 from core.runtime.requests import at_least, parsed, refuse
 from core.runtime.timeparse import local_datetime
 from core.table.table import PaimonTable
 
 
 @dataclass(frozen=True)
-class CreateTag(Operation[Plan[Any], None]):
+class CreateTag(Operation[Plan[CreateTagDetails], None]):
     """``tag/tag-<name>`` on a snapshot (the latest by default), written as Paimon writes it."""
 
     command: ClassVar[str] = "create-tag"
+    details_type: ClassVar[type[Record]] = CreateTagDetails
 
     name: str
     zone: dt.tzinfo
@@ -47,9 +55,9 @@ class CreateTag(Operation[Plan[Any], None]):
     replace: bool = False
     from_timestamp_ms: int | None = None  # --from-timestamp, resolved (DECISIONS D4)
 
-    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
-        if plan.details.get("tag") != self.name:
-            return f"it creates tag {plan.details.get('tag')!r}, not {self.name!r}"
+    def saved_plan_problem(self, plan: Plan[CreateTagDetails]) -> str | None:
+        if plan.details.tag != self.name:
+            return f"it creates tag {plan.details.tag!r}, not {self.name!r}"
         return None
 
     def __post_init__(self) -> None:
@@ -60,7 +68,7 @@ class CreateTag(Operation[Plan[Any], None]):
         if self.snapshot_id is not None and self.from_timestamp_ms is not None:
             raise refuse("from_timestamp", "give --snapshot or --from-timestamp, not both")
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[CreateTagDetails]:
         return plan_create_tag(
             table,
             self.name,
@@ -72,7 +80,7 @@ class CreateTag(Operation[Plan[Any], None]):
             from_time_ms=self.from_timestamp_ms,
         )
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: Plan[CreateTagDetails], env: Env) -> None:
         apply_create_tag(table, plan)
 
 
@@ -83,7 +91,7 @@ class Renamed:
 
 
 @dataclass(frozen=True)
-class RenameTag(Operation[Plan[Any], Renamed]):
+class RenameTag(Operation[Plan[RenameTagDetails], Renamed]):
     """A new tag file with the old one's content (create-if-absent), then the old one goes."""
 
     command: ClassVar[str] = "rename-tag"
@@ -95,7 +103,7 @@ class RenameTag(Operation[Plan[Any], Renamed]):
         parsed("old", lambda: validate_tag_name(self.old))
         parsed("new", lambda: validate_tag_name(self.new))
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> Plan[RenameTagDetails]:
         names = table.tags.names()
         possible = self.old in names and self.new not in names
         src, dst = table.tags.path(self.old), table.tags.path(self.new)
@@ -115,11 +123,14 @@ class RenameTag(Operation[Plan[Any], Renamed]):
             env.now_ms,
             (Phase("tag", actions, sequential=True),),
             Requirements(table.snapshots.latest_id(), None, {}, (), None),
-            RawDetails({"from": self.old, "to": self.new, "possible": possible}),
+            RenameTagDetails(self.old, self.new, possible),
         )
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> Renamed:
+    def apply(self, table: PaimonTable, plan: Plan[RenameTagDetails], env: Env) -> Renamed:
         return Renamed(*rename_tag(table, self.old, self.new))
+
+
+_TAG_DELETIONS = ("delete-tag", "expire-tags")
 
 
 def _deleted_by_journals(table: PaimonTable, env: Env) -> set[str]:
@@ -128,12 +139,19 @@ def _deleted_by_journals(table: PaimonTable, env: Env) -> set[str]:
     plans = [j.plan for j in unfinished_journals(table.fileio, table.location)]
     plans += env.report.journal_plans
     return {
-        entry["tag"]
+        tag.tag
         for plan in plans
-        if plan.branch == table.branch and plan.command in ("delete-tag", "expire-tags")
-        for entry in plan.details.get("tags") or []
-        if isinstance(entry, dict) and "tag" in entry
+        if plan.branch == table.branch and plan.command in _TAG_DELETIONS
+        for tag in _deleted_tags(plan)
     }
+
+
+def _deleted_tags(plan: Plan[Any]) -> tuple[DeletedTag, ...]:
+    """The tags a tag deletion's plan deletes (none when its details do not read)."""
+    try:
+        return typed(plan, TagDeletionDetails).details.tags
+    except CorruptMetadataError:
+        return ()
 
 
 def refuse_missing(table: PaimonTable, missing: list[str], env: Env) -> None:
@@ -156,17 +174,21 @@ def refuse_missing(table: PaimonTable, missing: list[str], env: Env) -> None:
     )
 
 
-class _TagDeletion(Deletion[Any]):
+TagDeletionPlan = Plan[TagDeletionDetails]
+
+
+class _TagDeletion(Deletion[TagDeletionDetails]):
     """Journaled, quarantinable deletion of tags and the files only they kept alive."""
 
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
+    details_type: ClassVar[type[Record]] = TagDeletionDetails
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def recheck(self, table: PaimonTable, plan: TagDeletionPlan) -> TagDeletionPlan:
         return filter_for_resume(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def filter_for_resume(cls, table: PaimonTable, plan: TagDeletionPlan) -> TagDeletionPlan:
         return filter_for_resume(table, plan)
 
 
@@ -177,9 +199,8 @@ class DeleteTags(_TagDeletion):
     names: tuple[str, ...] = field(default_factory=tuple)
     force: bool = False
 
-    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
-        planned = {str(t.get("tag")) for t in plan.details.get("tags") or []}
-        planned |= {str(n) for n in plan.details.get("missing") or []}
+    def saved_plan_problem(self, plan: Plan[TagDeletionDetails]) -> str | None:
+        planned = {t.tag for t in plan.details.tags} | set(plan.details.missing)
         if planned != set(self.names):
             return f"it deletes tags {sorted(planned)}, not {sorted(self.names)}"
         return None
@@ -190,11 +211,11 @@ class DeleteTags(_TagDeletion):
         for name in self.names:
             parsed("names", partial(validate_tag_name, name))
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> TagDeletionPlan:
         plan = plan_delete_tags(
             table, list(self.names), executor=env.executor, now_ms=env.now_ms, force=self.force
         )
-        refuse_missing(table, list(plan.details.get("missing") or []), env)
+        refuse_missing(table, list(plan.details.missing), env)
         return plan
 
 
@@ -208,7 +229,7 @@ class ExpireTags(_TagDeletion):
     zone: dt.tzinfo = dt.timezone.utc
     older_than_ms: int | None = None
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> TagDeletionPlan:
         older = None
         if self.older_than_ms is not None:
             older = local_datetime(self.older_than_ms, self.zone)

@@ -16,14 +16,14 @@ import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from core.errors import InvalidOptionError, MissingFileError, PaimonError
 from core.format.model import Snapshot, Tag
 from core.io.fileio import file_size
+from core.ops.details.tags import CreateTagDetails, DeletedTag, TagDeletionDetails
 from core.retention.references import changelog_references, collect_references
 from core.retention.tag_period import period_handler
-from core.runtime.details import RawDetails
 from core.runtime.executors.base import Executor
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.timeparse import format_wall_clock, iso_utc, local_datetime
@@ -32,6 +32,8 @@ from core.table.table import PaimonTable
 from core.write.commit import JavaDecimal, create_if_absent, java_json, ordered_snapshot_fields
 
 logger = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=Plan[Any])
 
 
 class TagError(PaimonError):
@@ -148,7 +150,7 @@ def plan_create_tag(
     now_local: dt.datetime,
     now_ms: int,
     from_time_ms: int | None = None,
-) -> Plan[Any]:
+) -> Plan[CreateTagDetails]:
     """One write: ``tag/tag-<name>`` from the snapshot (latest by default, or the first
     committed at or after ``from_time_ms``)."""
     validate_tag_name(name)
@@ -176,17 +178,17 @@ def plan_create_tag(
         + f" -> snapshot {snap.id}",
         content,
     )
-    details = {
-        "tag": name,
-        "snapshot_id": snap.id,
-        "snapshot_time_ms": snap.time_millis,
-        "replace": exists,
-        "time_retained_ms": time_retained_ms,
-        "create_time_local": now_local.isoformat(sep=" ") if time_retained_ms else None,
+    details = CreateTagDetails(
+        tag=name,
+        snapshot_id=snap.id,
+        snapshot_time_ms=snap.time_millis,
+        replace=exists,
+        time_retained_ms=time_retained_ms,
+        create_time_local=now_local.isoformat(sep=" ") if time_retained_ms else None,
         # --from-timestamp: the time asked for (the snapshot is the first at or after it)
-        "from_timestamp_ms": from_time_ms,
-        "create_time_ms": now_ms if time_retained_ms else None,
-    }
+        from_timestamp_ms=from_time_ms,
+        create_time_ms=now_ms if time_retained_ms else None,
+    )
     return Plan(
         "create-tag",
         table.location,
@@ -194,22 +196,21 @@ def plan_create_tag(
         now_ms,
         (Phase("tag", (action,), sequential=True),),
         _requirements(table, {name: snap.id}),
-        RawDetails(details),
+        details,
     )
 
 
-def apply_create_tag(table: PaimonTable, plan: Plan[Any]) -> None:
+def apply_create_tag(table: PaimonTable, plan: Plan[CreateTagDetails]) -> None:
     """Write the tag; refuse if its snapshot vanished or another writer created the tag."""
     action = plan.phases[0].actions[0]
-    name = str(plan.details["tag"])
-    sid = int(plan.details["snapshot_id"])
+    name, sid = plan.details.tag, plan.details.snapshot_id
     if table.snapshots.try_snapshot(sid) is None and not any(
         t.snapshot.id == sid for t in table.tags.tags()
     ):
         raise TagError(f"snapshot {sid} expired while planning; nothing written")
     from_snapshot_file = table.snapshots.try_snapshot(sid) is not None
     data = (action.content or "").encode("utf-8")
-    if plan.details.get("replace"):
+    if plan.details.replace:
         table.fileio.write_bytes(action.path, data)
     elif not create_if_absent(table.fileio, action.path, data):
         raise TagError(f"tag {name!r} was created by someone else meanwhile; nothing written")
@@ -368,7 +369,7 @@ def plan_delete_tags(
     force: bool = False,
     command: str = "delete-tag",
     reasons: Mapping[str, str] | None = None,
-) -> Plan[Any]:
+) -> Plan[TagDeletionDetails]:
     """Tag files first, then manifests, then data files only the deleted tags kept alive."""
     for name in names:
         validate_tag_name(name)
@@ -381,7 +382,7 @@ def plan_delete_tags(
     cache = ManifestCache(table, executor)
     listing = table.tags.listing()
     tag_actions: list[FileAction] = []
-    per_tag: list[dict[str, Any]] = []
+    per_tag: list[DeletedTag] = []
     for tag in doomed:
         reason = (reasons or {}).get(tag.name, "deleted on request")
         tag_actions.append(
@@ -396,17 +397,11 @@ def plan_delete_tags(
         )
         snapshot_alive = table.snapshots.try_snapshot(tag.snapshot.id) is not None
         freed = 0 if snapshot_alive else freeing.add(tag, _tag_candidates(table, tag, cache))
+        branches = tuple(refused.get(tag.name, ()))
         per_tag.append(
-            {
-                "tag": tag.name,
-                "snapshot_id": tag.snapshot.id,
-                "snapshot_exists": snapshot_alive,
-                "files_freed": freed,
-                "reason": reason,
-                "branches": refused.get(tag.name, []),
-            }
+            DeletedTag(tag.name, tag.snapshot.id, snapshot_alive, freed, reason, branches)
         )
-    details = {"tags": per_tag, "missing": missing, "forced": bool(refused) and force}
+    details = TagDeletionDetails(tuple(per_tag), tuple(missing), bool(refused) and force)
     phases = (
         Phase("tag-files", tuple(tag_actions), sequential=True),
         Phase("manifests", tuple(freeing.manifests)),
@@ -419,7 +414,7 @@ def plan_delete_tags(
         now_ms,
         phases,
         _requirements(table, {t.name: t.snapshot.id for t in doomed}),
-        RawDetails(details),
+        details,
     )
 
 
@@ -471,7 +466,7 @@ class _Freeing:
         return freed
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+def filter_for_resume(table: PaimonTable, plan: P) -> P:
     """Fresh plans and journals: drop every delete a root present now still needs, and the
     tag-file delete of a tag that was moved to another snapshot meanwhile."""
     from core.runtime.executors.local import LocalExecutor

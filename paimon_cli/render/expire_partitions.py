@@ -12,22 +12,23 @@ from paimon_cli.render.journals import journals_json, journals_of, render_journa
 from paimon_cli.render.plans import commit_report, header, render_commit
 
 if TYPE_CHECKING:
+    from core.ops.details.partitions import ExpiredPartition, PartitionExpiryDetails
     from core.ops.expire_partitions import UnexpirablePartitionsError
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
     from core.write.commit import CommitResult
 
+    Dropped = Outcome[Plan[PartitionExpiryDetails], CommitResult]
 
-def _unexpirable(
-    o: Outcome[Plan[Any], CommitResult], view: RunView
-) -> UnexpirablePartitionsError | None:
+
+def _unexpirable(o: Dropped, view: RunView) -> UnexpirablePartitionsError | None:
     """The error a real run ends with when it kept partitions it can never judge."""
     from core.ops.expire_partitions import unexpirable_error
 
     return None if view.dry_run else unexpirable_error(o.plan)
 
 
-def document(o: Outcome[Plan[Any], CommitResult], view: RunView) -> dict[str, Any]:
+def document(o: Dropped, view: RunView) -> dict[str, Any]:
     doc = plan_doc(view.dry_run, o.plan, commit_report(o.result))
     doc["journals"] = journals_json(journals_of(o.report))
     error = _unexpirable(o, view)
@@ -36,61 +37,33 @@ def document(o: Outcome[Plan[Any], CommitResult], view: RunView) -> dict[str, An
     return doc
 
 
-def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> None:
+def human(o: Dropped, out: Output, view: RunView) -> None:
     d = o.plan.details
-    parts = d.get("partitions") or []
-    cfg = d.get("config", {})
     zone = view.zone
     header("expire-partitions", o.plan.table, out, view)
-    strategy = cfg.get("strategy", {}).get("value")
+    strategy = d.config.strategy.value
+    expiration = d.config.expiration_time
     out.line(
-        f"  strategy {strategy}, expiration {cfg.get('expiration_time', {}).get('value')} "
-        f"({cfg.get('expiration_time', {}).get('source')}): expiring partitions older than "
-        f"{human_wall_clock(d.get('expire_before_local'), zone)}"
+        f"  strategy {strategy}, expiration {expiration.value} ({expiration.source}): "
+        f"expiring partitions older than {human_wall_clock(d.expire_before_local, zone)}"
     )
     render_journals(journals_of(o.report), out)
-    if d.get("latest_snapshot") is None:
+    if d.latest_snapshot is None:
         out.line("  the table has no snapshots: nothing to do")
         return
-    if not parts:
-        out.line("  no expired partitions")
-    else:
-        out.table(
-            None,
-            [
-                "partition",
-                "time" if strategy == "values-time" else "last update",
-                "files",
-                "rows",
-                "bytes",
-                "last update",
-            ],
-            (
-                [
-                    p["path"],
-                    human_wall_clock(p["time_local"], zone),
-                    p["files"],
-                    p["rows"],
-                    human_bytes(p["bytes"]),
-                    human_wall_clock(p["last_update_local"], zone),
-                ]
-                for p in parts
-            ),
-            limit=40,
-            total=len(parts),
-        )
-    if d.get("capped"):
-        out.line(f"  {d['capped']} more expired partitions left for the next run (max expires)")
-    if d.get("skipped"):
+    _partitions(d.partitions, out, strategy, view)
+    if d.capped:
+        out.line(f"  {d.capped} more expired partitions left for the next run (max expires)")
+    if d.skipped:
         out.line(
             "  ",
             red(
-                f"{plural(len(d['skipped']), 'partition')} kept: no time can be read from their "
+                f"{plural(len(d.skipped), 'partition')} kept: no time can be read from their "
                 "values, they never expire"
             ),
         )
         if view.dry_run:  # a real run ends with it as its error's hint
-            out.line(f"  {d.get('skipped_hint')}")
+            out.line(f"  {d.skipped_hint}")
     r = o.result
     if r is not None and r.snapshot is not None:
         render_commit(
@@ -105,16 +78,48 @@ def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> No
         report_error(error.kind, error.message, error.hint, as_json=False)
 
 
-def quiet(o: Outcome[Plan[Any], CommitResult], _view: RunView) -> list[str]:
-    return [p["path"] for p in o.plan.details.get("partitions") or []]
+def _partitions(
+    parts: tuple[ExpiredPartition, ...], out: Output, strategy: str | None, view: RunView
+) -> None:
+    if not parts:
+        out.line("  no expired partitions")
+        return
+    out.table(
+        None,
+        [
+            "partition",
+            "time" if strategy == "values-time" else "last update",
+            "files",
+            "rows",
+            "bytes",
+            "last update",
+        ],
+        (
+            [
+                p.path,
+                human_wall_clock(p.time_local, view.zone),
+                p.files,
+                p.rows,
+                human_bytes(p.bytes),
+                human_wall_clock(p.last_update_local, view.zone),
+            ]
+            for p in parts
+        ),
+        limit=40,
+        total=len(parts),
+    )
 
 
-def failed(o: Outcome[Plan[Any], CommitResult], view: RunView) -> bool:
+def quiet(o: Dropped, _view: RunView) -> list[str]:
+    return [p.path for p in o.plan.details.partitions]
+
+
+def failed(o: Dropped, view: RunView) -> bool:
     # A real run that kept partitions it can never judge fails (after dropping the rest):
     # a cron job must not pass forever while they stay.
     return o.failed or _unexpirable(o, view) is not None
 
 
-RENDERER: Renderer[Plan[Any], CommitResult] = Renderer(
+RENDERER: Renderer[Plan[PartitionExpiryDetails], CommitResult] = Renderer(
     "expire-partitions", document, human, quiet, failed
 )

@@ -115,14 +115,12 @@ def _totals(r: TableResult, dry_run: bool) -> dict[str, int | None]:
         files, size = sum(f for f, _ in planned), sum(b for _, b in planned)
     return {
         "steps_run": sum(s.ran for s in r.steps),
-        "tags_created": r.count("auto-tags", "tags"),
-        "tags_expired": r.count("expire-tags", "tags"),
-        "partitions_expired": r.count("expire-partitions", "partitions"),
-        "consumers_expired": len(
-            [c for c in _planned(r, "expire-consumers", "consumers") if c["expired"]]
-        ),
-        "snapshots_expired": r.count("expire-snapshots", "snapshots"),
-        "changelogs_expired": r.count("expire-changelogs", "changelogs"),
+        "tags_created": r.count("auto-tags"),
+        "tags_expired": r.count("expire-tags"),
+        "partitions_expired": r.count("expire-partitions"),
+        "consumers_expired": _ran_planned(r, "expire-consumers"),
+        "snapshots_expired": r.count("expire-snapshots"),
+        "changelogs_expired": r.count("expire-changelogs"),
         "files_deleted": files,
         "bytes_deleted": size,
         "files_compacted": sum(
@@ -134,16 +132,14 @@ def _totals(r: TableResult, dry_run: bool) -> dict[str, int | None]:
     }
 
 
-def _planned(r: TableResult, step: str, key: str) -> list[Any]:
-    return [item for s in r.steps_named(step) if s.ran for item in s.planned(key)]
+def _ran_planned(r: TableResult, step: str) -> int:
+    """What a step that ran planned, on every branch (even when it failed afterwards)."""
+    return sum(len(s.planned()) for s in r.steps_named(step) if s.ran)
 
 
 # -- human output ----------------------------------------------------------------------------
-# The steps whose plans list tags, or partitions.
-_LISTING = {
-    "tags": ("auto-tags", "expire-tags"),
-    "partitions": ("expire-partitions",),
-}
+# What the plans of these steps list.
+_LISTING = {"auto-tags": "tags", "expire-tags": "tags", "expire-partitions": "partitions"}
 
 
 def _step_line(s: StepResult) -> list[Part]:
@@ -176,13 +172,11 @@ def _what(s: StepResult) -> str:
     if s.plan is not None and not s.plan.empty:
         totals = s.plan.totals()
         what = f"{plural(totals['files'], 'file')}, {human_bytes(totals['bytes'])}"
-        snaps = s.planned("snapshots") if s.name == "expire-snapshots" else []
-        if snaps:
-            what = f"snapshots {snaps[0]}..{snaps[-1]} ({len(snaps)}), " + what
-        for key in ("tags", "partitions"):
-            items = s.planned(key) if s.name in _LISTING[key] else []
-            if items:
-                what = f"{len(items)} {key}, " + what
+        items = s.planned()
+        if s.name == "expire-snapshots" and items:
+            what = f"snapshots {items[0]}..{items[-1]} ({len(items)}), " + what
+        elif s.name in _LISTING and items:
+            what = f"{len(items)} {_LISTING[s.name]}, " + what
     return what
 
 

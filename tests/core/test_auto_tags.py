@@ -204,14 +204,14 @@ def test_batch_mode_tags_the_latest_snapshot_and_moves_the_tag(tmp_path: Path) -
     set_snapshot_times(root, {3: at(0, 23)})
     planned = plan_auto_tags(open_table(str(root)), now_ms=NOW, zone=UTC)
     assert planned.delete_first == ("batch-write-2026-03-10",)
-    assert [r["snapshot_id"] for r in planned.plan.details["tags"]] == [3]
+    assert [r.snapshot_id for r in planned.plan.details.tags] == [3]
 
 
 def test_no_automatic_creation_plans_nothing(tmp_path: Path) -> None:
     _, root, _ = auto_table(tmp_path, TIMES[:2])
     planned = plan_auto_tags(open_table(str(root)), now_ms=NOW, zone=UTC)
     assert planned.plan.empty
-    assert planned.plan.details["mode"] == "none"
+    assert planned.plan.details.mode == "none"
 
 
 def test_expire_tags_counts_the_same_automatic_tags(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def test_idle_consumers_are_deleted_and_stop_pinning_snapshots(scenarios, tmp_pa
     now = int(time.time() * 1000)
     plan = plan_consumer_expire(table, now_ms=now)
     assert [a.path for a in plan.phases[0].actions] == [str(consumer_file(root, "slow"))]
-    assert {c["id"]: c["expired"] for c in plan.details["consumers"]} == {
+    assert {c.id: c.expired for c in plan.details.consumers} == {
         "fast": False,
         "slow": True,
     }
@@ -46,7 +46,7 @@ def test_idle_consumers_are_deleted_and_stop_pinning_snapshots(scenarios, tmp_pa
             now_ms=now,
             executor=ex,
         )
-    assert expiry.details["blocking_consumer"] == "fast"
+    assert expiry.details.blocking_consumer == "fast"
 
 
 def test_a_consumer_written_after_planning_is_kept(scenarios, tmp_path: Path) -> None:
@@ -65,7 +65,7 @@ def test_without_the_option_nothing_expires(scenarios, tmp_path: Path) -> None:
     age(consumer_file(root, "slow"), days=400)
     plan = plan_consumer_expire(open_table(str(root)), now_ms=int(time.time() * 1000))
     assert plan.empty
-    assert plan.details["cutoff_ms"] is None
+    assert plan.details.cutoff_ms is None
 
 
 def test_cutoff_is_strict(scenarios, tmp_path: Path) -> None:

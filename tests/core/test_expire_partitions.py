@@ -101,7 +101,7 @@ def test_values_time_drops_old_partitions(dated) -> None:
     plan = plan_partition_expire(
         table, PartitionExpireFlags("7 d"), now_ms=NOW, zone=UTC, warn=warnings.append
     )
-    got = [p["path"] for p in plan.details["partitions"]]
+    got = [p.path for p in plan.details.partitions]
     # dt=2024-07-02 00:00 < 2024-07-02 10:00: expired; 'a,b' shares dt=2024-07-01
     assert got == [
         "dt=2024-07-01/hr=00",
@@ -111,8 +111,8 @@ def test_values_time_drops_old_partitions(dated) -> None:
         "dt=2024-07-02/hr=11",
     ]
     assert any("par-1" in w for w in warnings)  # not a date: kept with a warning
-    first = plan.details["partitions"][0]
-    assert (first["files"], first["rows"]) == (2, 2) and first["bytes"] > 0
+    first = plan.details.partitions[0]
+    assert (first.files, first.rows) == (2, 2) and first.bytes > 0
     before_tag = pw.read_rows(wh, s.identifier, tag="before")
     result = apply_partition_expire(table, plan)
     assert result is not None and result.snapshot is not None
@@ -129,7 +129,7 @@ def test_values_time_drops_old_partitions(dated) -> None:
     assert_no_dangling_references(s.root)
     # Nothing left to expire: a second run plans nothing.
     _, again = _plan(s.root, expiration_time="7 d")
-    assert again.details["partitions"] == [] and again.empty
+    assert again.details.partitions == () and again.empty
 
 
 def test_pattern_over_two_columns_with_comma_value(dated) -> None:
@@ -138,10 +138,10 @@ def test_pattern_over_two_columns_with_comma_value(dated) -> None:
         s.root, expiration_time="8 d", timestamp_pattern="$dt $hr:00:00", max_expires=10
     )
     # threshold 2024-07-01 10:00: hr=00 expires, hr=11 does not; 'a,b' does not parse
-    assert [p["partition"] for p in plan.details["partitions"]] == [
+    assert [p.partition for p in plan.details.partitions] == [
         {"dt": "2024-07-01", "hr": "00"}
     ]
-    skipped = {tuple(p["partition"].values()) for p in plan.details["skipped"]}
+    skipped = {tuple(p.partition.values()) for p in plan.details.skipped}
     assert ("2024-07-01", "a,b") in skipped
     apply_partition_expire(table, plan)
     rows = pw.read_rows(wh, s.identifier)
@@ -153,7 +153,7 @@ def test_formatter_mismatch_expires_nothing_and_writes_nothing(dated) -> None:
     _, s = dated
     before = tree_state(s.root)
     table, plan = _plan(s.root, expiration_time="1 d", timestamp_formatter="yyyyMMdd")
-    assert plan.details["partitions"] == [] and len(plan.details["skipped"]) == 12
+    assert plan.details.partitions == () and len(plan.details.skipped) == 12
     assert apply_partition_expire(table, plan) is None
     assert tree_state(s.root) == before
 
@@ -161,11 +161,11 @@ def test_formatter_mismatch_expires_nothing_and_writes_nothing(dated) -> None:
 def test_max_expires_keeps_string_order(dated) -> None:
     _, s = dated
     _, plan = _plan(s.root, expiration_time="7 d", max_expires=2)
-    assert [p["path"] for p in plan.details["partitions"]] == [
+    assert [p.path for p in plan.details.partitions] == [
         "dt=2024-07-01/hr=00",
         "dt=2024-07-01/hr=11",
     ]
-    assert plan.details["capped"] == 3
+    assert plan.details.capped == 3
 
 
 def test_update_time_uses_newest_file_creation(dated) -> None:
@@ -177,12 +177,12 @@ def test_update_time_uses_newest_file_creation(dated) -> None:
     young = plan_partition_expire(
         table, PartitionExpireFlags("1 d", strategy="update-time"), now_ms=now, zone=zone
     )
-    assert young.details["partitions"] == []
+    assert young.details.partitions == ()
     later = now + 2 * 86_400_000
     old = plan_partition_expire(
         table, PartitionExpireFlags("1 d", strategy="update-time"), now_ms=later, zone=zone
     )
-    assert len(old.details["partitions"]) == 12  # every partition, even 'par-1'
+    assert len(old.details.partitions) == 12  # every partition, even 'par-1'
 
 
 def test_bad_options_are_refused(dated) -> None:

@@ -113,7 +113,7 @@ def test_delete_tag_frees_only_its_files(scenarios, tmp_path: Path) -> None:
     with LocalExecutor(2) as ex:
         plan = plan_expire_snapshots(table, ExpireFlags(retain_min=1), now_ms=NOW, executor=ex)
         apply(table, plan, recheck=expire_recheck, executor=ex)
-        kept_by_tag = {k["path"] for k in plan.details["kept_by_tag"]}
+        kept_by_tag = {k.path for k in plan.details.kept_by_tag}
         assert kept_by_tag, "the overwrite removed files tag 'mid' still holds"
         before = files_under(root)
         table = open_table(str(root))
@@ -132,7 +132,7 @@ def test_delete_tag_with_live_snapshot_removes_only_the_tag(scenarios, tmp_path:
     table = open_table(str(root))
     with LocalExecutor(2) as ex:
         plan = plan_delete_tags(table, ["mid", "nope"], executor=ex, now_ms=NOW)
-        assert plan.details["missing"] == ["nope"]
+        assert plan.details.missing == ("nope",)
         apply(table, plan, recheck=filter_for_resume, executor=ex)
     assert before - files_under(root) == {str(root / "tag" / "tag-mid")}
     assert_rows_intact(wh, s)
