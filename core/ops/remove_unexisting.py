@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from core.compaction.config import (
     check_partition_filters,
@@ -29,7 +29,8 @@ from core.compaction.config import (
 from core.errors import SafetyRefusalError, StalePlanError
 from core.format.model import ManifestEntry, Snapshot
 from core.io.fileio import FileIO, parent
-from core.runtime.details import RawDetails
+from core.ops.details.repair import MissingFile, RemoveUnexistingDetails
+from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
@@ -45,6 +46,7 @@ from core.write.commit import (
 )
 from core.write.live_entries import live_raw_entries
 
+RepairPlan = Plan[RemoveUnexistingDetails]
 COMMAND = "remove-unexisting-files"
 
 
@@ -106,12 +108,13 @@ def plan_remove_unexisting(
     executor: Executor,
     progress: Progress | None = None,
     now_ms: int | None = None,
-) -> Plan[Any]:
+) -> RepairPlan:
     """Every data file of the latest snapshot (in the partitions) that does not exist."""
     progress = progress or NullProgress()
     check_partition_filters(table, partitions)
     latest = table.snapshots.latest()
-    details: dict[str, Any] = {"snapshot_id": latest.id if latest else None, "files": []}
+    files: tuple[MissingFile, ...] = ()
+    identifiers: tuple[tuple[str, int, int, str], ...] | None = None
     phases: tuple[Phase, ...] = ()
     if latest is not None:
         postpone = table.options.bucket == -2
@@ -140,20 +143,20 @@ def plan_remove_unexisting(
         progress.finish()
         missing = [(e, p) for e, p, gone in zip(entries, paths, flags, strict=True) if gone]
         _refuse_missing_directories(table.fileio, [p for _, p in missing])
-        details["files"] = [
-            {
-                "path": p,
-                "partition": specs[e.partition],
-                "bucket": e.bucket,
-                "level": e.file.level,
-                "rows": e.file.row_count,
-                "size": e.file.file_size,
-            }
+        files = tuple(
+            MissingFile(
+                p,
+                dict(specs[e.partition]),
+                e.bucket,
+                e.file.level,
+                e.file.row_count,
+                e.file.file_size,
+            )
             for e, p in missing
-        ]
-        details["identifiers"] = [
-            [e.partition.hex(), e.bucket, e.file.level, e.file.file_name] for e, _ in missing
-        ]
+        )
+        identifiers = tuple(
+            (e.partition.hex(), e.bucket, e.file.level, e.file.file_name) for e, _ in missing
+        )
         if missing:
             rows = sum(e.file.row_count for e, _ in missing)
             phases = (
@@ -162,7 +165,9 @@ def plan_remove_unexisting(
                     f"APPEND commit marking {len(missing)} missing data files ({rows} rows) DELETE",
                 ),
             )
-    details["rows"] = sum(f["rows"] for f in details["files"])
+    details = RemoveUnexistingDetails(
+        latest.id if latest else None, files, identifiers, sum(f.rows for f in files)
+    )
     requirements = Requirements(
         latest_snapshot=latest.id if latest else None,
         expire_end=None,
@@ -177,16 +182,15 @@ def plan_remove_unexisting(
         now_ms if now_ms is not None else int(time.time() * 1000),
         phases,
         requirements,
-        RawDetails(details),
+        details,
     )
 
 
-def _builder(table: PaimonTable, plan: Plan[Any]) -> Callable[[Snapshot], Changes]:
+def _builder(table: PaimonTable, plan: RepairPlan) -> Callable[[Snapshot], Changes]:
     wanted = {
-        (bytes.fromhex(p), int(b), int(level), str(name))
-        for p, b, level, name in plan.details.get("identifiers") or ()
+        (bytes.fromhex(p), b, level, name) for p, b, level, name in plan.details.identifiers or ()
     }
-    paths = [str(f["path"]) for f in plan.details.get("files") or ()]
+    paths = [f.path for f in plan.details.files]
 
     def build(latest: Snapshot) -> Changes:
         _check_still_missing(table.fileio, paths)
@@ -203,10 +207,14 @@ def _builder(table: PaimonTable, plan: Plan[Any]) -> Callable[[Snapshot], Change
 
 
 def apply_remove_unexisting(
-    table: PaimonTable, plan: Plan[Any], *, allow_unsafe: bool = False, run: Run | None = None
+    table: PaimonTable,
+    plan: RepairPlan,
+    *,
+    allow_unsafe: bool = False,
+    run: Run | None = None,
 ) -> CommitResult | None:
     """Commit the plan's DELETEs; None when nothing is missing."""
-    if not plan.details.get("identifiers"):
+    if not plan.details.identifiers:
         return None
     return commit(
         table,
@@ -219,10 +227,11 @@ def apply_remove_unexisting(
 
 
 @dataclass(frozen=True)
-class RemoveUnexistingFiles(Operation[Plan[Any], CommitResult]):
+class RemoveUnexistingFiles(Operation[RepairPlan, CommitResult]):
     """Paimon's remove_unexisting_files: one APPEND commit marking missing files DELETE."""
 
     command: ClassVar[str] = COMMAND
+    details_type: ClassVar[type[Record]] = RemoveUnexistingDetails
 
     partitions: tuple[Mapping[str, str], ...] = field(default_factory=tuple)
     allow_unsafe: bool = False
@@ -235,7 +244,7 @@ class RemoveUnexistingFiles(Operation[Plan[Any], CommitResult]):
         )
         return cls(specs, allow_unsafe)
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> RepairPlan:
         return plan_remove_unexisting(
             table,
             partitions=self.partitions,
@@ -244,5 +253,5 @@ class RemoveUnexistingFiles(Operation[Plan[Any], CommitResult]):
             now_ms=env.now_ms,
         )
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> CommitResult | None:
+    def apply(self, table: PaimonTable, plan: RepairPlan, env: Env) -> CommitResult | None:
         return apply_remove_unexisting(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)

@@ -26,9 +26,10 @@ from typing import Any, ClassVar
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError
 from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import FileInfo, file_size, join
+from core.ops.details.repair import ConsumerAhead, RemovedTag, RollbackDetails, RollbackGuard
 from core.ops.tags import branches_from_tag
 from core.runtime.apply import apply_phases, commit_problem
-from core.runtime.details import RawDetails
+from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.races import ActionGuard, newest_first_guard
@@ -37,6 +38,8 @@ from core.runtime.timeparse import iso_utc
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 from core.write.commit import snapshot_json
+
+RollbackPlan = Plan[RollbackDetails]
 
 
 class RollbackError(PaimonError):
@@ -99,7 +102,7 @@ def plan_rollback(
     force: bool = False,
     now_ms: int | None = None,
     timestamp_ms: int | None = None,
-) -> Plan[Any]:
+) -> RollbackPlan:
     """Everything a rollback removes and rewrites, pointers first (refusals before any change)."""
     if sum(x is not None for x in (snapshot_id, tag, timestamp_ms)) != 1:
         raise RollbackError("give one of a snapshot id, a tag or a time")
@@ -121,35 +124,32 @@ def plan_rollback(
     changelog_ids = table.changelogs.ids()
     doomed_changelogs = sorted((i for i in changelog_ids if i > tid), reverse=True)
     consumers, branches = _dependents(table, tid, doomed_tags, force=force)
-    details: dict[str, Any] = {
-        "target_snapshot": tid,
-        "target_tag": from_tag.name if from_tag else None,
-        # --to-timestamp: the time asked for (the snapshot is the latest at or before it)
-        "target_timestamp_ms": timestamp_ms,
-        "snapshot_restored_from_tag": restored is not None,
-        "latest_snapshot": latest,
-        "snapshots": sorted(doomed_snapshots),
-        "changelogs": sorted(doomed_changelogs),
-        "tags": [{"name": t.name, "snapshot_id": t.snapshot.id} for t in doomed_tags],
-        "consumers_ahead": [{"id": c.id, "next_snapshot": c.next_snapshot} for c in consumers],
-        "branches_from_removed_tags": branches,
-        "forced": force and bool(consumers or branches),
-        # The snapshot kept as latest, when it exists: a resume finds the same commit there.
-        "journal_guard": {
-            "target": None if restored is not None else SnapshotIdentity.of(target).to_json()
-        },
-        "notes": [
-            "data files, manifests and index files are kept, as Paimon (1.2+) does: those "
-            "only the removed snapshots used are left for delete-orphan-files"
-        ],
-    }
     restored_raw = _without_lost_changelog(table, restored.snapshot.raw) if restored else None
+    notes = [
+        "data files, manifests and index files are kept, as Paimon (1.2+) does: those "
+        "only the removed snapshots used are left for delete-orphan-files"
+    ]
     if restored is not None and restored_raw != restored.snapshot.raw:
-        details["notes"].append(
+        notes.append(
             f"snapshot {tid} is written from tag {restored.name} without its changelog, "
             "which expired with the snapshot (Paimon would name the deleted changelog "
             "manifest list)"
         )
+    details = RollbackDetails(
+        target_snapshot=tid,
+        target_tag=from_tag.name if from_tag else None,
+        target_timestamp_ms=timestamp_ms,
+        snapshot_restored_from_tag=restored is not None,
+        latest_snapshot=latest,
+        snapshots=tuple(sorted(doomed_snapshots)),
+        changelogs=tuple(sorted(doomed_changelogs)),
+        tags=tuple(RemovedTag(t.name, t.snapshot.id) for t in doomed_tags),
+        consumers_ahead=tuple(ConsumerAhead(c.id, c.next_snapshot) for c in consumers),
+        branches_from_removed_tags={k: tuple(v) for k, v in branches.items()},
+        forced=force and bool(consumers or branches),
+        journal_guard=RollbackGuard(None if restored is not None else SnapshotIdentity.of(target)),
+        notes=tuple(notes),
+    )
     phases = (
         Phase(
             "snapshot-pointers",
@@ -181,7 +181,7 @@ def plan_rollback(
         now_ms if now_ms is not None else int(time.time() * 1000),
         phases,
         _requirements(table, latest),
-        RawDetails(details),
+        details,
     )
 
 
@@ -336,7 +336,7 @@ def _present(snapshots: SnapshotManager, ids: list[int]) -> list[Snapshot]:
     return [s for s in (snapshots.try_snapshot(i) for i in ids) if s is not None]
 
 
-def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+def recheck(table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
     """Before acting: the table must not have moved (a commit or a tag change) since planning."""
     now = _requirements(table, table.snapshots.ids()[-1] if table.snapshots.ids() else None)
     if now.latest_snapshot != plan.requirements.latest_snapshot:
@@ -349,7 +349,7 @@ def recheck(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
     return plan
 
 
-def resume_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
+def resume_problem(table: PaimonTable, plan: RollbackPlan) -> str | None:
     """Why an interrupted rollback must not be finished, or None: a writer committed after
     it planned (an id above its latest), or the snapshot it keeps is another commit now. A
     commit that reused a removed id is caught by the identities on its deletes
@@ -361,24 +361,17 @@ def resume_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
             f"snapshot {newer[0]} was committed after the rollback was planned (the latest "
             f"was {latest_then})"
         )
-    if plan.details.get("snapshot_restored_from_tag"):
-        target = int(plan.details["target_snapshot"])
+    if plan.details.snapshot_restored_from_tag:
+        target = plan.details.target_snapshot
         below = [i for i in table.snapshots.ids() if i < target]
         if below:
             return (
                 f"snapshot {below[-1]} was committed while the rollback ran (the table had "
                 f"no snapshot before snapshot {target} was written from its tag)"
             )
-    guard = plan.details.get("journal_guard")
-    if not isinstance(guard, Mapping) or "target" not in guard:
-        return "it was written by an older paimon-cli and cannot be re-validated"
-    target = guard["target"]
-    if target is None:
+    identity = plan.details.journal_guard.target
+    if identity is None:
         return None
-    try:
-        identity = SnapshotIdentity.from_json(target)
-    except (KeyError, TypeError, ValueError):
-        return "it was written by an older paimon-cli and cannot be re-validated"
     return commit_problem(
         table.fileio,
         table.snapshots.path(identity.id),
@@ -388,18 +381,18 @@ def resume_problem(table: PaimonTable, plan: Plan[Any]) -> str | None:
     )
 
 
-def filter_for_resume(table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+def filter_for_resume(table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
     """Nothing to drop: ``resume_problem`` refuses every journal the table moved away from."""
     return plan
 
 
-def landed_commits(table: PaimonTable, plan: Plan[Any]) -> list[int]:
+def landed_commits(table: PaimonTable, plan: RollbackPlan) -> list[int]:
     """Snapshot ids present now that the rollback neither keeps nor writes, once its
     snapshot files went: commits a writer made while it ran (each on the snapshot before
     it, as Paimon commits). Rolling back to an expired tag, the table has no snapshot until
     the tag's is written: a commit then lands below the target, on an empty table."""
-    target = int(plan.details["target_snapshot"])
-    restored = bool(plan.details.get("snapshot_restored_from_tag"))
+    target = plan.details.target_snapshot
+    restored = plan.details.snapshot_restored_from_tag
     return [i for i in table.snapshots.ids() if i > target or (restored and i < target)]
 
 
@@ -407,11 +400,11 @@ class RollbackRaced(RollbackError):
     kind = "rollback_raced"
 
 
-def raced_error(table: PaimonTable, plan: Plan[Any], landed: list[int]) -> RollbackRaced:
+def raced_error(table: PaimonTable, plan: RollbackPlan, landed: list[int]) -> RollbackRaced:
     """The failure of a rollback a writer committed into, naming each commit and its base
     and what the rollback had removed when it stopped."""
-    target = plan.details["target_snapshot"]
-    planned = [int(i) for i in plan.details.get("snapshots") or []]
+    target = plan.details.target_snapshot
+    planned = list(plan.details.snapshots)
     commits = []
     for sid in landed:
         snap = table.snapshots.try_snapshot(sid)
@@ -443,7 +436,7 @@ class RaceWatch:
     stay) and fail (issue 22 defect 7). Within the snapshot files, ``Rollback.action_guard``
     stops before a removal that would leave a gap below a writer's commit."""
 
-    def __init__(self, table: PaimonTable, plan: Plan[Any]) -> None:
+    def __init__(self, table: PaimonTable, plan: RollbackPlan) -> None:
         self.table = table
         self.plan = plan
         self.snapshots_gone = False
@@ -462,7 +455,7 @@ class RaceWatch:
 
 
 @dataclass(frozen=True)
-class Rollback(Deletion[Any]):
+class Rollback(Deletion[RollbackDetails]):
     """Paimon's rollback_to as an operation: journaled and quarantinable. After the
     snapshot files go, the snapshot listing is read again before each phase and at the
     end: a commit that landed while the rollback ran fails the run (exit 1), naming it and
@@ -471,6 +464,7 @@ class Rollback(Deletion[Any]):
     command: ClassVar[str] = "rollback"
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
+    details_type: ClassVar[type[Record]] = RollbackDetails
 
     snapshot_id: int | None = None
     tag: str | None = None
@@ -482,9 +476,9 @@ class Rollback(Deletion[Any]):
             raise refuse(None, "give exactly one of --to-snapshot, --to-tag and --to-timestamp")
         at_least("to_snapshot", self.snapshot_id)
 
-    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
+    def saved_plan_problem(self, plan: RollbackPlan) -> str | None:
         d = plan.details
-        planned = (d.get("target_snapshot"), d.get("target_tag"), d.get("target_timestamp_ms"))
+        planned = (d.target_snapshot, d.target_tag, d.target_timestamp_ms)
         if self.snapshot_id is not None and planned[0] != self.snapshot_id:
             return f"it rolls back to snapshot {planned[0]}, not {self.snapshot_id}"
         if self.tag is not None and planned[1] != self.tag:
@@ -493,7 +487,7 @@ class Rollback(Deletion[Any]):
             return f"it rolls back to the time {planned[2]}, not {self.timestamp_ms}"
         return None
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> RollbackPlan:
         return plan_rollback(
             table,
             snapshot_id=self.snapshot_id,
@@ -503,10 +497,10 @@ class Rollback(Deletion[Any]):
             timestamp_ms=self.timestamp_ms,
         )
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def recheck(self, table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
         return recheck(table, plan)
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: RollbackPlan, env: Env) -> None:
         watch = RaceWatch(table, plan)
         apply_phases(
             table,
@@ -523,13 +517,13 @@ class Rollback(Deletion[Any]):
         watch.check()
 
     @classmethod
-    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> ActionGuard:
+    def action_guard(cls, table: PaimonTable, plan: RollbackPlan) -> ActionGuard:
         return newest_first_guard(table, lambda landed: raced_error(table, plan, landed))
 
     @classmethod
-    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
+    def resume_problem(cls, table: PaimonTable, plan: RollbackPlan) -> str | None:
         return resume_problem(table, plan)
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def filter_for_resume(cls, table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
         return filter_for_resume(table, plan)

@@ -10,28 +10,31 @@ from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import commit_report, header, render_commit
 
 if TYPE_CHECKING:
+    from core.ops.details.repair import RemoveUnexistingDetails
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
     from core.write.commit import CommitResult
 
+    Repaired = Outcome[Plan[RemoveUnexistingDetails], CommitResult]
 
-def document(o: Outcome[Plan[Any], CommitResult], view: RunView) -> dict[str, Any]:
+
+def document(o: Repaired, view: RunView) -> dict[str, Any]:
     return plan_doc(view.dry_run, o.plan, commit_report(o.result))
 
 
-def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> None:
+def human(o: Repaired, out: Output, view: RunView) -> None:
     d = o.plan.details
-    files = d.get("files") or []
+    files = d.files
     header("remove-unexisting-files", o.plan.table, out, view)
-    if d.get("snapshot_id") is None:
+    if d.snapshot_id is None:
         out.line("  the table has no snapshots: nothing to do")
         return
     if not files:
-        out.line(f"  every data file of snapshot {d['snapshot_id']} exists: nothing to do")
+        out.line(f"  every data file of snapshot {d.snapshot_id} exists: nothing to do")
         return
     out.line(
-        f"  snapshot {d['snapshot_id']}: {plural(len(files), 'data file')} missing, "
-        f"{plural(d['rows'], 'row')} "
+        f"  snapshot {d.snapshot_id}: {plural(len(files), 'data file')} missing, "
+        f"{plural(d.rows, 'row')} "
         "(these rows are gone for good)"
     )
     out.table(
@@ -39,12 +42,12 @@ def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> No
         ["partition", "bucket", "level", "rows", "size", "path"],
         (
             [
-                "/".join(f"{k}={v}" for k, v in f["partition"].items()) or "-",
-                f["bucket"],
-                f["level"],
-                f["rows"],
-                human_bytes(f["size"]),
-                out.rel(f["path"]),
+                "/".join(f"{k}={v}" for k, v in f.partition.items()) or "-",
+                f.bucket,
+                f.level,
+                f.rows,
+                human_bytes(f.size),
+                out.rel(f.path),
             ]
             for f in files
         ),
@@ -58,10 +61,10 @@ def human(o: Outcome[Plan[Any], CommitResult], out: Output, view: RunView) -> No
         )
 
 
-def quiet(o: Outcome[Plan[Any], CommitResult], _view: RunView) -> list[str]:
-    return [f["path"] for f in o.plan.details.get("files") or []]
+def quiet(o: Repaired, _view: RunView) -> list[str]:
+    return [f.path for f in o.plan.details.files]
 
 
-RENDERER: Renderer[Plan[Any], CommitResult] = Renderer(
+RENDERER: Renderer[Plan[RemoveUnexistingDetails], CommitResult] = Renderer(
     "remove-unexisting-files", document, human, quiet
 )

@@ -234,8 +234,8 @@ def test_files_back_before_the_commit_refuse_it(broken) -> None:
     table = open_table(str(root))
     with LocalExecutor(1) as executor:
         plan = plan_remove_unexisting(table, executor=executor)
-    assert len(plan.details["files"]) == len(lost)
-    name = Path(plan.details["files"][0]["path"])
+    assert len(plan.details.files) == len(lost)
+    name = Path(plan.details.files[0].path)
     (original,) = backup.rglob(name.name)
     shutil.copy2(original, name)
     with pytest.raises(StalePlanError, match="exist now"):
