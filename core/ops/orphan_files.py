@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from core.errors import InvalidOptionError, SafetyRefusalError
 from core.io.fileio import parent
+from core.ops.details.orphans import InventorySummary, OrphanDetails
 from core.ops.orphan_inventory import (
     Inventory,
     InventoryRecheck,
@@ -41,10 +41,10 @@ from core.ops.orphan_roots import (
     views_of,
 )
 from core.ops.orphan_sets import LazySpill, Orphan, OrphanSink
-from core.runtime.details import RawDetails
+from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Deletion, Env
-from core.runtime.plans import FileAction, LazyPhases, LazyRows, Phase, Plan, Requirements
+from core.runtime.plans import FileAction, LazyPhases, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.spill import Spilled
 from core.runtime.timeparse import format_duration, iso_utc
@@ -53,6 +53,7 @@ from core.table.table import PaimonTable
 logger = logging.getLogger(__name__)
 
 
+OrphanPlan = Plan[OrphanDetails]
 COMMAND = "delete-orphan-files"
 DEFAULT_AGE_MS = 86_400_000  # Paimon's default older_than: now - 1 day
 RECENT_FLOOR_MS = 3_600_000  # newer cut-offs need --allow-recent (D3)
@@ -134,42 +135,6 @@ def validate_cutoff(older_than_ms: int, now_ms: int, *, allow_recent: bool) -> N
         )
 
 
-class OrphanRow(Mapping[str, Any]):
-    """One orphan as the plan's JSON shows it, built on access: plans may hold millions
-    and human output shows a screenful (``dict(row)`` gives the JSON object)."""
-
-    __slots__ = ("orphan", "now_ms")
-    KEYS: ClassVar[tuple[str, ...]] = ("path", "size", "dir_kind", "modified", "age_ms")
-
-    def __init__(self, orphan: Orphan, now_ms: int) -> None:
-        self.orphan = orphan
-        self.now_ms = now_ms
-
-    def __getitem__(self, key: str) -> Any:
-        o = self.orphan
-        if key == "path":
-            return o.path
-        if key == "size":
-            return o.size
-        if key == "dir_kind":
-            return o.kind
-        if key == "modified":
-            return {"epoch_ms": o.mtime_ms, "utc": iso_utc(o.mtime_ms)}
-        if key == "age_ms":
-            return self.now_ms - o.mtime_ms
-        raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.KEYS)
-
-    def __len__(self) -> int:
-        return len(self.KEYS)
-
-
-def _row_at(now_ms: int, orphan: Orphan) -> OrphanRow:
-    return OrphanRow(orphan, now_ms)
-
-
 def build_plan(
     table: PaimonTable,
     views: list[PaimonTable],
@@ -185,7 +150,7 @@ def build_plan(
     external_exclusive: bool = False,
     sink: OrphanSink | None = None,
     inventory: Inventory | None = None,
-) -> Plan[Any]:
+) -> OrphanPlan:
     """The plan both engines produce; ``total`` (count, bytes) when ``orphans`` is a sample.
     ``sink``: what ``orphans`` (sorted, each path locked) adds up to, when they came from
     one; spilled orphans become phases read from disk a batch at a time."""
@@ -216,24 +181,23 @@ def build_plan(
         count, size = total or (sink.count, sink.bytes)
     else:
         count, size = total or (len(orphans), sum(o.size for o in orphans))
-    details = {
-        "older_than_ms": older_than_ms,
-        "older_than": iso_utc(older_than_ms),
-        "now_ms": now_ms,
-        "allow_recent": allow_recent,
-        "used_names": used_count,
-        "roots": roots.to_json(),
-        # rows made on access: a dry run shows a screenful, --json streams them
-        "orphans": LazyRows(orphans, partial(_row_at, now_ms)),
-        "orphan_count": count,
-        "orphan_bytes": size,
-        "truncated": count > len(orphans),
-        "empty_directories": sorted(empty_dirs),
-        "branches": [v.branch for v in views],
-        "external_roots_skipped": skipped_external_roots(table, external_exclusive),
-    }
-    if inventory is not None:
-        details["inventory"] = inventory.to_json()  # its files are HEADed before deletion
+    details = OrphanDetails(
+        older_than_ms=older_than_ms,
+        older_than=iso_utc(older_than_ms),
+        now_ms=now_ms,
+        allow_recent=allow_recent,
+        used_names=used_count,
+        roots=roots,
+        orphans=orphans,  # rows are made on access: --json streams them
+        orphan_count=count,
+        orphan_bytes=size,
+        truncated=count > len(orphans),
+        empty_directories=tuple(sorted(empty_dirs)),
+        branches=tuple(v.branch for v in views),
+        external_roots_skipped=tuple(skipped_external_roots(table, external_exclusive)),
+        # its files are HEADed before deletion
+        inventory=None if inventory is None else InventorySummary.from_json(inventory.to_json()),
+    )
     requirements = Requirements(
         latest_snapshot=table.snapshots.latest_id(),
         expire_end=None,
@@ -248,7 +212,7 @@ def build_plan(
         now_ms,
         phases,
         requirements,
-        RawDetails(details),
+        details,
     )
 
 
@@ -283,7 +247,7 @@ def plan_orphan_clean(
     progress: Progress | None = None,
     external_exclusive: bool = False,
     inventory: str | None = None,
-) -> Plan[Any]:
+) -> OrphanPlan:
     """Pure planner: what delete-orphan-files would remove, with age and directory kind.
     ``external_exclusive``: the external roots belong to this table alone (else skipped);
     ``inventory``: the listing comes from this inventory (``orphan_inventory``), not LIST."""
@@ -355,7 +319,7 @@ class RootWatcher:
     def __init__(
         self,
         table: PaimonTable,
-        plan: Plan[Any],
+        plan: OrphanPlan,
         executor: Executor,
         *,
         interval_s: float = RECHECK_S,
@@ -363,7 +327,7 @@ class RootWatcher:
         self.table = table
         self.executor = executor
         self.interval_s = interval_s
-        self.seen = RootsSeen.from_json(plan.details["roots"])
+        self.seen = plan.details.roots
         self.protected: set[str] = set()
         self.dropped: list[str] = []
         self.rereads = 0
@@ -405,26 +369,27 @@ class OrphanRequest:
     inventory: str | None = None  # the listing from this inventory (orphan_inventory)
 
 
-def write_orphan_report(path: str, plan: Plan[Any]) -> None:
+def write_orphan_report(path: str, plan: OrphanPlan) -> None:
     """Every orphan of the plan as one JSON line (``--report-file``)."""
     import json
 
     with open(path, "w", encoding="utf-8") as fh:
-        for orphan in plan.details["orphans"]:
-            fh.write(json.dumps(dict(orphan)) + "\n")
+        for row in plan.details.rows():
+            fh.write(json.dumps(dict(row)) + "\n")
 
 
 @dataclass(frozen=True)
-class LocalOrphanFiles(Deletion[Any]):
+class LocalOrphanFiles(Deletion[OrphanDetails]):
     """Paimon's OrphanFilesClean on this machine's thread pool. No journal: an orphan that
     survives an interruption is found again; roots are re-read before the batches."""
 
     command: ClassVar[str] = COMMAND
+    details_type: ClassVar[type[Record]] = OrphanDetails
     quarantinable: ClassVar[bool] = True
 
     request: OrphanRequest
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> OrphanPlan:
         plan = plan_orphan_clean(
             table,
             older_than_ms=self.request.older_than_ms,
@@ -440,10 +405,10 @@ class LocalOrphanFiles(Deletion[Any]):
         return plan
 
     def before_phase(
-        self, table: PaimonTable, plan: Plan[Any], env: Env
+        self, table: PaimonTable, plan: OrphanPlan, env: Env
     ) -> Callable[[Phase], Phase]:
         watcher = RootWatcher(table, plan, env.executor).filter
-        if "inventory" not in plan.details:
+        if plan.details.inventory is None:
             return watcher
-        heads = InventoryRecheck(table, plan.details["older_than_ms"], env.executor)
+        heads = InventoryRecheck(table, plan.details.older_than_ms, env.executor)
         return lambda phase: watcher(heads(phase))

@@ -20,8 +20,10 @@ from typing import Any, ClassVar
 
 from core.format.model import ManifestRef
 from core.io.fileio import FileIO, parent
+from core.ops.details.orphans import OrphanDetails
 from core.ops.orphan_files import (
     COMMAND,
+    OrphanPlan,
     OrphanRequest,
     build_plan,
     check_not_in_future,
@@ -59,9 +61,9 @@ from core.ops.orphan_roots import (
     views_of,
 )
 from core.ops.orphan_sets import Orphan
+from core.runtime.details import Record
 from core.runtime.executors.spark import SparkExecutor, spark_failures
 from core.runtime.operation import Env, Operation
-from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
 from core.runtime.quarantine import write_record as write_quarantine_record
@@ -306,7 +308,7 @@ class SparkOrphanClean:
     _roots: RootsSeen | None = None
 
     @spark_failures()
-    def plan(self, progress: Progress | None = None, report_file: str | None = None) -> Plan[Any]:
+    def plan(self, progress: Progress | None = None, report_file: str | None = None) -> OrphanPlan:
         from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
 
         progress = progress or NullProgress()
@@ -458,7 +460,7 @@ class SparkOrphanClean:
             .persist()
         )
 
-    def _record(self, orphans: Any, plan: Plan[Any], quarantine: Quarantine) -> None:
+    def _record(self, orphans: Any, plan: OrphanPlan, quarantine: Quarantine) -> None:
         """``--quarantine``: the quarantine record, written before the first move, holds
         every file the executors will move (``paimon restore`` reads it), so the driver
         streams the whole orphan list once, in path order: its memory grows with the
@@ -472,9 +474,9 @@ class SparkOrphanClean:
             self.table,
             self._views,
             self._roots,
-            used_count=plan.details["used_names"],
+            used_count=plan.details.used_names,
             orphans=every,
-            empty_dirs=plan.details["empty_directories"],
+            empty_dirs=list(plan.details.empty_directories),
             older_than_ms=self.older_than_ms,
             now_ms=self.now_ms,
             allow_recent=self.allow_recent,
@@ -497,7 +499,7 @@ class SparkOrphanClean:
 
     @spark_failures()
     def apply(
-        self, plan: Plan[Any], report: ExecutionReport, *, quarantine: Quarantine | None = None
+        self, plan: OrphanPlan, report: ExecutionReport, *, quarantine: Quarantine | None = None
     ) -> ExecutionReport:
         """Re-read the roots, protect anything new, delete on executors, sweep directories."""
         from pyspark.sql import functions as F  # noqa: N812
@@ -526,7 +528,7 @@ class SparkOrphanClean:
                     _delete_batches,
                     pickle.dumps(self.table),
                     pickle.dumps(quarantine),
-                    self.older_than_ms if "inventory" in plan.details else None,
+                    self.older_than_ms if plan.details.inventory is not None else None,
                 ),
                 _RESULT_SCHEMA,
             )
@@ -556,7 +558,7 @@ class SparkOrphanClean:
         for row in results.filter(F.col("outcome") == "failed").limit(1000).collect():
             files.failures.append((row["path"], row["error"]))
         results.unpersist()
-        for action in empty_dir_actions(self.table, (), plan.details["empty_directories"]):
+        for action in empty_dir_actions(self.table, (), plan.details.empty_directories):
             if self.table.fileio.delete_empty_dir(action.path):
                 dirs.done += 1
         files.seconds = time.monotonic() - start
@@ -567,17 +569,18 @@ class SparkOrphanClean:
 
 
 @dataclass
-class SparkOrphanFiles(Operation[Plan[Any], None]):
+class SparkOrphanFiles(Operation[OrphanPlan, None]):
     """Paimon's OrphanFilesClean in DISTRIBUTED mode: the same decisions as
     ``LocalOrphanFiles``; the orphan set stays on the cluster between plan and apply."""
 
     command: ClassVar[str] = COMMAND
+    details_type: ClassVar[type[Record]] = OrphanDetails
     quarantinable: ClassVar[bool] = True  # moves on executors; the record lists every file
 
     request: OrphanRequest
     _clean: SparkOrphanClean | None = None
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> OrphanPlan:
         assert isinstance(env.executor, SparkExecutor)
         self._clean = SparkOrphanClean(
             table,
@@ -590,7 +593,7 @@ class SparkOrphanFiles(Operation[Plan[Any], None]):
         )
         return self._clean.plan(env.progress, self.request.report_file)
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: OrphanPlan, env: Env) -> None:
         assert self._clean is not None, "plan() first"
         self._clean.apply(plan, env.report, quarantine=env.quarantine)
 

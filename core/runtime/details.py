@@ -24,6 +24,8 @@ R = TypeVar("R", bound="Record")
 
 OMIT_NONE: Mapping[str, Any] = {"omit_none": True}
 FLATTEN: Mapping[str, Any] = {"flatten": True}
+# the record encodes and decodes this field itself (``_field_json``, ``_field_from_json``)
+CUSTOM: Mapping[str, Any] = {"custom": True}
 
 
 def json_key(name: str) -> Mapping[str, Any]:
@@ -53,8 +55,19 @@ class Record:
                 if value is not None:
                     out.update(value.to_json(lazy=lazy))
                 continue
-            out[f.metadata.get("json", f.name)] = encode(value, lazy=lazy)
+            key = f.metadata.get("json", f.name)
+            if f.metadata.get("custom"):
+                out[key] = self._field_json(f.name, lazy=lazy)
+            else:
+                out[key] = encode(value, lazy=lazy)
         return out
+
+    def _field_json(self, name: str, *, lazy: bool) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}.{name}")
+
+    @classmethod
+    def _field_from_json(cls, name: str, value: Any, data: Mapping[str, Any]) -> Any:
+        raise NotImplementedError(f"{cls.__name__}.{name}")
 
     @classmethod
     def from_json(cls: type[R], data: Any) -> R:
@@ -68,7 +81,9 @@ class Record:
                 values[f.name] = decode(hints[f.name], data)
                 continue
             key = f.metadata.get("json", f.name)
-            if key in data:
+            if key in data and f.metadata.get("custom"):
+                values[f.name] = cls._field_from_json(f.name, data[key], data)
+            elif key in data:
                 values[f.name] = decode(hints[f.name], data[key])
             elif not _has_default(f):
                 raise KeyError(f"{cls.__name__}.{key}")
@@ -125,7 +140,9 @@ def decode(tp: Any, value: Any) -> Any:
         if len(items) != len(args):
             raise ValueError(f"expected {len(args)} items, got {len(items)}")
         return tuple(decode(t, v) for t, v in zip(args, items, strict=True))
-    if origin in (list, Sequence):
+    if origin is list:
+        return [decode(args[0] if args else Any, v) for v in _array(value)]
+    if origin is Sequence:
         return tuple(decode(args[0] if args else Any, v) for v in _array(value))
     if origin in (dict, Mapping):
         if not isinstance(value, Mapping):

@@ -113,7 +113,7 @@ def test_plants_of_every_kind(scenarios, tmp_path: Path) -> None:
     link.symlink_to(outside)
     plan, report = clean(root)
     assert report is not None and report.status == "ok"
-    assert sorted(o["path"] for o in plan.details["orphans"]) == sorted(map(str, must_go))
+    assert sorted(o.path for o in plan.details.orphans) == sorted(map(str, must_go))
     for p in must_go:
         assert not p.exists(), p
     for p in must_stay:
@@ -141,7 +141,7 @@ def test_nothing_referenced_is_ever_a_candidate(scenarios, tmp_path: Path, name:
     age_tree(root)
     orphan = plant(next(root.rglob("bucket-*")) / "data-00000000-orphan-0.parquet")
     plan, _ = clean(root)
-    assert [o["path"] for o in plan.details["orphans"]] == [str(orphan)]
+    assert [o.path for o in plan.details.orphans] == [str(orphan)]
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
 
@@ -154,13 +154,13 @@ def test_external_paths_are_cleaned_too(scenarios, tmp_path: Path) -> None:
     before = tree_state(ext_root.parent)
     try:
         plan, _ = clean(s.root, dry_run=True, external_exclusive=True)
-        assert [o["path"] for o in plan.details["orphans"]] == [str(orphan)]
-        assert plan.details["orphans"][0]["dir_kind"] == "external"
-        assert plan.details["external_roots_skipped"] == []
+        assert [o.path for o in plan.details.orphans] == [str(orphan)]
+        assert plan.details.orphans[0].kind == "external"
+        assert plan.details.external_roots_skipped == ()
         # by default another table may share the root: nothing there is a candidate
         plan, _ = clean(s.root, dry_run=True)
-        assert list(plan.details["orphans"]) == []
-        assert plan.details["external_roots_skipped"] == list(table.paths.external_roots)
+        assert list(plan.details.orphans) == []
+        assert plan.details.external_roots_skipped == tuple(table.paths.external_roots)
     finally:
         orphan.unlink()
     assert tree_state(ext_root.parent) == {k: v for k, v in before.items() if k != str(orphan)}
@@ -202,7 +202,7 @@ def test_java_fixture_copies(root: Path, tmp_path: Path) -> None:
         )
     }
     plan, report = clean(dest)
-    found = {o["path"] for o in plan.details["orphans"]}
+    found = {o.path for o in plan.details.orphans}
     assert set(map(str, planted)) <= found
     # The corpus also holds genuinely unreferenced files (e.g. paimon-cpp test artifacts):
     # Paimon deletes them too. None of them may be something a root references.
@@ -219,7 +219,7 @@ def test_dry_run_changes_nothing(scenarios, tmp_path: Path) -> None:
     plant(root / "manifest" / "manifest-deadbeef-0")
     before = tree_state(root)
     plan, _ = clean(root, dry_run=True)
-    assert len(plan.details["orphans"]) == 1
+    assert len(plan.details.orphans) == 1
     assert tree_state(root) == before
 
 
@@ -342,7 +342,7 @@ def test_snapshot_committed_after_planning_keeps_its_files(scenarios, tmp_path: 
     hidden = _hide_latest_snapshot(root)
     with LocalExecutor(4) as ex:
         table, plan = _plan_now(root, ex)
-        planned = {o["path"] for o in plan.details["orphans"]}
+        planned = {o.path for o in plan.details.orphans}
         # The hidden snapshot's own files look like orphans to the plan...
         assert any("/bucket-0/" in p for p in planned) and any("/manifest/" in p for p in planned)
         _commit_again(hidden)  # ...until it is committed, right after planning
@@ -418,7 +418,7 @@ def test_worker_process_decoding_plans_the_same(
     with LocalExecutor(4, processes=2) as ex:
         plan = plan_orphan_clean(table, older_than_ms=now - DAY * 1000, now_ms=now, executor=ex)
         assert ex._processes is not None  # the work really went to worker processes
-    assert plan.details["used_names"] == threads.details["used_names"] > 0
-    assert [o["path"] for o in plan.details["orphans"]] == [
-        o["path"] for o in threads.details["orphans"]
+    assert plan.details.used_names == threads.details.used_names > 0
+    assert [o.path for o in plan.details.orphans] == [
+        o.path for o in threads.details.orphans
     ]

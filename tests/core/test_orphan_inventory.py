@@ -106,9 +106,10 @@ def test_a_file_list_plans_what_the_listing_plans(scenarios, tmp_path: Path, fmt
     listed = _plan(root, now)
     from_inventory = _plan(root, now, inventory)
     assert _doc(from_inventory) == _doc(listed)
-    assert {o["path"] for o in from_inventory.details["orphans"]} == set(map(str, planted))
-    assert from_inventory.details["inventory"]["format"] == fmt
-    assert "inventory" not in listed.details
+    assert {o.path for o in from_inventory.details.orphans} == set(map(str, planted))
+    assert from_inventory.details.inventory is not None
+    assert from_inventory.details.inventory.format == fmt
+    assert listed.details.inventory is None
 
 
 def test_an_inventory_older_than_the_cutoff_is_refused(scenarios, tmp_path: Path) -> None:
@@ -148,7 +149,7 @@ def test_files_changed_after_the_inventory_are_kept(scenarios, tmp_path: Path) -
     with LocalExecutor(4) as ex:
         env = Env(ex, now)
         plan = op.plan(table, env)
-        assert plan.details["orphan_count"] == 6
+        assert plan.details.orphan_count == 6
         rewritten.write_bytes(b"a writer's new file of the same name")
         age(rewritten, 0)
         grown.write_bytes(b"orphan, and more")

@@ -99,8 +99,8 @@ def test_spilled_plan_is_the_in_memory_plan(
     assert isinstance(spilled.phases, LazyPhases)
     assert list(spill_dir.iterdir())  # the partitions and runs really went to disk
     assert _doc(spilled) == _doc(in_memory)
-    assert spilled.details["used_names"] == in_memory.details["used_names"] > 0
-    assert sorted(o["path"] for o in spilled.details["orphans"]) == sorted(map(str, planted))
+    assert spilled.details.used_names == in_memory.details.used_names > 0
+    assert sorted(o.path for o in spilled.details.orphans) == sorted(map(str, planted))
 
     before = tree_state(root)
     with LocalExecutor(4) as ex:

@@ -10,7 +10,6 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fixtures import dev_dependency, java_tables
@@ -21,12 +20,10 @@ from core.format.model import ManifestRef
 from core.ops.check import check_table
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
 from core.ops.expire_snapshots_checks import recheck
-from core.ops.orphan_files import RootWatcher, plan_orphan_clean
+from core.ops.orphan_files import OrphanPlan, RootWatcher, plan_orphan_clean
 from core.ops.orphan_files_spark import SparkOrphanClean
-from core.runtime.details import RawDetails
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.executors.spark import SparkExecutor
-from core.runtime.plans import Plan
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table
 
@@ -121,7 +118,7 @@ def test_orphans_identical_plans_and_final_files(
     clean = SparkOrphanClean(open_table(str(spark_root)), spark_executor, cutoff, now)
     spark_plan = clean.plan()
     assert _plan_json(spark_plan, spark_root) == _plan_json(local_plan, local_root)
-    assert spark_plan.details["orphan_count"] >= 4
+    assert spark_plan.details.orphan_count >= 4
     report = clean.apply(spark_plan, ExecutionReport())
     assert report.status == "ok"
     assert _normalised(files_under(spark_root), spark_root) == _normalised(
@@ -164,10 +161,10 @@ def test_spark_plan_is_bounded_and_streams_the_rest(
     clean = SparkOrphanClean(open_table(str(root)), spark_executor, now - DAY * 1000, now, sample=5)
     plan = clean.plan(report_file=str(report_file))
     d = plan.details
-    assert d["truncated"] is True and len(d["orphans"]) == 5
+    assert d.truncated is True and len(d.orphans) == 5
     lines = [json.loads(line) for line in report_file.read_text().splitlines()]
-    assert len(lines) == d["orphan_count"] >= 33
-    assert [x["path"] for x in lines[:5]] == [x["path"] for x in d["orphans"]]
+    assert len(lines) == d.orphan_count >= 33
+    assert [x["path"] for x in lines[:5]] == [x.path for x in d.orphans]
 
 
 @pytest.mark.parametrize("name", ["many_commits", "append_partitioned"])
@@ -390,15 +387,16 @@ def test_orphans_from_an_inventory_identical_and_headed(
         open_table(str(spark_root)), spark_executor, cutoff, now, inventory=inventory
     )
     spark_plan = clean.plan()
-    assert spark_plan.details["inventory"]["format"] == "csv"
+    assert spark_plan.details.inventory is not None
+    assert spark_plan.details.inventory.format == "csv"
 
-    def drop_inventory(p: Plan[Any]) -> Plan[Any]:  # the two lists' own times differ
-        return replace(p, details=RawDetails({**p.details, "inventory": None}))
+    def drop_inventory(p: OrphanPlan) -> OrphanPlan:  # the two lists' own times differ
+        return replace(p, details=replace(p.details, inventory=None))
 
     assert _plan_json(drop_inventory(spark_plan), spark_root) == _plan_json(
         drop_inventory(local_plan), local_root
     )
-    orphans = [o["path"] for o in spark_plan.details["orphans"]]
+    orphans = [o.path for o in spark_plan.details.orphans]
     assert len(orphans) >= 4
     rewritten = Path(orphans[0])
     rewritten.write_bytes(b"a writer's file of the same name")
