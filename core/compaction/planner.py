@@ -22,6 +22,7 @@ from core.compaction.config import (
     merge_details,
     partition_matches,
 )
+from core.compaction.details import CompactDetails
 from core.compaction.postpone import POSTPONE_BUCKET, PostponeSpec, replay_order
 from core.compaction.selection import (
     pack_unaware,
@@ -45,7 +46,6 @@ from core.format.arrow_types import arrow_type
 from core.format.data_files import read_raw
 from core.format.deletion_vectors import DeletionFile, bucket_index_files, deletion_files
 from core.format.model import IndexManifestEntry, Snapshot, TableSchema
-from core.runtime.details import RawDetails
 from core.runtime.plans import Phase, Plan, Requirements
 from core.table.table import PaimonTable
 from core.write.live_entries import live_raw_entries
@@ -57,7 +57,7 @@ Bucket = tuple[bytes, int]  # (partition, bucket)
 
 @dataclass(frozen=True, slots=True)
 class CompactPlan:
-    plan: Plan[Any]
+    plan: Plan[CompactDetails]
     tasks: tuple[CompactTask, ...]
     config: CompactConfig | None
     # The snapshot the plan was made from: the commit checks only what changed after it.
@@ -96,7 +96,13 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     if latest is None:
         return CompactPlan(
             Plan(
-                COMMAND, table.location, table.branch, now_ms, (), requirements, RawDetails(details)
+                COMMAND,
+                table.location,
+                table.branch,
+                now_ms,
+                (),
+                requirements,
+                CompactDetails.from_json(details),
             ),
             (),
             cfg,
@@ -123,7 +129,13 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     tasks, routed = _within_budget(flags.max_bytes, tasks, routed, details)
     phases = _summarize(table, details, tasks, routed, latest)
     plan = Plan(
-        COMMAND, table.location, table.branch, now_ms, phases, requirements, RawDetails(details)
+        COMMAND,
+        table.location,
+        table.branch,
+        now_ms,
+        phases,
+        requirements,
+        CompactDetails.from_json(details),
     )
     return CompactPlan(plan, tuple(tasks), cfg, latest, tuple(routed))
 

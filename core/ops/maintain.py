@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.compaction.config import UnsupportedTableError
+from core.compaction.details import CompactDetails
 from core.compaction.planner import CompactPlan
 from core.errors import PaimonError
 from core.format.options import parse_bool
@@ -184,6 +185,19 @@ class StepResult:
         if isinstance(details, ConsumerExpiryDetails):
             return tuple(c for c in details.consumers if c.expired)
         return ()
+
+    @property
+    def compaction(self) -> CompactDetails | None:
+        """The compaction plan's details (the compact step)."""
+        details = None if self.plan is None else self.plan.details
+        return details if isinstance(details, CompactDetails) else None
+
+    def compacted(self) -> tuple[int, int]:
+        """(files, bytes) the compact step merged (or, dry run, would merge)."""
+        found = self.compaction
+        if self.status != "ok" or found is None or found.sums is None:
+            return 0, 0
+        return found.sums.files_before, found.sums.bytes_before
 
     @property
     def unexpirable_partitions(self) -> int:
@@ -338,11 +352,7 @@ def _compact(ctx: _Ctx) -> _Decision:
         return _Skip("not asked (--compact)")
     budget = ctx.config.compact_max_bytes
     if budget is not None:
-        budget -= sum(
-            int(s.plan.details.get("bytes_before") or 0)
-            for s in ctx.result.steps_named("compact")
-            if s.plan is not None and s.status == "ok"
-        )
+        budget -= sum(s.compacted()[1] for s in ctx.result.steps_named("compact"))
         if budget <= 0:
             return _Skip("--compact-max-bytes used up by the branches before")
     limit = "" if budget is None else f", at most {budget} bytes"

@@ -78,7 +78,7 @@ class Record:
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if f.metadata.get("flatten"):
-                values[f.name] = decode(hints[f.name], data)
+                values[f.name] = _decode_flattened(hints[f.name], data, f)
                 continue
             key = f.metadata.get("json", f.name)
             if key in data and f.metadata.get("custom"):
@@ -88,6 +88,20 @@ class Record:
             elif not _has_default(f):
                 raise KeyError(f"{cls.__name__}.{key}")
         return cls(**values)
+
+
+def _decode_flattened(tp: Any, data: Mapping[str, Any], f: dataclasses.Field[Any]) -> Any:
+    """A record whose keys sit in its parent's object; an optional one (default None) is
+    absent when none of its keys is there."""
+    if f.default is None:
+        record = next(
+            a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, Record)
+        )
+        keys = [g.metadata.get("json", g.name) for g in dataclasses.fields(record)]  # type: ignore[arg-type]
+        if not any(k in data for k in keys):
+            return None
+        return record.from_json(data)
+    return decode(tp, data)
 
 
 def _has_default(f: dataclasses.Field[Any]) -> bool:

@@ -13,11 +13,14 @@ from paimon_cli.render.plans import header, render_commit
 
 if TYPE_CHECKING:
     from core.compaction.compact import CompactPlan, CompactResult
+    from core.compaction.details import CompactDetails, CompactTaskDetails
     from core.ops.compact_manifests import ManifestCompactPlan, ManifestCompactResult
     from core.runtime.operation import Outcome
 
+    Compacted = Outcome[CompactPlan, CompactResult]
 
-def document(o: Outcome[CompactPlan, CompactResult], view: RunView) -> dict[str, Any]:
+
+def document(o: Compacted, view: RunView) -> dict[str, Any]:
     r = o.result
     report = None
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
@@ -39,50 +42,43 @@ def document(o: Outcome[CompactPlan, CompactResult], view: RunView) -> dict[str,
     return doc
 
 
-def _settings(d: Any, out: Output) -> None:
-    target = d.get("config", {}).get("target-file-size", {})
+def _settings(d: CompactDetails, out: Output) -> None:
+    target = d.config.get("target-file-size")
     out.line(
-        f"  {d.get('mode')} table, strategy {d.get('strategy')}, target file size "
-        f"{target.get('value')} ({target.get('source')})"
+        f"  {d.mode} table, strategy {d.strategy}, target file size "
+        f"{target.value if target else None} ({target.source if target else None})"
     )
-    merge = d.get("merge")
-    if merge:
-        line = f"  merge engine {merge['engine']}"
-        if merge["sequence_fields"]:
-            line += f", sequence.field {','.join(merge['sequence_fields'])} "
-            line += f"({merge['sequence_order']})"
-        if merge["aggregate_functions"]:
-            funcs = ", ".join(f"{k}={v}" for k, v in merge["aggregate_functions"].items())
+    merge = d.merge
+    if merge is not None:
+        line = f"  merge engine {merge.engine}"
+        if merge.sequence_fields:
+            line += f", sequence.field {','.join(merge.sequence_fields)} "
+            line += f"({merge.sequence_order})"
+        if merge.aggregate_functions:
+            funcs = ", ".join(f"{k}={v}" for k, v in merge.aggregate_functions.items())
             line += f", aggregates {funcs}"
         out.line(line + "; every bucket is merged into the max level")
-    if d.get("changelog_producer"):
+    if d.changelog_producer:
         out.line(
-            f"  changelog-producer {d['changelog_producer']}: the compaction writes changelog "
+            f"  changelog-producer {d.changelog_producer}: the compaction writes changelog "
             "files as Paimon's does"
         )
 
 
-def _tasks(tasks: list[Any], out: Output) -> None:
+def _tasks(tasks: tuple[CompactTaskDetails, ...], out: Output) -> None:
     out.table(
         None,
         ["bucket directory", "level", "files", "rows", "bytes", "files after (est.)"],
         (
-            [
-                t["path"],
-                t["output_level"],
-                t["files"],
-                t["rows"],
-                human_bytes(t["bytes"]),
-                t["files_after_estimate"],
-            ]
+            [t.path, t.output_level, t.files, t.rows, human_bytes(t.bytes), t.files_after_estimate]
             for t in tasks
         ),
         limit=40,
         total=len(tasks),
     )
-    vectors = sum(t.get("deletion_vectors", 0) for t in tasks)
-    dropped = sum(len(t.get("index_files_dropped") or ()) for t in tasks)
-    kept = sum(len(t.get("vectors_kept") or ()) for t in tasks)
+    vectors = sum(t.deletion_vectors for t in tasks)
+    dropped = sum(len(t.index_files_dropped) for t in tasks)
+    kept = sum(len(t.vectors_kept) for t in tasks)
     if vectors or dropped:
         line = (
             f"  {vectors} deletion vectors applied while reading; {dropped} vector index "
@@ -93,27 +89,28 @@ def _tasks(tasks: list[Any], out: Output) -> None:
         out.line(line)
 
 
-def human(o: Outcome[CompactPlan, CompactResult], out: Output, view: RunView) -> None:
+def human(o: Compacted, out: Output, view: RunView) -> None:
     d = o.plan.plan.details
-    tasks = d.get("tasks") or []
     header("compact", o.plan.plan.table, out, view)
     _settings(d, out)
     render_journals(journals_of(o.report), out)
-    if d.get("latest_snapshot") is None:
+    if d.latest_snapshot is None:
         out.line("  the table has no snapshots: nothing to do")
         return
-    for s in d.get("skipped") or []:
-        where = f"partition {s['partition']} " if s["partition"] else ""
-        out.line(f"  skipped {where}bucket {s['bucket']}: {s['reason']}")
-    if not tasks:
+    for s in d.skipped:
+        where = f"partition {s.partition} " if s.partition else ""
+        out.line(f"  skipped {where}bucket {s.bucket}: {s.reason}")
+    if not d.tasks:
         out.line("  nothing to compact")
         return
-    _tasks(tasks, out)
-    out.line(
-        f"  {plural(d['files_before'], 'file')} ({human_bytes(d['bytes_before'])}) -> about "
-        f"{plural(d['files_after_estimate'], 'file')} "
-        f"(about {human_bytes(d['bytes_after_estimate'])})"
-    )
+    _tasks(d.tasks, out)
+    sums = d.sums
+    if sums is not None:
+        out.line(
+            f"  {plural(sums.files_before, 'file')} ({human_bytes(sums.bytes_before)}) -> about "
+            f"{plural(sums.files_after_estimate, 'file')} "
+            f"(about {human_bytes(sums.bytes_after_estimate)})"
+        )
     r = o.result
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
         render_commit(
@@ -124,7 +121,7 @@ def human(o: Outcome[CompactPlan, CompactResult], out: Output, view: RunView) ->
             + (
                 f", {plural(r.changelog_files, 'changelog file')} "
                 f"({plural(r.changelog_records, 'record')})"
-                if d.get("changelog_producer")
+                if d.changelog_producer
                 else ""
             )
             + "; replaced files are deleted later by expire-snapshots",
@@ -132,11 +129,11 @@ def human(o: Outcome[CompactPlan, CompactResult], out: Output, view: RunView) ->
         )
 
 
-def quiet(o: Outcome[CompactPlan, CompactResult], _view: RunView) -> Iterator[str]:
+def quiet(o: Compacted, _view: RunView) -> Iterator[str]:
     """The input files of every task."""
-    for t in o.plan.plan.details.get("tasks") or []:
-        for f in t["inputs"]:
-            yield f"{t['path']}/{f['name']}"
+    for t in o.plan.plan.details.tasks:
+        for f in t.inputs:
+            yield f"{t.path}/{f.name}"
 
 
 RENDERER: Renderer[CompactPlan, CompactResult] = Renderer("compact", document, human, quiet)

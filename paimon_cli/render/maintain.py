@@ -123,11 +123,7 @@ def _totals(r: TableResult, dry_run: bool) -> dict[str, int | None]:
         "changelogs_expired": r.count("expire-changelogs"),
         "files_deleted": files,
         "bytes_deleted": size,
-        "files_compacted": sum(
-            int(s.plan.details.get("files_before") or 0)
-            for s in r.steps_named("compact")
-            if s.plan is not None and s.status == "ok"
-        ),
+        "files_compacted": sum(s.compacted()[0] for s in r.steps_named("compact")),
         "integrity_problems": r.integrity_problems,
     }
 
@@ -156,14 +152,16 @@ def _what(s: StepResult) -> str:
     """What a step that ran did (or, dry run, would do), in a few words."""
     if s.check is not None:
         return f"{s.check.files_checked} files of {s.check.roots} roots present"
-    d = s.plan.details if s.plan is not None else {}
-    if s.name == "compact" and d.get("tasks"):
-        deferred = d.get("deferred") or {}
-        later = f", {deferred['tasks']} tasks left for later runs" if deferred.get("tasks") else ""
+    compaction = s.compaction
+    if compaction is not None and compaction.tasks and compaction.sums is not None:
+        left = compaction.deferred.tasks if compaction.deferred is not None else 0
+        later = f", {left} tasks left for later runs" if left else ""
+        sums = compaction.sums
         return (
-            f"{d['files_before']} files ({human_bytes(d['bytes_before'])}) into about "
-            f"{d['files_after_estimate']}{later}"
+            f"{sums.files_before} files ({human_bytes(sums.bytes_before)}) into about "
+            f"{sums.files_after_estimate}{later}"
         )
+    d = s.plan.details if s.plan is not None else {}
     if s.name == "compact-manifests" and d.get("changed"):
         return f"{d['manifests_before']} data manifests merged"
     what = "nothing to do"

@@ -51,7 +51,7 @@ def _batch(rnd: random.Random) -> list[dict[str, Any]]:
 def _compact(root: Path) -> int:
     t = open_table(str(root))
     cplan = plan_compact(t, CompactFlags(), now_ms=NOW)
-    assert cplan.plan.details["changelog_producer"] in ("full-compaction", "lookup")
+    assert cplan.plan.details.changelog_producer in ("full-compaction", "lookup")
     with LocalExecutor(2) as ex:
         result = apply_compact(t, cplan, executor=ex)
     assert result.commit is not None and result.commit.snapshot is not None

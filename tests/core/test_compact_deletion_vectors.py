@@ -97,7 +97,7 @@ def test_java_built_dv_table_rows_identical_and_vectors_dropped(
     assert any(e.dv_ranges for e in vectors)
     index_paths = [Path(t.paths.index_file_path(e)) for e in vectors]
     cplan, result = compact(root)
-    task_vectors = sum(t["deletion_vectors"] for t in cplan.plan.details["tasks"])
+    task_vectors = sum(t.deletion_vectors for t in cplan.plan.details.tasks)
     assert task_vectors == sum(len(e.dv_ranges) for e in vectors)
     assert result.rows_after < sum(t.rows for t in cplan.tasks)  # the vectors were applied
     after = java.verify(root)

@@ -216,7 +216,8 @@ def test_rows_identical_in_java_and_pypaimon(tmp_path: Path, java: JavaPaimon, c
     py_before = pw.read_rows_at_root(root) if readable else None
     py_tag = pw.read_rows_at_root(root, tag="mid") if readable else None
     cplan, result = compact(root)
-    assert cplan.plan.details["merge"]["engine"] == (
+    merge = cplan.plan.details.merge
+    assert merge is not None and merge.engine == (
         later.get("merge-engine") or write_options.get("merge-engine") or "deduplicate"
     )
     assert result.commit is not None and result.commit.snapshot is not None
@@ -276,11 +277,11 @@ def test_partial_update_with_deletes_fails_like_paimon(tmp_path: Path) -> None:
 def test_dry_run_names_the_engine_and_aggregates(tmp_path: Path) -> None:
     root = _table(tmp_path, AGG_ALL, {}, deletes=False)
     cplan = plan_compact(open_table(str(root)), CompactFlags(), now_ms=NOW)
-    merge = cplan.plan.details["merge"]
-    assert merge["engine"] == "aggregation"
-    assert merge["aggregate_functions"]["a"] == "sum"
-    assert merge["aggregate_functions"]["id"] == "primary_key"
-    assert merge["aggregate_functions"]["rk"] == "last_non_null_value"
+    merge = cplan.plan.details.merge
+    assert merge is not None and merge.engine == "aggregation"
+    assert merge.aggregate_functions["a"] == "sum"
+    assert merge.aggregate_functions["id"] == "primary_key"
+    assert merge.aggregate_functions["rk"] == "last_non_null_value"
     assert cplan.tasks and all(t.merge is not None for t in cplan.tasks)
 
 
@@ -392,7 +393,8 @@ def test_collection_aggregates_read_the_same_in_java(
     before = java.verify(root)
     assert before["entries"]["latest"]["rows"] > 0 and not before["errors"]
     cplan, result = compact(root)
-    assert cplan.plan.details["merge"]["aggregate_functions"]["nk"] == "nested_update"
+    merge = cplan.plan.details.merge
+    assert merge is not None and merge.aggregate_functions["nk"] == "nested_update"
     assert result.commit is not None
     assert_same_rows(before, java.verify(root))
     rows = {r["id"]: r for r in pw.read_rows_at_root(root)}

@@ -119,7 +119,7 @@ def test_vectors_applied_rows_unchanged_in_java(
     cplan, result = compact(root)
 
     details = cplan.plan.details
-    applied = {n for task in details["tasks"] for n in task["vectors_applied"]}
+    applied = {n for task in details.tasks for n in task.vectors_applied}
     assert applied == with_vector  # every file with a vector is compacted (0.9: no cardinality)
     replaced = {r["_FILE"]["_FILE_NAME"] for task in cplan.tasks for r in task.inputs}
     # Paimon's own compaction replaced the same files (0.9 bins them per index file, master
@@ -192,7 +192,7 @@ def test_unaware_kept_vectors_move_to_a_new_index_file(
     (task,) = cplan.tasks
     compacted = {r["_FILE"]["_FILE_NAME"] for r in task.inputs}
     assert len(compacted) == 2
-    assert set(cplan.plan.details["tasks"][0]["vectors_kept"]) == set(old_vectors) - compacted
+    assert set(cplan.plan.details.tasks[0].vectors_kept) == set(old_vectors) - compacted
     assert_same_rows(before, java.verify(root))
     assert _ids(java_writer, root) == _ids(java_writer, theirs)
     t = open_table(str(root))
@@ -289,7 +289,7 @@ def test_bitmap64_vectors_applied(
             assert struct.unpack_from("<I", data, r.offset + 4)[0] == BITMAP64_MAGIC
     vectors = sum(len(e.dv_ranges) for e in _dv_entries(t))
     cplan, _ = compact(root)
-    assert sum(task["deletion_vectors"] for task in cplan.plan.details["tasks"]) == vectors
+    assert sum(task.deletion_vectors for task in cplan.plan.details.tasks) == vectors
     assert _dv_entries(open_table(str(root))) == []
     after = java.verify(root)
     # Paimon 0.9 cannot read 64-bit vectors, which older snapshots still hold: only the
