@@ -20,7 +20,8 @@ from typing import Any, ClassVar
 
 from core.format.model import Expected, Snapshot
 from core.format.options import OptionValue
-from core.runtime.details import RawDetails
+from core.ops.details.expiry import Sourced
+from core.ops.details.manifests import ManifestCompactDetails, ManifestEntryCount
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import Phase, Plan, Requirements
 from core.runtime.runs import Run
@@ -47,7 +48,7 @@ COMMAND = "compact"
 
 @dataclass(frozen=True)
 class ManifestCompactPlan:
-    plan: Plan[Any]
+    plan: Plan[ManifestCompactDetails]
     merge: ManifestMerge | None  # None: no snapshot
     snapshot: Snapshot | None  # the snapshot merged
 
@@ -104,65 +105,55 @@ def merge_snapshot(table: PaimonTable, snapshot: Snapshot) -> ManifestMerge:
     )
 
 
-def _manifest_json(table: PaimonTable, meta: Row, action: str) -> dict[str, Any]:
-    return {
-        "name": meta["_FILE_NAME"],
-        "path": table.paths.manifest_path(str(meta["_FILE_NAME"])),
-        "size": int(meta["_FILE_SIZE"]),
-        "added": int(meta["_NUM_ADDED_FILES"]),
-        "deleted": int(meta["_NUM_DELETED_FILES"]),
-        "action": action,
-    }
+def _manifest_row(table: PaimonTable, meta: Row, action: str) -> ManifestEntryCount:
+    return ManifestEntryCount(
+        name=str(meta["_FILE_NAME"]),
+        path=table.paths.manifest_path(str(meta["_FILE_NAME"])),
+        size=int(meta["_FILE_SIZE"]),
+        added=int(meta["_NUM_ADDED_FILES"]),
+        deleted=int(meta["_NUM_DELETED_FILES"]),
+        action=action,
+    )
 
 
 def _details(
     table: PaimonTable, latest: Snapshot | None, merge: ManifestMerge | None
-) -> dict[str, Any]:
+) -> ManifestCompactDetails:
     option: OptionValue = table.options.lookup(MANIFEST_TARGET_SIZE)
-    details: dict[str, Any] = {
-        "target": "manifests",
-        "latest_snapshot": latest.id if latest else None,
-        "config": {
-            MANIFEST_TARGET_SIZE: {
-                "value": target_size(table.options),
-                "source": option.source if option.value is not None else "default",
-            }
-        },
-        "merge": None,
-        "changed": False,
-        "manifests": [],
-        "manifests_before": 0,
-        "bytes_before": 0,
-        "entries_before": 0,
-        "manifests_kept": 0,
-        "entries_after": 0,
-        "notes": [],
-    }
+    source = option.source if option.value is not None else "default"
+    config = {MANIFEST_TARGET_SIZE: Sourced(target_size(table.options), source)}
+    latest_id = latest.id if latest else None
     if merge is None:
-        return details
+        return ManifestCompactDetails(
+            "manifests", latest_id, config, None, False, (), 0, 0, 0, 0, 0, ()
+        )
     kept = {str(p.row["_FILE_NAME"]) for p in merge.rewrite.parts if isinstance(p, KeptManifest)}
     changed = merge.changed
-    details.update(
+    notes: tuple[str, ...] = ()
+    if table.options.get_bool("manifest-sort.enabled"):
+        notes = (
+            "manifest-sort.enabled is set: Paimon would also sort the rewritten entries by "
+            "partition; the manifests written here hold the same entries, unsorted",
+        )
+    return ManifestCompactDetails(
+        target="manifests",
+        latest_snapshot=latest_id,
+        config=config,
         merge=merge.mode,
         changed=changed,
-        manifests=[
-            _manifest_json(
+        manifests=tuple(
+            _manifest_row(
                 table, m, "kept" if str(m["_FILE_NAME"]) in kept or not changed else "rewritten"
             )
             for m in merge.before
-        ],
+        ),
         manifests_before=len(merge.before),
         bytes_before=sum(int(m["_FILE_SIZE"]) for m in merge.before),
         entries_before=merge.entries_before,
         manifests_kept=len(kept) if changed else len(merge.before),
         entries_after=merge.entries_after if changed else merge.entries_before,
+        notes=notes,
     )
-    if table.options.get_bool("manifest-sort.enabled"):
-        details["notes"].append(
-            "manifest-sort.enabled is set: Paimon would also sort the rewritten entries by "
-            "partition; the manifests written here hold the same entries, unsorted"
-        )
-    return details
 
 
 def plan_compact_manifests(table: PaimonTable, *, now_ms: int) -> ManifestCompactPlan:
@@ -185,7 +176,7 @@ def plan_compact_manifests(table: PaimonTable, *, now_ms: int) -> ManifestCompac
         now_ms,
         phases,
         Requirements(latest.id if latest else None, None, {}, (), None),
-        RawDetails(_details(table, latest, merge)),
+        _details(table, latest, merge),
     )
     return ManifestCompactPlan(plan, merge, latest)
 

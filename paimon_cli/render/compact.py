@@ -167,26 +167,25 @@ def manifests_human(
 ) -> None:
     d = o.plan.plan.details
     header("compact --manifests", o.plan.plan.table, out, view)
-    target = d["config"]["manifest.target-file-size"]
+    target = d.config["manifest.target-file-size"]
     render_journals(journals_of(o.report), out)
-    if d.get("latest_snapshot") is None:
+    if d.latest_snapshot is None:
         out.line("  the table has no snapshots: nothing to do")
         return
     out.line(
-        f"  snapshot {d['latest_snapshot']}: {d['manifests_before']} data manifests, "
-        f"{human_bytes(d['bytes_before'])}, {d['entries_before']} entries; target "
-        f"{human_bytes(target['value'])} ({target['source']})"
+        f"  snapshot {d.latest_snapshot}: {d.manifests_before} data manifests, "
+        f"{human_bytes(d.bytes_before)}, {d.entries_before} entries; target "
+        f"{human_bytes(target.value)} ({target.source})"
     )
-    for note in d.get("notes") or []:
+    for note in d.notes:
         out.line(f"  note: {note}")
-    if not d["changed"]:
+    if not d.changed:
         out.line("  nothing to compact: Paimon's merge would keep every manifest as it is")
         return
-    rewritten = d["manifests_before"] - d["manifests_kept"]
+    rewritten = d.manifests_before - d.manifests_kept
     out.line(
-        f"  {d['merge']} merge: {rewritten} manifests rewritten, {d['manifests_kept']} kept; "
-        f"{d['entries_before']} entries -> {d['entries_after']} (ADD and DELETE of a file "
-        "cancel)"
+        f"  {d.merge} merge: {rewritten} manifests rewritten, {d.manifests_kept} kept; "
+        f"{d.entries_before} entries -> {d.entries_after} (ADD and DELETE of a file cancel)"
     )
     r = o.result
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
@@ -206,9 +205,7 @@ def manifests_quiet(
     o: Outcome[ManifestCompactPlan, ManifestCompactResult], _view: RunView
 ) -> Iterator[str]:
     """The manifests a real run would rewrite."""
-    for m in o.plan.plan.details.get("manifests") or []:
-        if m["action"] == "rewritten":
-            yield str(m["path"])
+    return (m.path for m in o.plan.plan.details.manifests if m.action == "rewritten")
 
 
 MANIFESTS: Renderer[ManifestCompactPlan, ManifestCompactResult] = Renderer(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+from core.ops.details.manifests import ManifestCompactDetails
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, plural, red
 from paimon_cli.render import RunView, compact
@@ -161,9 +162,9 @@ def _what(s: StepResult) -> str:
             f"{sums.files_before} files ({human_bytes(sums.bytes_before)}) into about "
             f"{sums.files_after_estimate}{later}"
         )
-    d = s.plan.details if s.plan is not None else {}
-    if s.name == "compact-manifests" and d.get("changed"):
-        return f"{d['manifests_before']} data manifests merged"
+    d = None if s.plan is None else s.plan.details
+    if isinstance(d, ManifestCompactDetails) and d.changed:
+        return f"{d.manifests_before} data manifests merged"
     what = "nothing to do"
     if s.changelogs:
         what = f"changelogs {s.changelogs[0]}..{s.changelogs[-1]} ({len(s.changelogs)})"

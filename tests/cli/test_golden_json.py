@@ -123,6 +123,9 @@ CASES: dict[str, Case] = {
     "create-tag": Case(
         "append", ("create-tag", "TABLE", "t1", "--snapshot", "2", "--time-retained", "7 d")
     ),
+    "create-tag-from-timestamp-dry-run": Case(
+        "append", ("create-tag", "TABLE", "t1", "--from-timestamp", "1000000000000", "--dry-run")
+    ),
     "delete-tag-dry-run": Case("append", ("delete-tag", "TABLE", "mid", "--dry-run")),
     "delete-tag": Case("append", ("delete-tag", "TABLE", "mid")),
     "rename-tag-dry-run": Case("append", ("rename-tag", "TABLE", "mid", "mid2", "--dry-run")),
@@ -151,6 +154,9 @@ CASES: dict[str, Case] = {
     # undo and repair
     "rollback-dry-run": Case("append", ("rollback", "TABLE", "--to-snapshot", "4", "--dry-run")),
     "rollback": Case("append", ("rollback", "TABLE", "--to-snapshot", "4")),
+    "rollback-to-timestamp-dry-run": Case(
+        "append", ("rollback", "TABLE", "--to-timestamp", "FUTURE", "--dry-run")
+    ),
     "remove-unexisting-files-dry-run": Case(
         "append", ("remove-unexisting-files", "TABLE", "--dry-run"), _missing_data_files
     ),
