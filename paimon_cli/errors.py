@@ -77,10 +77,6 @@ def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
         raise typer.Exit(EXIT_FAILURE) from None
 
 
-def usage_error(message: str) -> typer.BadParameter:
-    return typer.BadParameter(message)
-
-
 def completion_candidates(produce: Callable[[], list[str]]) -> list[str]:
     """Candidates for tab completion, which runs inside the user's shell at every <TAB>: a
     table that cannot be read (yet), a bad option, a storage error give none, never an

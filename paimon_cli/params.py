@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -169,17 +168,6 @@ OptionsOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-T = TypeVar("T")
-
-
-def as_usage_error(fn: Callable[[], T], param_hint: str) -> T:
-    """Run a value parser; an impossible value becomes a usage error (exit 2)."""
-    try:
-        return fn()
-    except InvalidOptionError as exc:
-        raise typer.BadParameter(exc.message, param_hint=param_hint) from None
 
 
 def parse_fs_options(values: list[str] | None) -> dict[str, str]:

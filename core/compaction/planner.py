@@ -92,7 +92,7 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     cfg = compact_config(table, flags)
     latest = table.snapshots.latest()
     details = _details(cfg, latest)
-    requirements = Requirements(latest.id if latest else None, None, {}, (), None)
+    requirements = Requirements.latest(latest.id if latest else None)
     if latest is None:
         return CompactPlan(
             Plan(

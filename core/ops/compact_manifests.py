@@ -175,7 +175,7 @@ def plan_compact_manifests(table: PaimonTable, *, now_ms: int) -> ManifestCompac
         table.branch,
         now_ms,
         phases,
-        Requirements(latest.id if latest else None, None, {}, (), None),
+        Requirements.latest(latest.id if latest else None),
         _details(table, latest, merge),
     )
     return ManifestCompactPlan(plan, merge, latest)

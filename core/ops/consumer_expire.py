@@ -52,13 +52,7 @@ def plan_consumer_expire(
         cutoff,
         tuple(ConsumerState(c.id, c.next_snapshot, c.mtime_ms, c in stale) for c in consumers),
     )
-    requirements = Requirements(
-        latest_snapshot=table.snapshots.latest_id(),
-        expire_end=None,
-        tags={},
-        branches=(),
-        consumers_min_next=None,
-    )
+    requirements = Requirements.latest(table.snapshots.latest_id())
     return Plan(
         COMMAND,
         table.location,

@@ -204,13 +204,7 @@ def plan_partition_expire(
         expire_before_ms=expire_before_ms,
         latest_snapshot=latest.id if latest else None,
     )
-    requirements = Requirements(
-        latest_snapshot=latest.id if latest else None,
-        expire_end=None,
-        tags={},
-        branches=(),
-        consumers_min_next=None,
-    )
+    requirements = Requirements.latest(latest.id if latest else None)
     if latest is None:
         return Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details)
     skipped: list[SkippedPartition] = []

@@ -101,6 +101,51 @@ def _check_still_missing(fileio: FileIO, paths: Sequence[str]) -> None:
     _refuse_missing_directories(fileio, paths)
 
 
+def _candidates(
+    table: PaimonTable, latest: Snapshot, partitions: Sequence[Mapping[str, str]]
+) -> list[tuple[ManifestEntry, dict[str, str | None]]]:
+    """The latest snapshot's live data files in the partitions, each with its partition."""
+    postpone = table.options.bucket == -2
+    specs: dict[bytes, dict[str, str | None]] = {}
+    out = []
+    for e in table.live_files(latest):
+        if e.bucket < 0 and not postpone:
+            continue
+        spec = specs.get(e.partition)
+        if spec is None:
+            spec = specs[e.partition] = dict(table.paths.partition_spec(e.partition))
+        if partition_matches(spec, partitions):
+            out.append((e, spec))
+    return out
+
+
+def _missing_files(
+    table: PaimonTable,
+    candidates: list[tuple[ManifestEntry, dict[str, str | None]]],
+    executor: Executor,
+    progress: Progress,
+) -> list[tuple[ManifestEntry, MissingFile]]:
+    """The candidates whose data file does not exist (a definite "not found")."""
+    paths = [table.paths.data_file_path(e) for e, _ in candidates]
+    chunks = [paths[i : i + 256] for i in range(0, len(paths), 256)]
+    progress.start("existence checks", len(paths))
+    flags = [
+        flag
+        for chunk in executor.map(
+            partial(_missing, table.fileio), chunks, on_result=lambda r: progress.advance(len(r))
+        )
+        for flag in chunk
+    ]
+    progress.finish()
+    missing = [
+        (e, MissingFile(p, spec, e.bucket, e.file.level, e.file.row_count, e.file.file_size))
+        for (e, spec), p, gone in zip(candidates, paths, flags, strict=True)
+        if gone
+    ]
+    _refuse_missing_directories(table.fileio, [m.path for _, m in missing])
+    return missing
+
+
 def plan_remove_unexisting(
     table: PaimonTable,
     *,
@@ -110,55 +155,20 @@ def plan_remove_unexisting(
     now_ms: int | None = None,
 ) -> RepairPlan:
     """Every data file of the latest snapshot (in the partitions) that does not exist."""
-    progress = progress or NullProgress()
     check_partition_filters(table, partitions)
     latest = table.snapshots.latest()
     files: tuple[MissingFile, ...] = ()
     identifiers: tuple[tuple[str, int, int, str], ...] | None = None
     phases: tuple[Phase, ...] = ()
     if latest is not None:
-        postpone = table.options.bucket == -2
-        specs: dict[bytes, dict[str, str | None]] = {}
-        entries: list[ManifestEntry] = []
-        for e in table.live_files(latest):
-            if e.bucket < 0 and not postpone:
-                continue
-            spec = specs.get(e.partition)
-            if spec is None:
-                spec = specs[e.partition] = table.paths.partition_spec(e.partition)
-            if partition_matches(spec, partitions):
-                entries.append(e)
-        paths = [table.paths.data_file_path(e) for e in entries]
-        chunks = [paths[i : i + 256] for i in range(0, len(paths), 256)]
-        progress.start("existence checks", len(paths))
-        flags = [
-            flag
-            for chunk in executor.map(
-                partial(_missing, table.fileio),
-                chunks,
-                on_result=lambda r: progress.advance(len(r)),
-            )
-            for flag in chunk
-        ]
-        progress.finish()
-        missing = [(e, p) for e, p, gone in zip(entries, paths, flags, strict=True) if gone]
-        _refuse_missing_directories(table.fileio, [p for _, p in missing])
-        files = tuple(
-            MissingFile(
-                p,
-                dict(specs[e.partition]),
-                e.bucket,
-                e.file.level,
-                e.file.row_count,
-                e.file.file_size,
-            )
-            for e, p in missing
-        )
+        candidates = _candidates(table, latest, partitions)
+        missing = _missing_files(table, candidates, executor, progress or NullProgress())
+        files = tuple(m for _, m in missing)
         identifiers = tuple(
             (e.partition.hex(), e.bucket, e.file.level, e.file.file_name) for e, _ in missing
         )
         if missing:
-            rows = sum(e.file.row_count for e, _ in missing)
+            rows = sum(m.rows for m in files)
             phases = (
                 Phase.commit(
                     table.snapshots.path(latest.id + 1),
@@ -168,13 +178,7 @@ def plan_remove_unexisting(
     details = RemoveUnexistingDetails(
         latest.id if latest else None, files, identifiers, sum(f.rows for f in files)
     )
-    requirements = Requirements(
-        latest_snapshot=latest.id if latest else None,
-        expire_end=None,
-        tags={},
-        branches=(),
-        consumers_min_next=None,
-    )
+    requirements = Requirements.latest(latest.id if latest else None)
     return Plan(
         COMMAND,
         table.location,

@@ -125,16 +125,6 @@ def plan_rollback(
     doomed_changelogs = sorted((i for i in changelog_ids if i > tid), reverse=True)
     consumers, branches = _dependents(table, tid, doomed_tags, force=force)
     restored_raw = _without_lost_changelog(table, restored.snapshot.raw) if restored else None
-    notes = [
-        "data files, manifests and index files are kept, as Paimon (1.2+) does: those "
-        "only the removed snapshots used are left for delete-orphan-files"
-    ]
-    if restored is not None and restored_raw != restored.snapshot.raw:
-        notes.append(
-            f"snapshot {tid} is written from tag {restored.name} without its changelog, "
-            "which expired with the snapshot (Paimon would name the deleted changelog "
-            "manifest list)"
-        )
     details = RollbackDetails(
         target_snapshot=tid,
         target_tag=from_tag.name if from_tag else None,
@@ -148,7 +138,7 @@ def plan_rollback(
         branches_from_removed_tags={k: tuple(v) for k, v in branches.items()},
         forced=force and bool(consumers or branches),
         journal_guard=RollbackGuard(None if restored is not None else SnapshotIdentity.of(target)),
-        notes=tuple(notes),
+        notes=_notes(tid, restored, restored_raw),
     )
     phases = (
         Phase(
@@ -183,6 +173,20 @@ def plan_rollback(
         _requirements(table, latest),
         details,
     )
+
+
+def _notes(tid: int, restored: Tag | None, raw: Mapping[str, Any] | None) -> tuple[str, ...]:
+    notes: tuple[str, ...] = (
+        "data files, manifests and index files are kept, as Paimon (1.2+) does: those "
+        "only the removed snapshots used are left for delete-orphan-files",
+    )
+    if restored is not None and raw != restored.snapshot.raw:
+        notes += (
+            f"snapshot {tid} is written from tag {restored.name} without its changelog, "
+            "which expired with the snapshot (Paimon would name the deleted changelog "
+            "manifest list)",
+        )
+    return notes
 
 
 def _dependents(

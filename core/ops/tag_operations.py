@@ -122,7 +122,7 @@ class RenameTag(Operation[Plan[RenameTagDetails], Renamed]):
             table.branch,
             env.now_ms,
             (Phase("tag", actions, sequential=True),),
-            Requirements(table.snapshots.latest_id(), None, {}, (), None),
+            Requirements.latest(table.snapshots.latest_id()),
             RenameTagDetails(self.old, self.new, possible),
         )
 

@@ -276,6 +276,11 @@ class Requirements:
     branches: tuple[str, ...]
     consumers_min_next: int | None  # None when consumers do not bound the plan
 
+    @classmethod
+    def latest(cls, latest_snapshot: int | None) -> Requirements:
+        """A plan built on the latest snapshot alone (a commit's base, its re-check)."""
+        return cls(latest_snapshot, None, {}, (), None)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "latest_snapshot": self.latest_snapshot,

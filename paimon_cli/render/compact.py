@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from paimon_cli.convert import commit_json, plan_doc
@@ -20,26 +20,35 @@ if TYPE_CHECKING:
     Compacted = Outcome[CompactPlan, CompactResult]
 
 
-def document(o: Compacted, view: RunView) -> dict[str, Any]:
+def _committed(
+    o: Outcome[Any, Any], view: RunView, counts: Callable[[Any], dict[str, int]]
+) -> dict[str, Any]:
+    """The document of a compaction: its plan, its COMMIT (with ``counts`` of the result)
+    and the journals finished first."""
     r = o.result
     report = None
     if r is not None and r.commit is not None and r.commit.snapshot is not None:
-        report = commit_json(
-            r.commit.snapshot,
-            r.commit.attempts,
-            r.notes,
-            files_before=r.files_before,
-            files_after=r.files_after,
-            bytes_before=r.bytes_before,
-            bytes_after=r.bytes_after,
-            rows_before=r.rows_before,
-            rows_after=r.rows_after,
-            changelog_files=r.changelog_files,
-            changelog_records=r.changelog_records,
-        )
+        report = commit_json(r.commit.snapshot, r.commit.attempts, r.notes, **counts(r))
     doc = plan_doc(view.dry_run, o.plan.plan, report)
     doc["journals"] = journals_json(journals_of(o.report))
     return doc
+
+
+def document(o: Compacted, view: RunView) -> dict[str, Any]:
+    return _committed(
+        o,
+        view,
+        lambda r: {
+            "files_before": r.files_before,
+            "files_after": r.files_after,
+            "bytes_before": r.bytes_before,
+            "bytes_after": r.bytes_after,
+            "rows_before": r.rows_before,
+            "rows_after": r.rows_after,
+            "changelog_files": r.changelog_files,
+            "changelog_records": r.changelog_records,
+        },
+    )
 
 
 def _settings(d: CompactDetails, out: Output) -> None:
@@ -143,23 +152,18 @@ RENDERER: Renderer[CompactPlan, CompactResult] = Renderer("compact", document, h
 def manifests_document(
     o: Outcome[ManifestCompactPlan, ManifestCompactResult], view: RunView
 ) -> dict[str, Any]:
-    r = o.result
-    report = None
-    if r is not None and r.commit is not None and r.commit.snapshot is not None:
-        report = commit_json(
-            r.commit.snapshot,
-            r.commit.attempts,
-            r.notes,
-            manifests_before=r.manifests_before,
-            manifests_after=r.manifests_after,
-            bytes_before=r.bytes_before,
-            bytes_after=r.bytes_after,
-            entries_before=r.entries_before,
-            entries_after=r.entries_after,
-        )
-    doc = plan_doc(view.dry_run, o.plan.plan, report)
-    doc["journals"] = journals_json(journals_of(o.report))
-    return doc
+    return _committed(
+        o,
+        view,
+        lambda r: {
+            "manifests_before": r.manifests_before,
+            "manifests_after": r.manifests_after,
+            "bytes_before": r.bytes_before,
+            "bytes_after": r.bytes_after,
+            "entries_before": r.entries_before,
+            "entries_after": r.entries_after,
+        },
+    )
 
 
 def manifests_human(

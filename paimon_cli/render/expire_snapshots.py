@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from paimon_cli.output import Output, human_duration, human_limit, human_time, plural
 from paimon_cli.render import Renderer, RunView
-from paimon_cli.render.expire_changelogs import render_changelog_details
+from paimon_cli.render.expire_changelogs import render_changelog_details, render_range
 from paimon_cli.render.plans import (
     deleting_header,
     journaled_document,
@@ -40,12 +40,8 @@ def human(o: Outcome[Plan[ExpireSnapshotsDetails], None], out: Output, view: Run
     if d.earliest_snapshot is None:
         out.line("  the table has no snapshots")
     else:
-        snaps = d.snapshots
-        span = f"{snaps[0]}..{snaps[-1]}" if snaps else "none"
-        out.line(
-            f"  snapshots {d.earliest_snapshot}..{d.latest_snapshot}: expiring {span} "
-            f"({len(snaps)}); stopped by {d.stopped_by}: {d.stop_detail}"
-        )
+        present = (d.earliest_snapshot, d.latest_snapshot)
+        render_range("snapshots", present, d.snapshots, d.stopped_by, d.stop_detail, out)
     if d.stale_consumers:
         out.line(
             "  stale consumers (past consumer.expiration-time, not blocking): "
