@@ -40,11 +40,13 @@ from functools import partial
 from typing import Any, ClassVar
 
 from core.errors import MissingFileError, PaimonError, SafetyRefusalError, StalePlanError
-from core.format.model import Tag
+from core.format.model import Consumer, Tag
 from core.io.fileio import FileInfo, FileIO, basename, join, parent
+from core.ops.details.branches import CreateBranchDetails, DeleteBranchDetails, FastForwardDetails
+from core.ops.details.repair import ConsumerAhead
 from core.ops.tags import branches_from_tag, validate_tag_name
 from core.runtime.apply import apply_phases
-from core.runtime.details import RawDetails
+from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.races import ActionGuard, newest_first_guard
@@ -54,6 +56,10 @@ from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 from core.table.tag_manager import TagManager
 from core.write.commit import snapshot_json
+
+CreatePlan = Plan[CreateBranchDetails]
+DeletePlan = Plan[DeleteBranchDetails]
+ForwardPlan = Plan[FastForwardDetails]
 
 
 class BranchError(PaimonError):
@@ -176,7 +182,7 @@ def _unfinished_create(
 
 def plan_create_branch(
     table: PaimonTable, name: str, tag_name: str | None, now_ms: int
-) -> Plan[Any]:
+) -> CreatePlan:
     """The files a new branch gets (read only; refusals before any change)."""
     validate_branch_name(name)
     tag = None
@@ -193,20 +199,20 @@ def plan_create_branch(
     dest = table.branches.path(name)
     schemas, snapshot, tag_file = _create_actions(table, dest, tag)
     finishing = _unfinished_create(table, name, dest, schemas + snapshot + tag_file)
-    details: dict[str, Any] = {
-        "branch": name,
-        "from_branch": table.branch,
-        "from_tag": tag_name,
-        "snapshot_id": tag.snapshot.id if tag else None,
-        "snapshot_restored_from_tag": bool(snapshot) and "written from tag" in snapshot[0].reason,
-        "schemas": [int(basename(a.path)[len("schema-") :]) for a in schemas],
-        "finishing": finishing,
-        "notes": (
-            [f"finishing branch {name!r}, which an interrupted create-branch left incomplete"]
+    details = CreateBranchDetails(
+        branch=name,
+        from_branch=table.branch,
+        from_tag=tag_name,
+        snapshot_id=tag.snapshot.id if tag else None,
+        snapshot_restored_from_tag=bool(snapshot) and "written from tag" in snapshot[0].reason,
+        schemas=tuple(int(basename(a.path)[len("schema-") :]) for a in schemas),
+        finishing=finishing,
+        notes=(
+            (f"finishing branch {name!r}, which an interrupted create-branch left incomplete",)
             if finishing
-            else []
+            else ()
         ),
-    }
+    )
     return Plan(
         "create-branch",
         table.location,
@@ -224,27 +230,27 @@ def plan_create_branch(
             tuple(table.branches.branches()),
             None,
         ),
-        RawDetails(details),
+        details,
     )
 
 
-def _other_branch(plan: Plan[Any], name: str) -> str | None:
+def _other_branch(planned: str, name: str) -> str | None:
     """A saved plan of a branch command is for the branch the command line names."""
-    planned = plan.details.get("branch")
     return None if planned == name else f"it is for branch {planned!r}, not {name!r}"
 
 
 @dataclass(frozen=True)
-class CreateBranch(Deletion[Any]):
+class CreateBranch(Deletion[CreateBranchDetails]):
     """``branch/branch-<name>`` with the schemas and, from a tag, the tag and its snapshot."""
 
     command: ClassVar[str] = "create-branch"
+    details_type: ClassVar[type[Record]] = CreateBranchDetails
 
     name: str
     tag: str | None = None
 
-    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
-        return _other_branch(plan, self.name)
+    def saved_plan_problem(self, plan: CreatePlan) -> str | None:
+        return _other_branch(plan.details.branch, self.name)
 
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_branch_name(self.name))
@@ -252,14 +258,14 @@ class CreateBranch(Deletion[Any]):
             tag = self.tag
             parsed("tag", lambda: validate_tag_name(tag))
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> CreatePlan:
         return plan_create_branch(table, self.name, self.tag, env.now_ms)
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def recheck(self, table: PaimonTable, plan: CreatePlan) -> CreatePlan:
         _check_source_tag(table, plan)
         return plan
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: CreatePlan, env: Env) -> None:
         super().apply(table, plan, env)
         if env.report.failed:
             return
@@ -280,7 +286,7 @@ class CreateBranch(Deletion[Any]):
             ) from None
 
 
-def _check_source_tag(table: PaimonTable, plan: Plan[Any]) -> None:
+def _check_source_tag(table: PaimonTable, plan: CreatePlan) -> None:
     """The tag a branch is created from still holds the snapshot it was planned with."""
     for key, sid in plan.requirements.tags.items():
         name = key.split("/", 1)[1]
@@ -320,7 +326,7 @@ def _identity(manager: SnapshotManager | TagManager, info: FileInfo, kind: str) 
     return SnapshotIdentity.of(manager.snapshot(int(info.name[len(manager.prefix) :])))
 
 
-def plan_delete_branch(table: PaimonTable, name: str, now_ms: int) -> Plan[Any]:
+def plan_delete_branch(table: PaimonTable, name: str, now_ms: int) -> DeletePlan:
     """Every file and directory of ``branch/branch-<name>/``, pointers first."""
     validate_branch_name(name)
     _require_branch(table, name)
@@ -368,17 +374,17 @@ def plan_delete_branch(table: PaimonTable, name: str, now_ms: int) -> Plan[Any]:
     ids = snapshots.ids()
     tags = managers["tag"]
     assert isinstance(tags, TagManager)
-    details = {
-        "branch": name,
-        "snapshots": ids,
-        "tags": tags.names(),
-        "files": len(files),
-        "notes": [
+    details = DeleteBranchDetails(
+        branch=name,
+        snapshots=tuple(ids),
+        tags=tuple(tags.names()),
+        files=len(files),
+        notes=(
             "only the branch directory goes, as Paimon's delete_branch: manifests and data "
             "files the branch wrote are left for delete-orphan-files, and those main or another "
-            "branch uses are never touched"
-        ],
-    }
+            "branch uses are never touched",
+        ),
+    )
     return Plan(
         "delete-branch",
         table.location,
@@ -392,53 +398,54 @@ def plan_delete_branch(table: PaimonTable, name: str, now_ms: int) -> Plan[Any]:
             tuple(table.branches.branches()),
             None,
         ),
-        RawDetails(details),
+        details,
     )
 
 
-def _branch_snapshots_now(table: PaimonTable, plan: Plan[Any]) -> list[int]:
-    root = table.branches.path(str(plan.details["branch"]))
+def _branch_snapshots_now(table: PaimonTable, plan: DeletePlan) -> list[int]:
+    root = table.branches.path(plan.details.branch)
     return SnapshotManager(table.fileio, root).ids()
 
 
-def _new_branch_commits(table: PaimonTable, plan: Plan[Any]) -> list[int]:
-    planned = set(plan.details.get("snapshots") or [])
+def _new_branch_commits(table: PaimonTable, plan: DeletePlan) -> list[int]:
+    planned = set(plan.details.snapshots)
     return [i for i in _branch_snapshots_now(table, plan) if i not in planned]
 
 
 @dataclass(frozen=True)
-class DeleteBranch(Deletion[Any]):
+class DeleteBranch(Deletion[DeleteBranchDetails]):
     """Paimon's delete_branch: the branch directory, journaled and quarantinable."""
 
     command: ClassVar[str] = "delete-branch"
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
+    details_type: ClassVar[type[Record]] = DeleteBranchDetails
 
     name: str
 
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_branch_name(self.name))
 
-    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
-        return _other_branch(plan, self.name)
+    def saved_plan_problem(self, plan: DeletePlan) -> str | None:
+        return _other_branch(plan.details.branch, self.name)
 
-    def committed_since(self, table: PaimonTable, plan: Any) -> str | None:
+    def committed_since(self, table: PaimonTable, plan: DeletePlan) -> str | None:
         """The plan was made on the branch it deletes: a commit there makes it stale."""
         now = _branch_snapshots_now(table, plan)
-        if now == list(plan.details.get("snapshots") or []):
+        if now == list(plan.details.snapshots):
             return None
-        seen = plan.details.get("snapshots")
+        seen = list(plan.details.snapshots)
         return f"branch {self.name!r} has snapshots {now} now, the plan saw {seen}"
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> DeletePlan:
         return plan_delete_branch(table, self.name, env.now_ms)
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
-        if _branch_snapshots_now(table, plan) != list(plan.details.get("snapshots") or []):
+    def recheck(self, table: PaimonTable, plan: DeletePlan) -> DeletePlan:
+        if _branch_snapshots_now(table, plan) != list(plan.details.snapshots):
             raise StalePlanError(f"branch {self.name!r} got a commit while planning")
         return plan
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: DeletePlan, env: Env) -> None:
         def before_phase(phase: Phase) -> Phase:
             landed = _new_branch_commits(table, plan)
             if landed:
@@ -463,11 +470,11 @@ class DeleteBranch(Deletion[Any]):
         )
 
     @classmethod
-    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
+    def resume_problem(cls, table: PaimonTable, plan: DeletePlan) -> str | None:
         landed = _new_branch_commits(table, plan)
         if landed:
             return (
-                f"snapshot {landed[0]} was committed to branch {plan.details['branch']} after "
+                f"snapshot {landed[0]} was committed to branch {plan.details.branch} after "
                 "the deletion was planned"
             )
         return None
@@ -594,7 +601,7 @@ def _refuse_schema_swaps(table: PaimonTable, target: _Side, merge: _Merge) -> No
 
 def _dependents(
     table: PaimonTable, merge: _Merge, name: str, *, force: bool
-) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+) -> tuple[list[Consumer], dict[str, list[str]]]:
     """Consumers that read a replaced snapshot and branches created from a removed tag: a
     refusal unless ``force`` (safer than Paimon, D3)."""
     first = min(merge.doomed_snapshots, default=None)
@@ -617,7 +624,7 @@ def _dependents(
             f"{first} on are replaced, and " + "; ".join(why),
             hint="pass --force to fast-forward anyway",
         )
-    return [{"id": c.id, "next_snapshot": c.next_snapshot} for c in consumers], branches
+    return consumers, branches
 
 
 def _fast_forward_phases(
@@ -713,7 +720,7 @@ def _fast_forward_phases(
     )
 
 
-def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int) -> Plan[Any]:
+def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int) -> ForwardPlan:
     """What making branch ``name``'s history the target's (``table``'s branch) changes."""
     validate_branch_name(name)
     if name == table.branch:
@@ -730,7 +737,7 @@ def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int
     _refuse_schema_swaps(table, target, merge)
     consumers, branches = _dependents(table, merge, name, force=force)
     changelogs = [i for i in table.changelogs.ids() if i >= earliest]
-    notes = (
+    notes: list[str] = (
         [
             "manifests and data files are not deleted, as Paimon's fast_forward: those only "
             "the replaced snapshots and tags used are left for delete-orphan-files",
@@ -744,29 +751,28 @@ def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int
             f"long-lived changelogs {changelogs[0]}..{changelogs[-1]} stay, as Paimon leaves "
             "them: they describe the replaced history"
         )
-    details: dict[str, Any] = {
-        "branch": name,
-        "target": table.branch,
-        "branch_earliest": earliest,
-        "branch_latest": branch.snapshots[-1],
-        "branch_snapshots": branch.snapshots,
-        "branch_schema": schema,
-        "snapshots_removed": sorted(merge.doomed_snapshots),
-        "snapshots_copied": merge.copied_snapshots,
-        "snapshots_unchanged": [
-            SnapshotIdentity.of(table.snapshots.snapshot(i)).to_json()
-            for i in merge.unchanged_snapshots
-        ],
-        "schemas_removed": sorted(merge.schema_deletes),
-        "schemas_copied": merge.schema_creates,
-        "tags_removed": merge.tag_deletes,
-        "tags_copied": merge.tag_creates,
-        "consumers_ahead": consumers,
-        "branches_from_removed_tags": branches,
-        "forced": force and bool(consumers or branches),
-        "latest_schema": max(target.schemas) if target.schemas else None,
-        "notes": notes,
-    }
+    details = FastForwardDetails(
+        branch=name,
+        target=table.branch,
+        branch_earliest=earliest,
+        branch_latest=branch.snapshots[-1],
+        branch_snapshots=tuple(branch.snapshots),
+        branch_schema=schema,
+        snapshots_removed=tuple(sorted(merge.doomed_snapshots)),
+        snapshots_copied=tuple(merge.copied_snapshots),
+        snapshots_unchanged=tuple(
+            SnapshotIdentity.of(table.snapshots.snapshot(i)) for i in merge.unchanged_snapshots
+        ),
+        schemas_removed=tuple(sorted(merge.schema_deletes)),
+        schemas_copied=tuple(merge.schema_creates),
+        tags_removed=tuple(merge.tag_deletes),
+        tags_copied=tuple(merge.tag_creates),
+        consumers_ahead=tuple(ConsumerAhead(c.id, c.next_snapshot) for c in consumers),
+        branches_from_removed_tags={k: tuple(v) for k, v in branches.items()},
+        forced=force and bool(consumers or branches),
+        latest_schema=max(target.schemas) if target.schemas else None,
+        notes=tuple(notes),
+    )
     return Plan(
         "fast-forward",
         table.location,
@@ -780,11 +786,11 @@ def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int
             tuple(table.branches.branches()),
             None,
         ),
-        RawDetails(details),
+        details,
     )
 
 
-def _creates(plan: Plan[Any], *phases: str) -> dict[str, str]:
+def _creates(plan: ForwardPlan, *phases: str) -> dict[str, str]:
     return {a.path: a.content or "" for p in plan.phases if p.name in phases for a in p.actions}
 
 
@@ -804,7 +810,7 @@ def _is_planned_commit(table: PaimonTable, sid: int, identity: SnapshotIdentity 
     )
 
 
-def _foreign_snapshots(table: PaimonTable, plan: Plan[Any], *, copied: bool) -> list[int]:
+def _foreign_snapshots(table: PaimonTable, plan: ForwardPlan, *, copied: bool) -> list[int]:
     """Target snapshots from the branch's earliest on that hold none of the commits the plan
     keeps, removes or copies in: a writer's. Before the copies (``copied`` False) every id
     the plan removes must be gone already."""
@@ -813,12 +819,10 @@ def _foreign_snapshots(table: PaimonTable, plan: Plan[Any], *, copied: bool) -> 
     doomed = {
         a.path: a.identity for p in plan.phases if p.name == "snapshot-files" for a in p.actions
     }
-    unchanged = {
-        int(i["id"]): SnapshotIdentity.from_json(i) for i in d.get("snapshots_unchanged") or []
-    }
+    unchanged = {i.id: i for i in d.snapshots_unchanged}
     out = []
     for sid in table.snapshots.ids():
-        if sid < int(d["branch_earliest"]):
+        if sid < d.branch_earliest:
             continue
         path = table.snapshots.path(sid)
         if sid in unchanged and _is_planned_commit(table, sid, unchanged[sid]):
@@ -831,13 +835,13 @@ def _foreign_snapshots(table: PaimonTable, plan: Plan[Any], *, copied: bool) -> 
     return out
 
 
-def _raced(table: PaimonTable, plan: Plan[Any], landed: list[int]) -> FastForwardRaced:
+def _raced(table: PaimonTable, plan: ForwardPlan, landed: list[int]) -> FastForwardRaced:
     who = []
     for sid in landed:
         snap = table.snapshots.try_snapshot(sid)
         who.append(f"snapshot {sid}" + (f" by {snap.commit_user!r}" if snap else ""))
     return FastForwardRaced(
-        f"fast-forward of {table.branch} to branch {plan.details['branch']} stopped: a writer "
+        f"fast-forward of {table.branch} to branch {plan.details.branch} stopped: a writer "
         f"committed {', '.join(who)} to {table.branch} while it ran; that commit was kept, and "
         f"{table.branch} holds what was done so far",
         hint=f"stop the writers of {table.branch}, check it (paimon inspect TABLE --check) and "
@@ -850,7 +854,7 @@ class _RaceWatch:
     any snapshot from the branch's earliest on that is neither kept nor copied by the plan
     is a writer's commit; stop there (it stays) and fail."""
 
-    def __init__(self, table: PaimonTable, plan: Plan[Any]) -> None:
+    def __init__(self, table: PaimonTable, plan: ForwardPlan) -> None:
         self.table = table
         self.plan = plan
         self.deleted = False
@@ -872,38 +876,39 @@ class _RaceWatch:
 
 
 @dataclass(frozen=True)
-class FastForward(Deletion[Any]):
+class FastForward(Deletion[FastForwardDetails]):
     """Paimon's fast_forward: the branch's history replaces the target's from the branch's
     earliest snapshot on; journaled (every removed commit file with its identity)."""
 
     command: ClassVar[str] = "fast-forward"
     journaled: ClassVar[bool] = True
+    details_type: ClassVar[type[Record]] = FastForwardDetails
 
     name: str
     force: bool = False
 
-    def saved_plan_problem(self, plan: Plan[Any]) -> str | None:
-        return _other_branch(plan, self.name)
+    def saved_plan_problem(self, plan: ForwardPlan) -> str | None:
+        return _other_branch(plan.details.branch, self.name)
 
     def __post_init__(self) -> None:
         parsed("name", lambda: validate_branch_name(self.name))
 
-    def plan(self, table: PaimonTable, env: Env) -> Plan[Any]:
+    def plan(self, table: PaimonTable, env: Env) -> ForwardPlan:
         return plan_fast_forward(table, self.name, force=self.force, now_ms=env.now_ms)
 
-    def recheck(self, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def recheck(self, table: PaimonTable, plan: ForwardPlan) -> ForwardPlan:
         ids = table.snapshots.ids()
         if (ids[-1] if ids else None) != plan.requirements.latest_snapshot:
             raise StalePlanError(f"{table.branch} got a commit while planning")
         tags = {f"{table.branch}/{t.name}": t.snapshot.id for t in table.tags.tags()}
         if tags != dict(plan.requirements.tags):
             raise StalePlanError(f"the tags of {table.branch} changed while planning")
-        source = table.for_branch(str(plan.details["branch"]))
-        if source.snapshots.ids() != list(plan.details["branch_snapshots"]):
-            raise StalePlanError(f"branch {plan.details['branch']} got a commit while planning")
+        source = table.for_branch(plan.details.branch)
+        if source.snapshots.ids() != list(plan.details.branch_snapshots):
+            raise StalePlanError(f"branch {plan.details.branch} got a commit while planning")
         return plan
 
-    def apply(self, table: PaimonTable, plan: Plan[Any], env: Env) -> None:
+    def apply(self, table: PaimonTable, plan: ForwardPlan, env: Env) -> None:
         watch = _RaceWatch(table, plan)
         apply_phases(
             table,
@@ -922,13 +927,13 @@ class FastForward(Deletion[Any]):
             watch.check()
 
     @classmethod
-    def action_guard(cls, table: PaimonTable, plan: Plan[Any]) -> ActionGuard:
+    def action_guard(cls, table: PaimonTable, plan: ForwardPlan) -> ActionGuard:
         """Main's snapshots go newest first: stop before one whose successor is a writer's
         commit (no gap in the ids; that commit stays)."""
         return newest_first_guard(table, lambda landed: _raced(table, plan, landed))
 
     @classmethod
-    def resume_problem(cls, table: PaimonTable, plan: Plan[Any]) -> str | None:
+    def resume_problem(cls, table: PaimonTable, plan: ForwardPlan) -> str | None:
         """A journal is finished only while the target holds nothing but the commits it
         keeps, removes or copies in, and no schema newer than planned."""
         landed = _foreign_snapshots(table, plan, copied=True)
@@ -938,14 +943,14 @@ class FastForward(Deletion[Any]):
                 "was planned"
             )
         schemas = table.schemas.ids()
-        planned = plan.details.get("latest_schema")
-        copied = max(plan.details.get("schemas_copied") or [-1])
+        planned = plan.details.latest_schema
+        copied = max(plan.details.schemas_copied, default=-1)
         if schemas and planned is not None and schemas[-1] > max(planned, copied):
             return f"schema {schemas[-1]} was added to {table.branch} after planning"
         return None
 
     @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: Plan[Any]) -> Plan[Any]:
+    def filter_for_resume(cls, table: PaimonTable, plan: ForwardPlan) -> ForwardPlan:
         """Deletes of files that already hold what the plan copies there are done: never
         delete (or quarantine over) the run's own copies."""
         copies = _creates(plan, "new-schema-files", "new-snapshot-files", "new-tag-files")
