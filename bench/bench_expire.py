@@ -84,12 +84,13 @@ def planning(big: BigTable, expire_ids: int, rounds: int) -> Plan:
         plan = _plan(big.root, expire_ids, now_ms)
         best = min(best, time.perf_counter() - started)
     assert plan is not None
-    begin, end = plan.details["expire_range"]
+    assert plan.details.expire_range is not None
+    begin, end = plan.details.expire_range
     phases = {p.name: p.actions for p in plan.phases}
     data = sum(1 for a in phases.get("data-files", ()) if a.kind == "data")
     manifests = len(phases.get("manifests", ()))
     print(
-        f"(a) plan_expire_snapshots: expires {len(plan.details['snapshots'])} snapshots "
+        f"(a) plan_expire_snapshots: expires {len(plan.details.snapshots)} snapshots "
         f"({begin}..{end - 1}), plans {data} data files and {manifests} manifest-family "
         f"files for deletion; best of {rounds}: {best:.2f} s"
     )
