@@ -20,7 +20,7 @@ EPILOG = """Examples:
   paimon delete-orphan-files 'db.*' --warehouse /wh
 
   paimon delete-orphan-files s3://lake/wh/db.db/orders \\
-      --inventory s3://inventory/lake/orders-daily/2026-01-01T01-00Z/manifest.json
+      --inventory s3://inv/lake/orders/2026-01-01T01-00Z/manifest.json
 """
 
 
