@@ -94,11 +94,6 @@ def human_limit(n: int) -> str:
     return "unlimited" if n >= _INT_MAX else str(n)
 
 
-def plural(n: int, noun: str, many: str | None = None) -> str:
-    """``1 problem``, ``2 problems``."""
-    return f"{n} {noun if n == 1 else many or noun + 's'}"
-
-
 class Styled(NamedTuple):
     """Text shown in a Rich style (never parsed: it may be data too)."""
 

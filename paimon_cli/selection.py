@@ -14,9 +14,10 @@ if TYPE_CHECKING:
     from core.runtime.operation import Operation, Outcome
     from core.table.table import PaimonTable
     from paimon_cli.shared import Common
+from core.runtime.wording import plural
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
-from paimon_cli.output import SCHEMA_VERSION, Output, bold, plural
+from paimon_cli.output import SCHEMA_VERSION, Output, bold
 from paimon_cli.progress import progress_for
 from paimon_cli.render import Renderer, RunView
 

@@ -40,6 +40,7 @@ from core.runtime.plans import Phase, Plan, Requirements
 from core.runtime.requests import at_least, duration, one_of, parsed
 from core.runtime.runs import Run
 from core.runtime.timeparse import local_datetime, local_wall_clock_ms
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 from core.write.commit import Changes, CommitResult, commit
 from core.write.live_entries import live_raw_entries
@@ -227,7 +228,7 @@ def plan_partition_expire(
             Phase.commit(
                 table.snapshots.path(latest.id + 1),
                 f"OVERWRITE commit dropping {len(expired)} partition(s) "
-                f"({files} files marked DELETE)",
+                f"({plural(files, 'file')} marked DELETE)",
             ),
         )
     return Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)

@@ -62,6 +62,7 @@ from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.requests import at_least, ordered
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -405,11 +406,12 @@ def plan_expire_snapshots(
 def _explain_kept(b: DeletionBuilder, other_branches: bool) -> None:
     if b.kept_by_changelog:
         b.notes.append(
-            f"{len(b.kept_by_changelog)} files kept because a long-lived changelog still needs them"
+            f"{plural(len(b.kept_by_changelog), 'file')} kept because a long-lived changelog "
+            "still needs them"
         )
     if other_branches and b.kept_by_branch:
         b.notes.append(
-            f"{len(b.kept_by_branch)} files kept because another branch uses them "
+            f"{plural(len(b.kept_by_branch), 'file')} kept because another branch uses them "
             "(safer than Paimon, D3)"
         )
 

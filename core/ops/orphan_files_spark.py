@@ -69,6 +69,7 @@ from core.runtime.quarantine import Quarantine
 from core.runtime.quarantine import write_record as write_quarantine_record
 from core.runtime.report import ExecutionReport, PhaseReport
 from core.runtime.timeparse import iso_utc
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -552,8 +553,8 @@ class SparkOrphanClean:
                 target.skipped += n
         if files.skipped:
             report.notes.append(
-                f"{files.skipped} files kept: gone, changed or newer than the cut-off since "
-                "the inventory (a HEAD before each deletion)"
+                f"{plural(files.skipped, 'file')} kept: gone, changed or newer than the cut-off "
+                "since the inventory (a HEAD before each deletion)"
             )
         for row in results.filter(F.col("outcome") == "failed").limit(1000).collect():
             files.failures.append((row["path"], row["error"]))

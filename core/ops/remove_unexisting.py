@@ -37,6 +37,7 @@ from core.runtime.plans import Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.requests import parsed
 from core.runtime.runs import Run
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 from core.write.commit import (
     BATCH_COMMIT_IDENTIFIER,
@@ -94,7 +95,7 @@ def _check_still_missing(fileio: FileIO, paths: Sequence[str]) -> None:
     back = [p for p in paths if fileio.exists(p)]
     if back:
         raise StalePlanError(
-            f"{len(back)} of the {len(paths)} files planned as missing exist now (first: "
+            f"{len(back)} of the {plural(len(paths), 'file')} planned as missing exist now (first: "
             f"{back[0]}); nothing was committed",
             hint="plan again: paimon remove-unexisting-files TABLE --dry-run",
         )

@@ -55,6 +55,7 @@ from core.runtime.quarantine import (
 )
 from core.runtime.report import PhaseReport
 from core.runtime.requests import refuse
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -324,18 +325,19 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
     missing = sum(1 for i in items if i.state == "missing")
     if missing:
         notes.append(
-            f"{missing} files are in neither place (absent already when the run moved "
-            "them, or purged)"
+            f"{plural(missing, 'file is', 'files are')} in neither place (absent already when "
+            "the run moved them, or purged)"
         )
     incomplete = _incomplete(table, quarantine, items)
     if incomplete:
         names = ", ".join(f"{p.path} ({p.referenced_by})" for p in incomplete[:5])
         more = f" and {len(incomplete) - 5} more" if len(incomplete) > 5 else ""
         conflicts.append(
-            f"{len(incomplete)} files the restored snapshots, tags or changelogs need are in "
-            f"neither the table nor the run's quarantine: {names}{more} (removed since the "
-            "run, e.g. by delete-orphan-files or a later run; restore a later quarantined "
-            "run that holds them first)"
+            f"{plural(len(incomplete), 'file')} the restored snapshots, tags or changelogs "
+            f"need {'is' if len(incomplete) == 1 else 'are'} in neither the table nor the "
+            f"run's quarantine: {names}{more} (removed since the run, e.g. by "
+            "delete-orphan-files or a later run; restore a later quarantined run that holds "
+            "them first)"
         )
     tags = sorted(
         basename(i.path)[4:]

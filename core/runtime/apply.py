@@ -37,6 +37,7 @@ from core.runtime.races import ActionGuard
 from core.runtime.report import ExecutionReport, PhaseReport
 from core.runtime.runs import Run
 from core.runtime.timeparse import format_instant
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -331,8 +332,8 @@ def _run_phases(
             dropped = len(planned.actions) - len(phase.actions)
             if dropped:
                 report.notes.append(
-                    f"{phase.name}: {dropped} files kept: they became referenced or changed "
-                    "after planning"
+                    f"{phase.name}: {plural(dropped, 'file')} kept: they became referenced or "
+                    "changed after planning"
                 )
         if not phase.actions:
             continue

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paimon_cli.output import Output, plural
+from core.runtime.wording import plural
+from paimon_cli.output import Output
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import deletion_document, header, render_plan_and_report
 

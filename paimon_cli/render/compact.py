@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import Output, human_bytes, plural
+from paimon_cli.output import Output, human_bytes
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import header, render_commit

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.runtime.wording import plural
 from paimon_cli.convert import plan_doc
 from paimon_cli.errors import report_error
-from paimon_cli.output import Output, human_bytes, human_wall_clock, plural, red
+from paimon_cli.output import Output, human_bytes, human_wall_clock, red
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import commit_report, header, render_commit

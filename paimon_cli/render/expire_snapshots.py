@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paimon_cli.output import Output, human_duration, human_limit, human_time, plural
+from core.runtime.wording import plural
+from paimon_cli.output import Output, human_duration, human_limit, human_time
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.expire_changelogs import render_changelog_details, render_range
 from paimon_cli.render.plans import (

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from core.ops.check import CheckReport, Problem
     from core.ops.inspect import Summary
     from core.ops.space import FileSizes, SpaceView
+from core.runtime.wording import plural
 from paimon_cli.convert import (
     consumer_json,
     instant,
@@ -32,7 +33,6 @@ from paimon_cli.output import (
     human_limit,
     human_time,
     human_wall_clock,
-    plural,
     red,
 )
 from paimon_cli.render.plans import SCREEN

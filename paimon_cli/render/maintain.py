@@ -7,8 +7,9 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from core.ops.details.manifests import ManifestCompactDetails
+from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, plural, red
+from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red
 from paimon_cli.render import RunView, compact
 from paimon_cli.render.inspect import check_json
 

@@ -13,17 +13,9 @@ if TYPE_CHECKING:
     from core.runtime.report import ExecutionReport, PhaseReport
     from core.write.commit import CommitResult
     from paimon_cli.render import RunView
+from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import (
-    Output,
-    bold,
-    green,
-    human_bytes,
-    human_duration,
-    plural,
-    red,
-    yellow,
-)
+from paimon_cli.output import Output, bold, green, human_bytes, human_duration, red, yellow
 
 SCREEN = 40
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.runtime.wording import plural
 from paimon_cli.convert import plan_doc
-from paimon_cli.output import Output, human_bytes, plural
+from paimon_cli.output import Output, human_bytes
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import commit_report, header, render_commit
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from core.runtime.wording import plural
 from paimon_cli.convert import instant
-from paimon_cli.output import Output, bold, green, human_bytes, plural, red
+from paimon_cli.output import Output, bold, green, human_bytes, red
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import SCREEN, header
 
