@@ -24,7 +24,9 @@ latency, not moto's CPU, is what the clients wait for.
     once), list ``manifest/``, the table root, every partition and every bucket directory;
 (b) ``paimon delete-orphan-files s3://lake/... --older-than '1 d' --dry-run --fs-option
     endpoint_url=<proxy>`` as a subprocess with ``--parallelism 1`` and ``--parallelism 16``;
-    both must find every planted orphan.
+    both must find every planted orphan;
+(c) the same at ``--parallelism 16`` with ``--inventory``: an S3 Inventory report (Parquet,
+    one data file) of every object, written into the bucket by the helper, instead of LIST.
 Printed: wall times, request counts and CPU seconds (client, and the helper's), ours (p1) /
 bare (the same sequential requests; close to 1x expected), p1 / p16 (requests overlap: with
 16 threads the wall time should approach the CLI's own CPU time, the floor for one Python
@@ -64,6 +66,7 @@ from make_big_table import scratch_dir
 BUCKET = "lake"
 PREFIX = "wh/bench.db/big"
 OLDER_THAN = "1 d"
+INVENTORY = f"s3://{BUCKET}/inventory/2026-01-01T01-00Z/manifest.json"
 _HOP = frozenset(
     {
         "connection",
@@ -223,6 +226,7 @@ def _load(local: Path, key_prefix: str) -> int:
     backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     backend.create_bucket(BUCKET, "us-east-1")
     paths = _walk_files(local)
+    rows: list[tuple[str, int, datetime]] = []
     for path in paths:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -230,7 +234,43 @@ def _load(local: Path, key_prefix: str) -> int:
         key = backend.put_object(BUCKET, f"{key_prefix}/{rel}", data)
         mtime = os.lstat(path).st_mtime
         key.last_modified = datetime.fromtimestamp(mtime, timezone.utc).replace(tzinfo=None)
+        rows.append((f"{key_prefix}/{rel}", len(data), datetime.fromtimestamp(mtime, timezone.utc)))
+    _put_inventory(backend, rows)
     return len(paths)
+
+
+def _put_inventory(backend: Any, rows: list[tuple[str, int, datetime]]) -> None:
+    """An S3 Inventory report (Parquet) of every object, taken now, at INVENTORY."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    keys, sizes, times = zip(*rows, strict=True)
+    out = io.BytesIO()
+    table = pa.table(
+        {
+            "bucket": pa.array([BUCKET] * len(keys)),
+            "key": pa.array(keys),
+            "size": pa.array(sizes, pa.int64()),
+            "last_modified_date": pa.array(times, pa.timestamp("ms", tz="UTC")),
+        }
+    )
+    pq.write_table(table, out)
+    data_key = "inventory/data/part-0.parquet"
+    backend.put_object(BUCKET, data_key, out.getvalue())
+    manifest = {
+        "sourceBucket": BUCKET,
+        "destinationBucket": f"arn:aws:s3:::{BUCKET}",
+        "version": "2016-11-30",
+        "creationTimestamp": str(int(time.time() * 1000)),
+        "fileFormat": "Parquet",
+        "fileSchema": "message s3.inventory { required binary bucket; required binary key; }",
+        "files": [{"key": data_key, "size": len(out.getvalue()), "MD5checksum": "-"}],
+    }
+    backend.put_object(
+        BUCKET, INVENTORY.removeprefix(f"s3://{BUCKET}/"), json.dumps(manifest).encode()
+    )
 
 
 class _Stats:
@@ -420,7 +460,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def ours(endpoint: str, parallelism: int) -> tuple[float, int, float]:
+def ours(endpoint: str, parallelism: int, extra: tuple[str, ...] = ()) -> tuple[float, int, float]:
     """(wall seconds, orphans found, CPU seconds of the CLI process)"""
     cmd = [
         paimon_script(),
@@ -433,6 +473,7 @@ def ours(endpoint: str, parallelism: int) -> tuple[float, int, float]:
         f"endpoint_url={endpoint}",
         "--parallelism",
         str(parallelism),
+        *extra,
     ]
     cpu = _children_cpu()
     started = time.perf_counter()
@@ -489,12 +530,24 @@ def main() -> int:
                 wall, found, cpu = ours(server.endpoint, p)
                 n1, srv1 = server.stats()
                 runs[p] = (wall, found, cpu)
+                list16 = n1 - n0
                 status = "all" if found == len(t.orphans) else f"MISMATCH: {found:,} of"
                 print(
                     f"(b) paimon delete-orphan-files --dry-run --parallelism {p:<2}: "
                     f"{n1 - n0:,} requests, wall {wall:.1f} s (client CPU {cpu:.1f} s, server CPU "
                     f"{srv1 - srv0:.1f} s); finds {status} {len(t.orphans):,} orphans"
                 )
+            n0, srv0 = server.stats()
+            wall, found, cpu = ours(server.endpoint, 16, ("--inventory", INVENTORY))
+            n1, srv1 = server.stats()
+            runs[0] = (wall, found, cpu)
+            status = "all" if found == len(t.orphans) else f"MISMATCH: {found:,} of"
+            print(
+                f"(c) the same with --inventory (an S3 Inventory report, Parquet) -p 16: "
+                f"{n1 - n0:,} requests (LIST mode: {list16:,}), wall {wall:.1f} s (LIST mode: "
+                f"{runs[16][0]:.1f} s; client CPU {cpu:.1f} s, server CPU {srv1 - srv0:.1f} s); "
+                f"finds {status} {len(t.orphans):,} orphans (a real run adds one HEAD each)"
+            )
             p1, p16 = runs[1][0], runs[16][0]
             latency_sum = bare_n * args.latency_ms / 1000
             print(
