@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.compaction import compact_changelog, postpone
+from core.compaction.details import CompactSetting, MergeDetails, SequenceGroup
 from core.compaction.file_index import FileIndexSpec
 from core.compaction.merge_engines import MergeSpec
 from core.compaction.postpone import POSTPONE_BUCKET, PostponeSpec
@@ -49,7 +50,7 @@ class CompactConfig:
     min_file_num: int
     file_num_limit: int
     max_level: int
-    sources: Mapping[str, Any]
+    sources: Mapping[str, CompactSetting]  # option key -> value and where it came from
     merge: MergeSpec | None = None  # primary-key tables only
     # changelog-producer = full-compaction: the changelog the compaction writes
     changelog: compact_changelog.ChangelogSpec | None = None
@@ -126,30 +127,30 @@ def merge_spec(table: PaimonTable) -> MergeSpec:
     )
 
 
-def merge_details(spec: MergeSpec | None) -> dict[str, Any] | None:
+def merge_details(spec: MergeSpec | None) -> MergeDetails | None:
     """How records of a key are merged (the plan's ``merge``); None for append tables."""
     if spec is None:
         return None
-    return {
-        "engine": spec.engine,
-        "sequence_fields": list(spec.sequence_fields),
-        "sequence_order": "ascending" if spec.sequence_ascending else "descending",
-        "ignore_delete": spec.ignore_delete,
-        "remove_record_on_delete": spec.remove_on_delete,
-        "sequence_groups": [
-            {
-                "ordered_by": [spec.fields[i].name for i in g.ordering],
-                "fields": [spec.fields[i].name for i in g.protected],
-            }
+    return MergeDetails(
+        engine=spec.engine,
+        sequence_fields=tuple(spec.sequence_fields),
+        sequence_order="ascending" if spec.sequence_ascending else "descending",
+        ignore_delete=spec.ignore_delete,
+        remove_record_on_delete=spec.remove_on_delete,
+        sequence_groups=tuple(
+            SequenceGroup(
+                ordered_by=tuple(spec.fields[i].name for i in g.ordering),
+                fields=tuple(spec.fields[i].name for i in g.protected),
+            )
             for g in spec.groups
-        ],
-        "aggregate_functions": {
+        ),
+        aggregate_functions={
             f.name: name
             for i, f in enumerate(spec.fields)
             if spec.engine in ("aggregation", "partial-update")
             and (name := spec.agg_name(i)) is not None
         },
-    }
+    )
 
 
 class _Settings:
@@ -157,25 +158,25 @@ class _Settings:
 
     def __init__(self, table: PaimonTable) -> None:
         self.options = table.options
-        self.sources: dict[str, Any] = {}
+        self.sources: dict[str, CompactSetting] = {}
 
     def pick(self, flag: Any, key: str, default: str) -> str:
         """The flag, else the table's option, else Paimon's default."""
         if flag is not None:
-            self.sources[key] = {"value": flag, "source": "flag"}
+            self.sources[key] = CompactSetting(flag, "flag")
             return str(flag)
         found = self.options.lookup(key)
         if found.value is None:
-            self.sources[key] = {"value": default, "source": "default"}
+            self.sources[key] = CompactSetting(default, "default")
             return default
-        self.sources[key] = {"value": found.value, "source": found.source}
+        self.sources[key] = CompactSetting(found.value, found.source)
         return found.value
 
     def optional(self, key: str) -> str | None:
         """An option without a default: shown only when set."""
         found = self.options.lookup(key)
         if found.value is not None:
-            self.sources[key] = {"value": found.value, "source": found.source}
+            self.sources[key] = CompactSetting(found.value, found.source)
         return found.value
 
     def number(self, key: str, default: str) -> float:
@@ -218,7 +219,7 @@ def compact_config(table: PaimonTable, flags: CompactFlags) -> CompactConfig:
     if num_levels is None:
         trigger = opts.get_int("num-sorted-run.compaction-trigger") or 5
         num_levels = trigger + 1
-    settings.sources["num-levels"] = {"value": num_levels, "source": "derived"}
+    settings.sources["num-levels"] = CompactSetting(num_levels, "derived")
     dv = option_true(table, "deletion-vectors.enabled")
     dv_extra: dict[str, Any] = {}
     if dv and not pk:

@@ -11,7 +11,7 @@ replaces (``core.compaction.vector_maintenance``). Nothing is written.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.compaction.config import (
@@ -22,7 +22,15 @@ from core.compaction.config import (
     merge_details,
     partition_matches,
 )
-from core.compaction.details import CompactDetails
+from core.compaction.details import (
+    CompactDeferred,
+    CompactDetails,
+    CompactSums,
+    CompactTaskDetails,
+    InputFile,
+    PostponeRouting,
+    SkippedBucket,
+)
 from core.compaction.postpone import POSTPONE_BUCKET, PostponeSpec, replay_order
 from core.compaction.selection import (
     pack_unaware,
@@ -94,49 +102,39 @@ def plan_compact(table: PaimonTable, flags: CompactFlags, *, now_ms: int) -> Com
     details = _details(cfg, latest)
     requirements = Requirements.latest(latest.id if latest else None)
     if latest is None:
-        return CompactPlan(
-            Plan(
-                COMMAND,
-                table.location,
-                table.branch,
-                now_ms,
-                (),
-                requirements,
-                CompactDetails.from_json(details),
-            ),
-            (),
-            cfg,
-        )
+        plan = Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details)
+        return CompactPlan(plan, (), cfg)
     with_vectors = cfg.mode == "primary-key" or cfg.deletion_vectors
     index_entries = table.index_files(latest) if with_vectors else []
     vectors = deletion_files(index_entries, table.paths.index_file_path)
     groups, staged = _candidates(table, flags, cfg, latest, vectors)
     states = _BucketStates(vectors, index_entries)
+    skipped: list[SkippedBucket] = []
     routed: list[PostponeTask] = []
     if cfg.postpone is not None and staged:
-        routed = _postpone_tasks(table, cfg, groups, staged, states, details)
+        routed = _postpone_tasks(table, cfg, groups, staged, states, skipped)
     routed_partitions = {p.partition for p in routed}
     tasks: list[CompactTask] = []
     for (partition, bucket), files in sorted(groups.items(), key=lambda kv: kv[0]):
         if partition in routed_partitions:
             continue
         if not _compatible_schemas(table, files):
-            details["skipped"].append(_skipped(table, partition, bucket, SCHEMA_CHANGED))
+            skipped.append(_skipped(table, partition, bucket, SCHEMA_CHANGED))
             continue
         state = states.of((partition, bucket))
         picks = _pick(cfg, files, state.vectors)
         tasks += _bucket_tasks(table, cfg, partition, bucket, picks, state, with_vectors)
-    tasks, routed = _within_budget(flags.max_bytes, tasks, routed, details)
-    phases = _summarize(table, details, tasks, routed, latest)
-    plan = Plan(
-        COMMAND,
-        table.location,
-        table.branch,
-        now_ms,
-        phases,
-        requirements,
-        CompactDetails.from_json(details),
+    tasks, routed, deferred = _within_budget(flags.max_bytes, tasks, routed)
+    every = _in_plan_order(tasks, routed)
+    details = replace(
+        details,
+        tasks=tuple(_task_details(table, t) for t in every),
+        skipped=tuple(skipped),
+        deferred=deferred,
+        sums=_sums(every),
     )
+    phases = _phases(table, details, latest)
+    plan = Plan(COMMAND, table.location, table.branch, now_ms, phases, requirements, details)
     return CompactPlan(plan, tuple(tasks), cfg, latest, tuple(routed))
 
 
@@ -144,13 +142,12 @@ def _within_budget(
     max_bytes: int | None,
     tasks: list[CompactTask],
     routed: list[PostponeTask],
-    details: dict[str, Any],
-) -> tuple[list[CompactTask], list[PostponeTask]]:
+) -> tuple[list[CompactTask], list[PostponeTask], CompactDeferred | None]:
     """At most ``max_bytes`` of input per run: whole tasks (a partition's postpone routing
     is one) in plan order, the first always, so every run makes progress; the rest are
     planned again by the next run (a compacted bucket is no candidate any more)."""
     if max_bytes is None:
-        return tasks, routed
+        return tasks, routed, None
     units: list[CompactTask | PostponeTask] = [*tasks, *routed]
     units.sort(key=lambda t: (t.partition, _bucket_of(t)))
     kept: list[CompactTask | PostponeTask] = []
@@ -166,27 +163,25 @@ def _within_budget(
             continue
         kept.append(unit)
         used += size
-    details["deferred"] = {"tasks": deferred, "bytes": deferred_bytes, "max_bytes": max_bytes}
     return (
         [t for t in kept if isinstance(t, CompactTask)],
         [t for t in kept if isinstance(t, PostponeTask)],
+        CompactDeferred(deferred, deferred_bytes, max_bytes),
     )
 
 
-def _details(cfg: CompactConfig, latest: Snapshot | None) -> dict[str, Any]:
+def _details(cfg: CompactConfig, latest: Snapshot | None) -> CompactDetails:
     """The plan's details before any task is known (tasks and skipped buckets follow)."""
-    return {
-        "config": dict(cfg.sources),
-        "mode": cfg.mode,
-        "strategy": cfg.strategy,
-        "merge": merge_details(cfg.merge),
-        "changelog_producer": (
+    return CompactDetails(
+        config=dict(cfg.sources),
+        mode=cfg.mode,
+        strategy=cfg.strategy,
+        merge=merge_details(cfg.merge),
+        changelog_producer=(
             cfg.changelog.producer if cfg.changelog and cfg.changelog.producer != "none" else None
         ),
-        "latest_snapshot": latest.id if latest else None,
-        "tasks": [],
-        "skipped": [],
-    }
+        latest_snapshot=latest.id if latest else None,
+    )
 
 
 def _candidates(
@@ -335,33 +330,37 @@ def _bucket_tasks(
     return tasks
 
 
-def _summarize(
-    table: PaimonTable,
-    details: dict[str, Any],
-    tasks: Sequence[CompactTask],
-    routed: Sequence[PostponeTask],
-    latest: Snapshot,
-) -> tuple[Phase, ...]:
-    """Add the tasks and their sums to the details; the plan's one phase: the commit."""
+def _in_plan_order(
+    tasks: Sequence[CompactTask], routed: Sequence[PostponeTask]
+) -> list[CompactTask | PostponeTask]:
+    """Every task as the plan lists it: by partition and bucket, a postpone partition's
+    routing (bucket -2) before the buckets it routes into."""
     every: list[CompactTask | PostponeTask] = [*tasks]
     for p in routed:
         every += [p, *p.buckets]
     every.sort(key=lambda t: (t.partition, _bucket_of(t)))  # stable: a bucket's bins in order
-    for t in every:
-        details["tasks"].append(
-            _postpone_json(table, t) if isinstance(t, PostponeTask) else _task_json(table, t)
-        )
-    details["files_before"] = sum(len(t.inputs) for t in every)
-    details["bytes_before"] = sum(t.bytes for t in every)
-    details["files_after_estimate"] = sum(t.estimated_outputs for t in every)
-    details["bytes_after_estimate"] = details["bytes_before"]
-    if not every:
+    return every
+
+
+def _sums(every: Sequence[CompactTask | PostponeTask]) -> CompactSums:
+    before = sum(t.bytes for t in every)
+    return CompactSums(
+        files_before=sum(len(t.inputs) for t in every),
+        bytes_before=before,
+        files_after_estimate=sum(t.estimated_outputs for t in every),
+        bytes_after_estimate=before,
+    )
+
+
+def _phases(table: PaimonTable, details: CompactDetails, latest: Snapshot) -> tuple[Phase, ...]:
+    """The plan's one phase: the commit (none when there is nothing to merge)."""
+    if not details.tasks or details.sums is None:
         return ()
     return (
         Phase.commit(
             table.snapshots.path(latest.id + 1),
-            f"COMPACT commit replacing {details['files_before']} files with about "
-            f"{details['files_after_estimate']}",
+            f"COMPACT commit replacing {details.sums.files_before} files with about "
+            f"{details.sums.files_after_estimate}",
         ),
     )
 
@@ -370,63 +369,66 @@ def _bucket_of(t: CompactTask | PostponeTask) -> int:
     return POSTPONE_BUCKET if isinstance(t, PostponeTask) else t.bucket
 
 
-def _task_json(table: PaimonTable, t: CompactTask) -> dict[str, Any]:
-    return {
-        "partition": table.paths.partition_spec(t.partition),
-        "partition_hex": t.partition.hex(),
-        "path": table.paths.bucket_dir(t.partition, t.bucket),
-        "bucket": t.bucket,
-        "output_level": t.output_level,
-        "files": len(t.inputs),
-        "rows": t.rows,
-        "bytes": t.bytes,
-        "files_after_estimate": t.estimated_outputs,
-        "deletion_vectors": len(t.deletion_vectors),
-        "index_files_dropped": sorted(name for *_, name in t.index_deletes),
-        "vectors_applied": sorted(t.deletion_vectors),
-        "vectors_kept": sorted(name for g in t.kept_vectors for name, _ in g),
-        "inputs": [
-            {"name": r["_FILE"]["_FILE_NAME"], "level": r["_FILE"]["_LEVEL"], "size": file_size(r)}
-            for r in t.inputs
-        ],
-    }
+def _task_details(table: PaimonTable, t: CompactTask | PostponeTask) -> CompactTaskDetails:
+    if isinstance(t, PostponeTask):
+        return _postpone_details(table, t)
+    return CompactTaskDetails(
+        partition=table.paths.partition_spec(t.partition),
+        partition_hex=t.partition.hex(),
+        path=table.paths.bucket_dir(t.partition, t.bucket),
+        bucket=t.bucket,
+        output_level=t.output_level,
+        files=len(t.inputs),
+        rows=t.rows,
+        bytes=t.bytes,
+        files_after_estimate=t.estimated_outputs,
+        deletion_vectors=len(t.deletion_vectors),
+        index_files_dropped=tuple(sorted(name for *_, name in t.index_deletes)),
+        vectors_applied=tuple(sorted(t.deletion_vectors)),
+        vectors_kept=tuple(sorted(name for g in t.kept_vectors for name, _ in g)),
+        inputs=_inputs(t.inputs),
+    )
 
 
-def _postpone_json(table: PaimonTable, t: PostponeTask) -> dict[str, Any]:
+def _postpone_details(table: PaimonTable, t: PostponeTask) -> CompactTaskDetails:
     """A partition's postpone files as a task of the plan (bucket -2): what they hold and
     into how many real buckets their records go."""
-    return {
-        "partition": table.paths.partition_spec(t.partition),
-        "partition_hex": t.partition.hex(),
-        "path": table.paths.bucket_dir(t.partition, POSTPONE_BUCKET),
-        "bucket": POSTPONE_BUCKET,
-        "output_level": t.output_level,
-        "files": len(t.files),
-        "rows": t.rows,
-        "bytes": t.bytes,
-        "files_after_estimate": t.estimated_outputs,
-        "deletion_vectors": 0,
-        "index_files_dropped": [],
-        "vectors_applied": [],
-        "vectors_kept": [],
-        "inputs": [
-            {"name": r["_FILE"]["_FILE_NAME"], "level": r["_FILE"]["_LEVEL"], "size": file_size(r)}
-            for r in t.files
-        ],
-        "postpone": {
-            "buckets": t.num_buckets,
-            "bucket_number": t.bucket_number_source,
-            "records_by_bucket": {str(b): n for b, n in t.routed},
-        },
-    }
+    return CompactTaskDetails(
+        partition=table.paths.partition_spec(t.partition),
+        partition_hex=t.partition.hex(),
+        path=table.paths.bucket_dir(t.partition, POSTPONE_BUCKET),
+        bucket=POSTPONE_BUCKET,
+        output_level=t.output_level,
+        files=len(t.files),
+        rows=t.rows,
+        bytes=t.bytes,
+        files_after_estimate=t.estimated_outputs,
+        deletion_vectors=0,
+        index_files_dropped=(),
+        vectors_applied=(),
+        vectors_kept=(),
+        inputs=_inputs(t.files),
+        postpone=PostponeRouting(
+            buckets=t.num_buckets,
+            bucket_number=t.bucket_number_source,
+            records_by_bucket={str(b): n for b, n in t.routed},
+        ),
+    )
+
+
+def _inputs(rows: Sequence[Mapping[str, Any]]) -> tuple[InputFile, ...]:
+    return tuple(
+        InputFile(name=r["_FILE"]["_FILE_NAME"], level=r["_FILE"]["_LEVEL"], size=file_size(r))
+        for r in rows
+    )
 
 
 # -- postpone-bucket tables ----------------------------------------------------------------------
 SCHEMA_CHANGED = "files written before a column change (schema evolution)"
 
 
-def _skipped(table: PaimonTable, partition: bytes, bucket: int, reason: str) -> dict[str, Any]:
-    return {"partition": table.paths.partition_spec(partition), "bucket": bucket, "reason": reason}
+def _skipped(table: PaimonTable, partition: bytes, bucket: int, reason: str) -> SkippedBucket:
+    return SkippedBucket(table.paths.partition_spec(partition), bucket, reason)
 
 
 def _postpone_tasks(
@@ -435,7 +437,7 @@ def _postpone_tasks(
     groups: Mapping[Bucket, list[dict[str, Any]]],
     staged: Mapping[bytes, list[dict[str, Any]]],
     states: _BucketStates,
-    details: dict[str, Any],
+    skipped: list[SkippedBucket],
 ) -> list[PostponeTask]:
     """Per partition with postpone files, the routing of their records into its real
     buckets, each of which is then compacted fully (every file, whatever its level)."""
@@ -448,7 +450,7 @@ def _postpone_tasks(
         buckets = real.get(partition, {})
         reason = _postpone_problem(table, partition, files, buckets, states)
         if reason is not None:
-            details["skipped"].append(_skipped(table, partition, POSTPONE_BUCKET, reason))
+            skipped.append(_skipped(table, partition, POSTPONE_BUCKET, reason))
             continue
         totals = {int(f["_TOTAL_BUCKETS"]) for fs in buckets.values() for f in fs}
         rows = sum(int(f["_FILE"]["_ROW_COUNT"]) for f in files)
