@@ -80,7 +80,7 @@ def _table(ctx: typer.Context) -> tuple[FileIO, str] | None:
     """The storage and root of the one table the command line names so far, if any."""
     from core.io.fileio import FileIO
     from core.table.warehouse import is_glob, resolve_tables
-    from paimon_cli.params import parse_fs_options  # params imports this module
+    from paimon_cli.key_values import parse_fs_options
 
     typed = _command_line(ctx)
     spec = typed["positional"][0] if typed["positional"] else ctx.params.get("table")

@@ -9,7 +9,8 @@ import typer
 
 if TYPE_CHECKING:
     from core.runtime.executors.base import Executor
-from paimon_cli.params import Engine, parse_fs_options
+from paimon_cli.key_values import parse_fs_options
+from paimon_cli.params import Engine
 
 
 @dataclass(frozen=True)

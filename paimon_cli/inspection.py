@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,22 +18,9 @@ if TYPE_CHECKING:
     from paimon_cli.shared import Common
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.progress import progress_for
+from paimon_cli.render import inspect as render
+from paimon_cli.render.inspect import View
 from paimon_cli.selection import TableJob, run_job
-
-
-class View(str, Enum):
-    summary = "summary"
-    snapshots = "snapshots"
-    files = "files"
-    manifests = "manifests"
-    partitions = "partitions"
-    tags = "tags"
-    consumers = "consumers"
-    branches = "branches"
-    schema = "schema"
-    options = "options"
-    retention = "retention"
-    runs = "runs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +174,6 @@ def inspect_tables(
 ) -> None:
     """The view (or, given a ``scope``, ``--check``) of every selected table."""
     from core.ops.check import check_table
-    from paimon_cli.render import inspect as render
 
     out = common.output
     holder = ExecutorHolder(common.engine)

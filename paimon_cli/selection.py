@@ -13,13 +13,13 @@ if TYPE_CHECKING:
     from core.runtime.executors.base import Executor
     from core.runtime.operation import Operation, Outcome
     from core.table.table import PaimonTable
-    from paimon_cli.shared import Common
 from core.runtime.wording import plural
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_FAILURE, guard, report_error
 from paimon_cli.output import SCHEMA_VERSION, Output, bold
 from paimon_cli.progress import progress_for
 from paimon_cli.render import Renderer, RunView
+from paimon_cli.shared import Common, Selection
 
 logger = logging.getLogger(__name__)
 
@@ -37,16 +37,6 @@ class TableJob(Generic[R]):
     failed: Callable[[R], bool] = lambda _result: False
     # Keys added to the table's JSON document (the run record's id).
     extra: Callable[[R], dict[str, Any]] = lambda _result: {}
-
-
-@dataclass(frozen=True)
-class Selection:
-    spec: str
-    warehouse: str | None
-    branch: str
-    fs_options: dict[str, str]
-    dynamic_options: dict[str, str]
-    max_requests_per_second: float | None = None
 
 
 def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:

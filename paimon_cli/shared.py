@@ -22,6 +22,7 @@ import typer
 
 from core.errors import InvalidOptionError
 from paimon_cli.engine import EngineChoice
+from paimon_cli.key_values import parse_fs_options, parse_options_arg
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
     AllowUnsafeOpt,
@@ -45,10 +46,7 @@ from paimon_cli.params import (
     WaitLeaseOpt,
     WarehouseOpt,
     load_saved_plan,
-    parse_fs_options,
-    parse_options_arg,
 )
-from paimon_cli.selection import Selection
 from paimon_cli.state import AppState, state_of
 
 if TYPE_CHECKING:
@@ -106,6 +104,18 @@ _SHARED: tuple[_Param, ...] = (
     _Param("timezone", TimezoneOpt, None, Shared.TIMEZONE),
 )
 _DEFAULTS = {p.name: p.default for p in _SHARED}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The table(s) a command line names and how to reach them."""
+
+    spec: str  # a table path or name, or a glob of them
+    warehouse: str | None
+    branch: str
+    fs_options: dict[str, str]
+    dynamic_options: dict[str, str]
+    max_requests_per_second: float | None = None
 
 
 @dataclass(frozen=True)

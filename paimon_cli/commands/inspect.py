@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from paimon_cli.completion import tag_names
-from paimon_cli.inspection import View
+from paimon_cli.render.inspect import View
 from paimon_cli.shared import Common, Shared, command
 
 EPILOG = """Examples:

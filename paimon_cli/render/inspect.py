@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ from paimon_cli.convert import (
     tag_json,
     wall_clock,
 )
-from paimon_cli.inspection import View
 from paimon_cli.output import (
     Mode,
     Output,
@@ -36,6 +36,23 @@ from paimon_cli.output import (
     red,
 )
 from paimon_cli.render.plans import SCREEN
+
+
+class View(str, Enum):
+    """What ``inspect`` shows (its VIEW argument)."""
+
+    summary = "summary"
+    snapshots = "snapshots"
+    files = "files"
+    manifests = "manifests"
+    partitions = "partitions"
+    tags = "tags"
+    consumers = "consumers"
+    branches = "branches"
+    schema = "schema"
+    options = "options"
+    retention = "retention"
+    runs = "runs"
 
 
 def _file_json(row: dict[str, Any]) -> dict[str, Any]:
