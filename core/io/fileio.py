@@ -1,18 +1,15 @@
 """FileIO over fsspec: the only place that touches storage.
 
-Paths are strings: local paths are absolute POSIX paths (``/wh/db.db/t``), everything
-else is a URI (``s3://bucket/wh/db.db/t``). ``file:/x`` and ``file:///x`` normalise to ``/x``.
-Missing files raise ``FileNotFoundError``; every other storage failure raises
-``StorageError`` so callers never mistake an error for "empty" (DECISIONS D3).
+Paths are strings (``core.io.locations``, whose helpers are handed on from here: callers
+of FileIO build paths with them). Missing files raise ``FileNotFoundError``; every other
+storage failure raises ``StorageError`` so callers never mistake an error for "empty"
+(DECISIONS D3).
 """
 
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import errno
-import functools
-import importlib
 import logging
 import os
 import stat
@@ -20,13 +17,36 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, NamedTuple, TypeVar
 
 from core.errors import StorageAccessError, StorageError, WriteOutcomeUnknownError
-from core.io.retry import RateLimiter, Retrier, is_unreachable, summary
+from core.io.locations import basename, is_under, join, normalize_path, parent, protocol_of
+from core.io.object_stores import BatchDelete, s3_date_ms
+from core.io.retry import RateLimiter, Retrier
+from core.io.storage_errors import (
+    credential_errors,
+    credentials_hint,
+    install_hint,
+    open_error,
+    permission_hint,
+    unreachable_hint,
+)
 
 logger = logging.getLogger(__name__)
+
+__all__ = [
+    "DirScan",
+    "FileIO",
+    "FileInfo",
+    "basename",
+    "file_size",
+    "is_under",
+    "join",
+    "normalize_path",
+    "parent",
+    "protocol_of",
+]
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -34,52 +54,6 @@ K = TypeVar("K")
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 _BATCH_DELETE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "az", "oss"})
 _DIRECTORY_PROTOCOLS = frozenset({"hdfs", "viewfs"})
-
-
-def normalize_path(path: str) -> str:
-    """Canonical form of a path or URI (see module docstring)."""
-    if path[:5].lower() == "file:":  # Java may write FILE:/x; schemes are case-insensitive
-        rest = path[len("file:") :]
-        while rest.startswith("//"):
-            rest = rest[1:]
-        path = rest
-    if "://" not in path:
-        path = os.path.abspath(path) if path else path
-        return path.rstrip("/") or "/"
-    scheme, rest = path.split("://", 1)
-    rest = rest.rstrip("/")
-    return f"{scheme.lower()}://{rest}"
-
-
-def protocol_of(path: str) -> str:
-    return path.split("://", 1)[0] if "://" in path else ""
-
-
-def join(base: str, *parts: str) -> str:
-    out = base.rstrip("/")
-    for part in parts:
-        if part:
-            out = f"{out}/{part.strip('/')}" if out != "/" else f"/{part.strip('/')}"
-    return out
-
-
-def parent(path: str) -> str:
-    head, _, _ = path.rstrip("/").rpartition("/")
-    if "://" in path and head.endswith(":/"):
-        return path
-    return head or "/"
-
-
-def basename(path: str) -> str:
-    return path.rstrip("/").rpartition("/")[2]
-
-
-def is_under(path: str, root: str) -> bool:
-    """True when normalised ``path`` lies strictly inside ``root`` (no ``..`` tricks)."""
-    path, root = normalize_path(path), normalize_path(root)
-    if any(seg in ("..", ".") for seg in path.split("/")):
-        return False
-    return path.startswith(root.rstrip("/") + "/")
 
 
 class FileInfo(NamedTuple):
@@ -139,9 +113,7 @@ class FileIO:
         self._lock = threading.Lock()
         self._filesystems: dict[str, Any] = {}
         limiter = RateLimiter(max_requests_per_second) if max_requests_per_second else None
-        self._retrier = Retrier(
-            retries=retries, limiter=limiter, unreachable_hint=_unreachable_hint
-        )
+        self._retrier = Retrier(retries=retries, limiter=limiter, unreachable_hint=unreachable_hint)
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors (Spark) get the configuration, never live clients.
@@ -165,12 +137,12 @@ class FileIO:
             return self._retrier.call(fn, path)
         except PermissionError as exc:
             raise StorageAccessError(
-                f"access denied to {path}: {exc}", hint=_permission_hint(protocol_of(path))
+                f"access denied to {path}: {exc}", hint=permission_hint(protocol_of(path))
             ) from exc
-        except _credential_errors() as exc:
+        except credential_errors() as exc:
             raise StorageAccessError(
                 f"no usable credentials for {path}: {exc}",
-                hint=_credentials_hint(protocol_of(path)),
+                hint=credentials_hint(protocol_of(path)),
             ) from exc
 
     def is_local(self, path: str) -> bool:
@@ -188,10 +160,10 @@ class FileIO:
                 except (ImportError, ValueError) as exc:
                     raise StorageError(
                         f"cannot open storage for {protocol or 'file'}://: {exc}",
-                        hint=_install_hint(protocol),
+                        hint=install_hint(protocol),
                     ) from exc
                 except OSError as exc:  # clients that connect or load native code here (HDFS)
-                    raise _open_error(protocol, path, exc) from exc
+                    raise open_error(protocol, path, exc) from exc
                 self._filesystems[protocol] = fs
         return fs, fs._strip_protocol(path)
 
@@ -471,7 +443,8 @@ class FileIO:
         if self.is_local(root):
             return None
         if protocol_of(root) in ("s3", "s3a"):
-            return self._s3_date_ms(root), "the Date header of an S3 answer"
+            fs, _ = self._fs(root)
+            return s3_date_ms(fs, root, self._remote), "the Date header of an S3 answer"
         probe = join(root, ".paimon-cli", "clock", f"probe-{uuid.uuid4().hex}")
         self.write_bytes(probe, b"")
         try:
@@ -481,31 +454,6 @@ class FileIO:
         if info is None or info.mtime_ms is None:
             raise StorageError(f"cannot read the store's clock: {probe} has no modification time")
         return info.mtime_ms, f"the modification time of a probe object ({probe})"
-
-    def _s3_date_ms(self, root: str) -> int:
-        fs, _ = self._fs(root)
-        bucket, key, _version = fs.split_path(root)
-
-        def ask() -> dict[str, Any]:
-            answer: dict[str, Any] = fs.call_s3(
-                "list_objects_v2", Bucket=bucket, Prefix=key.rstrip("/") + "/", MaxKeys=1
-            )
-            return answer
-
-        try:
-            answer = self._remote(ask, root)
-        except OSError as exc:
-            raise StorageError(f"cannot read the store's clock at {root}: {exc}") from exc
-        date = answer.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("date")
-        try:
-            when = email.utils.parsedate_to_datetime(str(date))
-        except (TypeError, ValueError) as exc:
-            raise StorageError(
-                f"the store's answer carries no usable Date header ({date!r})"
-            ) from exc
-        if when.tzinfo is None:  # "-0000": UTC without a stated zone
-            when = when.replace(tzinfo=timezone.utc)
-        return int(when.timestamp() * 1000)
 
     def conditional_create_supported(self, path: str) -> bool:
         """True where ``write_if_absent`` is a real compare-and-swap: local file systems
@@ -612,108 +560,11 @@ class FileIO:
 
     def delete_many(self, paths: list[str]) -> dict[str, StorageError]:
         """Delete files of one object store in batched requests; the paths that could not be
-        deleted, each with its error (absent keys are no error: "deleted" and "already
-        absent" are one outcome here). S3 answers DeleteObjects 200 with one ``<Error>`` per
-        refused key: each is a failure (AccessDenied: storage access), transient ones
-        (InternalError, SlowDown) are retried; when a batch's answer is lost (a 500 after it
-        was applied, a dropped connection), each of its keys is checked."""
+        deleted, each with its error (``core.io.object_stores.BatchDelete``)."""
         if not paths:
             return {}
-        if protocol_of(paths[0]) in ("s3", "s3a"):
-            return self._delete_objects(paths)
         fs, _ = self._fs(paths[0])
-        keys = [fs._strip_protocol(p) for p in paths]
-        try:
-            self._remote(lambda: fs.rm(keys), paths[0])
-        except FileNotFoundError:
-            return {}
-        except (OSError, StorageError) as exc:
-            return self._unconfirmed(paths, exc)
-        return {}
-
-    def _delete_objects(self, paths: list[str]) -> dict[str, StorageError]:
-        fs, _ = self._fs(paths[0])
-        by_bucket: dict[str, dict[str, str]] = {}
-        for path in paths:
-            bucket, key, _version = fs.split_path(path)
-            by_bucket.setdefault(bucket, {})[key] = path
-        failed: dict[str, StorageError] = {}
-        for bucket, keys in by_bucket.items():
-            items = list(keys.items())
-            for i in range(0, len(items), DELETE_OBJECTS_MAX):
-                failed.update(
-                    self._delete_object_batch(fs, bucket, dict(items[i : i + DELETE_OBJECTS_MAX]))
-                )
-        return failed
-
-    def _delete_object_batch(
-        self, fs: Any, bucket: str, keys: dict[str, str]
-    ) -> dict[str, StorageError]:
-        """One DeleteObjects request (at most 1,000 keys: key -> path), its per-key errors
-        read from the answer; keys refused for a transient reason go again."""
-        failed: dict[str, StorageError] = {}
-        pending = keys
-        for attempt in range(self.retries + 1):
-            request: dict[str, Any] = {"Objects": [{"Key": k} for k in pending], "Quiet": True}
-            first = next(iter(pending.values()))
-
-            def send(request: dict[str, Any] = request) -> dict[str, Any]:
-                answer: dict[str, Any] = fs.call_s3("delete_objects", Bucket=bucket, Delete=request)
-                return answer
-
-            try:
-                answer = self._remote(send, first)
-            except StorageAccessError as exc:
-                return failed | dict.fromkeys(pending.values(), exc)  # refused: nothing applied
-            except (OSError, StorageError) as exc:
-                return failed | self._unconfirmed(list(pending.values()), exc)
-            retry: dict[str, str] = {}
-            for error in answer.get("Errors") or ():
-                path = pending.get(str(error.get("Key")))
-                if path is None:
-                    continue
-                code = str(error.get("Code") or "")
-                if code in _TRANSIENT_KEY_ERRORS and attempt < self.retries:
-                    retry[str(error["Key"])] = path
-                else:
-                    failed[path] = _key_error(path, code, str(error.get("Message") or ""))
-            if not retry:
-                break
-            logger.info(
-                "%d key(s) of a batch delete answered a transient error; retrying", len(retry)
-            )
-            self._retrier.sleep(self._retrier.backoff(attempt))
-            pending = retry
-        return failed
-
-    def _unconfirmed(self, paths: list[str], exc: BaseException) -> dict[str, StorageError]:
-        """A batch delete failed without a per-key answer (it may have been applied): each
-        key still present failed; each one gone is deleted."""
-        message = exc.message if isinstance(exc, StorageError) else str(exc)
-        failed: dict[str, StorageError] = {}
-        for path in paths:
-            try:
-                present = self.info(path) is not None
-            except StorageError as probe:
-                failed[path] = probe
-                continue
-            if present:
-                failed[path] = StorageError(f"cannot delete {path}: {message}")
-        return failed
-
-
-# S3's per-key DeleteObjects error codes worth asking again (the rest are refusals).
-_TRANSIENT_KEY_ERRORS = frozenset(
-    {"InternalError", "SlowDown", "ServiceUnavailable", "RequestTimeout", "OperationAborted"}
-)
-DELETE_OBJECTS_MAX = 1000  # keys per S3 DeleteObjects request
-
-
-def _key_error(path: str, code: str, message: str) -> StorageError:
-    text = f"cannot delete {path}: {code or 'error'}{': ' + message if message else ''}"
-    if code in ("AccessDenied", "AllAccessDisabled", "AccountProblem", "InvalidAccessKeyId"):
-        return StorageAccessError(text, hint=_permission_hint(protocol_of(path)))
-    return StorageError(text)
+        return BatchDelete(fs, self._remote, self._retrier, self.info).delete(paths)
 
 
 def _write_temp_beside(path: str, data: bytes) -> str:
@@ -742,126 +593,3 @@ _S3_CLIENT_CONFIG: Mapping[str, Any] = {
     "connect_timeout": 5,
     "retries": {"max_attempts": 2, "mode": "standard"},
 }
-
-# What each store needs to be reached: its endpoint setting.
-_ENDPOINT_SETTINGS = {
-    "s3": "--fs-option endpoint_url=... (or AWS_ENDPOINT_URL)",
-    "gs": "--fs-option endpoint_url=...",
-    "abfs": "--fs-option account_name=... (or AZURE_STORAGE_ACCOUNT_NAME)",
-    "oss": "--fs-option endpoint=...",
-    "hdfs": "the namenode host and port in the path (hdfs://host:port/...)",
-}
-_ENDPOINT_SETTINGS |= {
-    "s3a": _ENDPOINT_SETTINGS["s3"],
-    "gcs": _ENDPOINT_SETTINGS["gs"],
-    "az": _ENDPOINT_SETTINGS["abfs"],
-    "viewfs": _ENDPOINT_SETTINGS["hdfs"],
-}
-
-
-def _unreachable_hint(path: str, tls: bool) -> str:
-    endpoint = _ENDPOINT_SETTINGS.get(protocol_of(path), "the storage endpoint")
-    if tls:
-        return (
-            f"the endpoint does not speak TLS or its certificate is not trusted: check "
-            f"{endpoint} (http:// for an endpoint without TLS), or trust its certificate "
-            "(AWS_CA_BUNDLE, REQUESTS_CA_BUNDLE or SSL_CERT_FILE)"
-        )
-    return (
-        f"check {endpoint}, this machine's network and DNS, and proxy settings "
-        "(HTTPS_PROXY, NO_PROXY)"
-    )
-
-
-# Native client libraries that fail to load raise OSError listing every place they looked.
-_NATIVE_LIBRARY_TEXT = ("Unable to load libjvm", "Unable to load libhdfs", "dlopen(")
-
-
-def _open_error(protocol: str, path: str, exc: OSError) -> StorageError:
-    """The error for a client that could not be created (HDFS connects and loads libjvm
-    and libhdfs in its constructor)."""
-    if any(text in str(exc) for text in _NATIVE_LIBRARY_TEXT):
-        return StorageAccessError(
-            f"cannot open {protocol}:// storage: a native library did not load ({summary(exc)})",
-            hint="HDFS through pyarrow needs a JVM and libhdfs: set JAVA_HOME to a JDK, "
-            "HADOOP_HOME (or ARROW_LIBHDFS_DIR to the directory of libhdfs.so) and "
-            "CLASSPATH=$(hadoop classpath --glob)",
-        )
-    if is_unreachable(exc):
-        return StorageAccessError(
-            f"cannot reach the storage for {path}: {summary(exc)}",
-            hint=_unreachable_hint(path, tls=False),
-        )
-    return StorageError(f"cannot open storage for {protocol}://: {summary(exc)}")
-
-
-def _install_hint(protocol: str) -> str | None:
-    extra = {
-        "s3": "s3",
-        "s3a": "s3",
-        "gs": "gcs",
-        "gcs": "gcs",
-        "abfs": "azure",
-        "az": "azure",
-        "oss": "oss",
-    }.get(protocol)
-    return f"install the storage extra: pip install 'paimon-cli[{extra}]'" if extra else None
-
-
-# The "no usable credentials" errors of each storage library, by module and class name.
-_CREDENTIAL_ERRORS = (
-    ("botocore.exceptions", "NoCredentialsError"),
-    ("botocore.exceptions", "PartialCredentialsError"),
-    ("botocore.exceptions", "CredentialRetrievalError"),
-    ("botocore.exceptions", "NoAuthTokenError"),
-    ("google.auth.exceptions", "DefaultCredentialsError"),
-    ("google.auth.exceptions", "RefreshError"),
-    ("azure.core.exceptions", "ClientAuthenticationError"),
-)
-
-
-@functools.cache
-def _credential_errors() -> tuple[type[BaseException], ...]:
-    """Those of the installed libraries (they are not OSErrors, so nothing else would
-    translate them)."""
-    found: list[type[BaseException]] = []
-    for module_name, class_name in _CREDENTIAL_ERRORS:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        cls = getattr(module, class_name, None)
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            found.append(cls)
-    return tuple(found)
-
-
-# Where each store's credentials come from: environment variables or --fs-option keys.
-_CREDENTIAL_SOURCES = {
-    "s3": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), or pass "
-    "--fs-option key=... --fs-option secret=...; a public bucket: --fs-option anon=true",
-    "gs": "set GOOGLE_APPLICATION_CREDENTIALS to a service account key file, or pass "
-    "--fs-option token=...",
-    "abfs": "set AZURE_STORAGE_CONNECTION_STRING (or AZURE_STORAGE_ACCOUNT_NAME and "
-    "AZURE_STORAGE_ACCOUNT_KEY), or pass --fs-option account_name=... --fs-option "
-    "account_key=...",
-    "oss": "pass --fs-option key=... --fs-option secret=... --fs-option endpoint=...",
-}
-_CREDENTIAL_SOURCES |= {
-    "s3a": _CREDENTIAL_SOURCES["s3"],
-    "gcs": _CREDENTIAL_SOURCES["gs"],
-    "az": _CREDENTIAL_SOURCES["abfs"],
-}
-
-
-def _credentials_hint(protocol: str) -> str:
-    return _CREDENTIAL_SOURCES.get(
-        protocol, "pass the storage credentials with --fs-option KEY=VALUE"
-    )
-
-
-def _permission_hint(protocol: str) -> str:
-    return (
-        "the credentials in use lack this permission: grant it (bucket or IAM policy), "
-        "or use other credentials: " + _credentials_hint(protocol)
-    )
