@@ -19,184 +19,61 @@ for it, whether anything may still be removed: only while no snapshot can refere
 From the first attempt to create the snapshot on, whatever exception arrives (a storage
 error, Ctrl-C, SystemExit), nothing is discarded; leftovers of an outcome that stayed
 unknown are at worst orphans.
+
+The rooms of a commit: ``changes`` (what it changes), ``snapshot_builder`` (one attempt's
+manifests, lists and snapshot fields), ``publication`` (creating the snapshot, and the gate
+on removing what was written for it), ``java_json`` (files as Java writes them). This
+module is the retry loop, and hands their names on.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
-from enum import Enum
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from core import __version__
-from core.errors import PaimonError, SafetyRefusalError, StorageError, WriteOutcomeUnknownError
-from core.format.metadata_io import read_json
-from core.format.model import UNRECORDED, Snapshot
+from core.errors import PaimonError
+from core.format.model import Snapshot
 from core.format.options import parse_duration_ms
-from core.io.fileio import FileIO, join
 from core.runtime.interrupts import critical
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
-from core.write.manifest_writer import (
-    INDEX_MANIFEST_ENTRY_SCHEMA,
-    INDEX_MANIFEST_VERSION,
-    MANIFEST_ENTRY_SCHEMA,
-    MANIFEST_FILE_META_SCHEMA,
-    WrittenFile,
-    avro_codec,
-    conform_entry,
-    conform_index_entry,
-    conform_manifest_meta,
-    encode_avro,
-    manifest_meta,
-    read_raw_rows,
+from core.write.changes import (
+    Builder,
+    Changes,
+    KeptManifest,
+    ManifestRewrite,
+    NewManifests,
+    entry_identifier,
 )
+from core.write.java_json import JavaDecimal, java_json, ordered_snapshot_fields, snapshot_json
+from core.write.manifest_writer import avro_codec
+from core.write.publication import (
+    CommitOutcomeUnknownError,
+    Publication,
+    PublishState,
+    check_publishable,
+    create_if_absent,
+    delete_quietly,
+    publish_if_absent,
+    publish_snapshot,
+    refuse_non_avro_manifests,
+    write_latest_hint,
+)
+from core.write.snapshot_builder import Attempt, build_snapshot
 
 logger = logging.getLogger(__name__)
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1  # Long.MAX_VALUE: batch jobs and procedures
-WRITER_VERSION = f"paimon-cli-{__version__}"
-
-# Jackson writes Snapshot properties in constructor order (Snapshot.java); unknown keys a
-# newer writer added are kept after them.
-SNAPSHOT_FIELD_ORDER = (
-    "version",
-    "uuid",
-    "id",
-    "schemaId",
-    "baseManifestList",
-    "baseManifestListSize",
-    "deltaManifestList",
-    "deltaManifestListSize",
-    "changelogManifestList",
-    "changelogManifestListSize",
-    "indexManifest",
-    "commitUser",
-    "writerVersion",
-    "commitIdentifier",
-    "commitKind",
-    "timeMillis",
-    "logOffsets",
-    "totalRecordCount",
-    "deltaRecordCount",
-    "changelogRecordCount",
-    "watermark",
-    "statistics",
-    "properties",
-    "nextRowId",
-    "operation",
-)
-TAG_FIELDS = ("tagCreateTime", "tagTimeRetained")
 
 
 class CommitConflictError(PaimonError):
     """Another writer kept winning, or a file to delete is no longer live."""
 
     kind = "commit_conflict"
-
-
-class JavaDecimal(str):
-    """A JSON number written verbatim (Java's Duration as ``86400.000000000``)."""
-
-
-def _scalar(value: Any) -> str:
-    if isinstance(value, JavaDecimal):
-        return str(value)
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    return json.dumps(value, ensure_ascii=False)
-
-
-def java_json(value: Any, indent: str = "") -> str:
-    """Jackson's default pretty printer: ``"key" : value``, two-space indent, ``[ a, b ]``."""
-    if isinstance(value, Mapping):
-        if not value:
-            return "{ }"
-        inner = indent + "  "
-        items = [
-            f"{inner}{json.dumps(str(k), ensure_ascii=False)} : {java_json(v, inner)}"
-            for k, v in value.items()
-        ]
-        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return "[ ]"
-        return "[ " + ", ".join(java_json(v, indent) for v in value) + " ]"
-    return _scalar(value)
-
-
-def ordered_snapshot_fields(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Snapshot fields in Java's order, then unknown keys (kept), tag-only fields dropped."""
-    out = {k: raw[k] for k in SNAPSHOT_FIELD_ORDER if k in raw}
-    out.update({k: v for k, v in raw.items() if k not in out and k not in TAG_FIELDS})
-    return out
-
-
-def snapshot_json(raw: Mapping[str, Any]) -> str:
-    return java_json(ordered_snapshot_fields(raw))
-
-
-# -- changes ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class KeptManifest:
-    """A data manifest a rewrite keeps as it is: its manifest-list row."""
-
-    row: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class NewManifests:
-    """Manifest entries a rewrite writes into new manifests, rolled at ``target_size``."""
-
-    entries: tuple[Mapping[str, Any], ...]
-    target_size: int
-
-
-@dataclass(frozen=True)
-class ManifestRewrite:
-    """A commit that replaces the data manifests instead of adding a delta (Paimon's manifest
-    compaction): the new base list is ``parts`` in order, the delta list is empty, and the
-    snapshot keeps the table's rows, index manifest, statistics and properties."""
-
-    parts: tuple[KeptManifest | NewManifests, ...]
-
-
-@dataclass(frozen=True)
-class Changes:
-    """What one commit attempt changes, built from the latest snapshot it is based on."""
-
-    entries: tuple[dict[str, Any], ...]  # delta manifest rows (Java layout), ADD and DELETE
-    # Index entries to drop, by (partition, bucket, index type, file name).
-    index_deletes: frozenset[tuple[bytes, int, str, str]] = frozenset()
-    details: Mapping[str, Any] = field(default_factory=dict)
-    # The builder already verified that every DELETE is live in the snapshot it was given
-    # (compaction checks against its own plan), so the commit need not re-read the manifests.
-    deletes_verified: bool = False
-    # Changelog files (ADD manifest rows) the commit lists in its changelog manifest list,
-    # as Paimon commits a compaction's changelog (changelog-producer = full-compaction).
-    changelog: tuple[dict[str, Any], ...] = ()
-    # Index manifest rows (Java layout) of index files to add.
-    index_adds: tuple[dict[str, Any], ...] = ()
-    # The data manifests rewritten (manifest compaction); then ``entries`` is empty.
-    rewrite: ManifestRewrite | None = None
-
-    @property
-    def empty(self) -> bool:
-        return (
-            not self.entries
-            and not self.index_deletes
-            and not self.index_adds
-            and self.rewrite is None
-        )
-
-
-Builder = Callable[[Snapshot], Changes]
 
 
 @dataclass(frozen=True)
@@ -230,329 +107,6 @@ class RetryPolicy:
     def wait_ms(self, attempt: int) -> float:
         ceiling = min(self.max_wait_ms, self.min_wait_ms * 2 ** min(attempt, 20))
         return random.uniform(self.min_wait_ms, max(ceiling, self.min_wait_ms))
-
-
-def entry_identifier(entry: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Paimon's FileEntry identifier of a raw manifest row (matches ManifestEntry.identifier)."""
-    f = entry["_FILE"]
-    return (
-        bytes(entry["_PARTITION"]),
-        entry["_BUCKET"],
-        f["_LEVEL"],
-        f["_FILE_NAME"],
-        tuple(f.get("_EXTRA_FILES") or ()),
-        f.get("_EMBEDDED_FILE_INDEX"),
-        f.get("_EXTERNAL_PATH"),
-    )
-
-
-def check_publishable(table: PaimonTable, *, allow_unsafe: bool) -> None:
-    """Refuse before writing anything when the store cannot create files atomically."""
-    if table.fileio.conditional_create_supported(table.snapshots.directory) or allow_unsafe:
-        return
-    raise SafetyRefusalError(
-        f"{table.location} is on a store without an atomic create-if-absent, so a concurrent "
-        "writer could overwrite (lose) this commit",
-        hint="stop other writers and pass --allow-unsafe-commit, or use a local/HDFS/S3 table",
-    )
-
-
-def refuse_non_avro_manifests(table: PaimonTable) -> None:
-    """Java <= 2.0 reads manifests in the table's ``manifest.format``; we only write Avro."""
-    fmt = (table.options.get("manifest.format") or "avro").strip().lower()
-    if fmt != "avro":
-        raise SafetyRefusalError(
-            f"the table uses manifest.format={fmt}; paimon-cli writes Avro manifests only, "
-            "which Paimon up to 2.0 would fail to read in this table",
-            hint="run this operation with Paimon itself (e.g. the Spark or Flink procedure)",
-        )
-
-
-def publish_if_absent(
-    fileio: FileIO, path: str, data: bytes, *, allow_unsafe: bool = False
-) -> bool:
-    """Create ``path`` only if absent; False when another writer's file is there."""
-    if not fileio.conditional_create_supported(path):
-        if not allow_unsafe:
-            raise SafetyRefusalError(f"no atomic create-if-absent for {path}")
-        logger.warning("non-atomic create of %s (opted in): a concurrent writer may win", path)
-    return create_if_absent(fileio, path, data)
-
-
-def create_if_absent(fileio: FileIO, path: str, data: bytes) -> bool:
-    """Create ``path`` only if absent, atomically where the store can; otherwise check, then
-    write (as Java does for tags). True when it holds ``data`` now (also when an earlier try
-    of ours landed but its answer was lost); False when it holds something else."""
-    if fileio.conditional_create_supported(path):
-        return fileio.write_if_absent(path, data)
-    if fileio.exists(path):
-        return False
-    fileio.write_bytes(path, data)
-    return True
-
-
-class PublishState(Enum):
-    OPEN = "open"  # nothing published yet: what was written may be removed
-    PUBLISHING = "publishing"  # creating the snapshot: its outcome may be unknown
-    PUBLISHED = "published"  # the snapshot is ours: the commit has happened
-
-
-class CommitOutcomeUnknownError(StorageError):
-    """Creating the snapshot failed in a way that may still have stored it, and reading it
-    back did not settle it; the files it would reference are kept (orphans if it did not
-    land)."""
-
-    kind = "commit_outcome_unknown"
-
-
-@dataclass
-class Publication:
-    """The one gate between a commit and the removal of the files written for it.
-
-    Files written before the snapshot (compaction's data and index files: ``outputs``; each
-    attempt's manifests and lists) may be removed only while the publication is ``OPEN``:
-    once creating the snapshot was attempted its outcome may be unknown, and once it is
-    ours the commit has happened, whatever exception arrives afterwards."""
-
-    fileio: FileIO
-    state: PublishState = PublishState.OPEN
-    outputs: list[str] = field(default_factory=list)
-
-    @property
-    def may_discard(self) -> bool:
-        return self.state is PublishState.OPEN
-
-    def discard(self, paths: Iterable[str], what: str = "") -> list[str]:
-        """Remove ``paths`` when still allowed; returns those left behind (the reason is
-        logged when the gate keeps them)."""
-        paths = list(paths)
-        if not paths:
-            return []
-        if not self.may_discard:
-            logger.warning(
-                "keeping %d file(s) written for the commit: the snapshot is %s",
-                len(paths),
-                "committed" if self.state is PublishState.PUBLISHED else "possibly committed",
-            )
-            return paths
-        return delete_quietly(self.fileio, paths, what)
-
-    def discard_outputs(self) -> list[str]:
-        left = self.discard(self.outputs)
-        if self.may_discard:
-            self.outputs.clear()
-        return left
-
-
-def delete_quietly(fileio: FileIO, paths: Iterable[str], what: str = "") -> list[str]:
-    """Delete files this run wrote, logging each failure (``could not remove <what><path>``)
-    instead of raising; returns the paths that could not be removed."""
-    failed = []
-    for path in paths:
-        try:
-            fileio.delete(path)
-        except StorageError as exc:
-            logger.warning("could not remove %s%s: %s", what, path, exc.message)
-            failed.append(path)
-    return failed
-
-
-def write_latest_hint(table: PaimonTable, snapshot_id: int) -> str | None:
-    """Overwrite ``LATEST``; a failure does not fail the commit (Paimon tolerates it too)."""
-    try:
-        table.fileio.write_bytes(
-            join(table.snapshots.directory, "LATEST"), str(snapshot_id).encode()
-        )
-        return None
-    except StorageError as exc:
-        return f"could not update the LATEST hint: {exc.message}"
-
-
-# -- one attempt ---------------------------------------------------------------------------------
-@dataclass
-class _Attempt:
-    table: PaimonTable
-    codec: str
-    publication: Publication
-    prefix: str = field(default_factory=lambda: str(uuid.uuid4()))
-    counter: int = 0
-    written: list[WrittenFile] = field(default_factory=list)
-
-    def write(
-        self, kind: str, schema: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]
-    ) -> WrittenFile:
-        name = f"{kind}-{self.prefix}-{self.counter}"
-        self.counter += 1
-        path = self.table.paths.manifest_path(name)
-        data = encode_avro(schema, rows, self.codec)
-        if not self.table.fileio.write_if_absent(path, data):
-            raise StorageError(f"{path} already exists (UUID collision?)")
-        written = WrittenFile(name, path, len(data))
-        self.written.append(written)
-        return written
-
-    def discard(self) -> None:
-        """Remove this attempt's manifests, unless its snapshot is (possibly) published."""
-        self.publication.discard([f.path for f in self.written], "unreferenced ")
-        if self.publication.may_discard:
-            self.written.clear()
-
-
-def _stats_to_inherit(table: PaimonTable, latest: Snapshot) -> str | None:
-    if not latest.statistics:
-        return None
-    try:
-        stats = read_json(table.fileio, table.paths.statistics_path(latest.statistics))
-    except FileNotFoundError:
-        return None
-    return latest.statistics if stats.get("schemaId") == table.schema.id else None
-
-
-def _total_before(table: PaimonTable, latest: Snapshot) -> int:
-    if latest.total_record_count is not None:
-        return latest.total_record_count
-    return sum(e.file.row_count for e in table.live_files(latest))
-
-
-def build_snapshot(
-    table: PaimonTable,
-    latest: Snapshot,
-    changes: Changes,
-    attempt: _Attempt,
-    *,
-    commit_kind: str,
-    commit_user: str,
-    identifier: int,
-    now_ms: int,
-) -> dict[str, Any]:
-    """Write manifests and lists for ``changes`` on top of ``latest``; the snapshot fields."""
-    ptypes = table.schema.partition_types
-    delta_rows = [conform_entry(e) for e in changes.entries]
-    delta_lists: list[dict[str, Any]] = []
-    if delta_rows:
-        manifest = attempt.write("manifest", MANIFEST_ENTRY_SCHEMA, delta_rows)
-        delta_lists.append(
-            manifest_meta(
-                manifest.name, manifest.size, delta_rows, ptypes, latest_schema_id=table.schema.id
-            )
-        )
-    if changes.rewrite is not None:
-        base_rows = _rewritten_base(table, changes.rewrite, attempt)
-    else:
-        # Base = the previous base and delta manifests, re-listed unchanged (no merging).
-        base_rows = [
-            conform_manifest_meta(r)
-            for name in (latest.base_manifest_list, latest.delta_manifest_list)
-            for r in read_raw_rows(
-                table.fileio, table.paths.manifest_path(name), expect=latest.list_expected(name)
-            )
-        ]
-    base = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, base_rows)
-    delta = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, delta_lists)
-    index_manifest = latest.index_manifest
-    if (changes.index_deletes and latest.index_manifest) or changes.index_adds:
-        keep = [
-            {**conform_index_entry(r), "_VERSION": INDEX_MANIFEST_VERSION}
-            for r in (
-                read_raw_rows(
-                    table.fileio,
-                    table.paths.manifest_path(latest.index_manifest),
-                    expect=UNRECORDED,  # nothing records an index manifest's size
-                )
-                if latest.index_manifest
-                else ()
-            )
-            if (bytes(r["_PARTITION"]), r["_BUCKET"], r["_INDEX_TYPE"], r["_FILE_NAME"])
-            not in changes.index_deletes
-        ] + [conform_index_entry(r) for r in changes.index_adds]
-        index_manifest = (
-            attempt.write("index-manifest", INDEX_MANIFEST_ENTRY_SCHEMA, keep).name
-            if keep
-            else None
-        )
-    changelog_list: WrittenFile | None = None
-    changelog_rows = [conform_entry(e) for e in changes.changelog]
-    if changelog_rows:
-        manifest = attempt.write("manifest", MANIFEST_ENTRY_SCHEMA, changelog_rows)
-        meta = manifest_meta(
-            manifest.name, manifest.size, changelog_rows, ptypes, latest_schema_id=table.schema.id
-        )
-        changelog_list = attempt.write("manifest-list", MANIFEST_FILE_META_SCHEMA, [meta])
-    delta_count = sum((1 if e["_KIND"] == 0 else -1) * e["_FILE"]["_ROW_COUNT"] for e in delta_rows)
-    raw: dict[str, Any] = {
-        "version": 3,
-        "uuid": str(uuid.uuid4()),
-        "id": latest.id + 1,
-        "schemaId": table.schema.id,
-        "baseManifestList": base.name,
-        "baseManifestListSize": base.size,
-        "deltaManifestList": delta.name,
-        "deltaManifestListSize": delta.size,
-        "changelogManifestList": changelog_list.name if changelog_list else None,
-        "changelogManifestListSize": changelog_list.size if changelog_list else None,
-        "indexManifest": index_manifest,
-        "commitUser": commit_user,
-        "writerVersion": WRITER_VERSION,
-        "commitIdentifier": identifier,
-        "commitKind": commit_kind,
-        "timeMillis": now_ms,
-        "totalRecordCount": _total_before(table, latest) + delta_count,
-        "deltaRecordCount": delta_count,
-        # ManifestEntry.nullableRecordCount: null without changelog files
-        "changelogRecordCount": (
-            sum(int(e["_FILE"]["_ROW_COUNT"]) for e in changelog_rows) if changelog_rows else None
-        ),
-        "watermark": latest.watermark,
-        "statistics": _stats_to_inherit(table, latest),
-        # A manifest compaction carries the latest snapshot's properties (compactManifest).
-        "properties": latest.raw.get("properties") if changes.rewrite is not None else None,
-        "nextRowId": latest.raw.get("nextRowId"),
-    }
-    return {k: v for k, v in raw.items() if v is not None}
-
-
-ROLL_CHECK_ROWS = 1000  # Paimon's RollingFileWriter checks the file size every 1000 records
-
-
-def _rewritten_base(
-    table: PaimonTable, rewrite: ManifestRewrite, attempt: _Attempt
-) -> list[dict[str, Any]]:
-    """The rewrite's base list: kept manifests as they are, new ones written rolling."""
-    ptypes = table.schema.partition_types
-    rows: list[dict[str, Any]] = []
-    for part in rewrite.parts:
-        if isinstance(part, KeptManifest):
-            rows.append(conform_manifest_meta(part.row))
-            continue
-        entries = [conform_entry(e) for e in part.entries]
-        for chunk in _rolled(entries, attempt.codec, part.target_size):
-            manifest = attempt.write("manifest", MANIFEST_ENTRY_SCHEMA, chunk)
-            rows.append(
-                manifest_meta(
-                    manifest.name, manifest.size, chunk, ptypes, latest_schema_id=table.schema.id
-                )
-            )
-    return rows
-
-
-def _rolled(
-    entries: Sequence[dict[str, Any]], codec: str, target_size: int
-) -> list[Sequence[dict[str, Any]]]:
-    """Entries cut into manifests as Paimon rolls them: a file closes at the first check
-    (every 1000 entries) where it holds ``target_size`` bytes. Sizes are estimated from the
-    encoded size of each block of 1000 entries."""
-    chunks: list[Sequence[dict[str, Any]]] = []
-    start, size = 0, 0
-    for block in range(0, len(entries), ROLL_CHECK_ROWS):
-        rows = entries[block : block + ROLL_CHECK_ROWS]
-        size += len(encode_avro(MANIFEST_ENTRY_SCHEMA, rows, codec))
-        end = block + len(rows)
-        if size >= target_size and end < len(entries):
-            chunks.append(entries[start:end])
-            start, size = end, 0
-    if start < len(entries):
-        chunks.append(entries[start:])
-    return chunks
 
 
 def _unmatched_deletes(table: PaimonTable, latest: Snapshot, changes: Changes) -> list[str]:
@@ -598,32 +152,27 @@ def commit(
         if changes.empty:
             return CommitResult(None, attempt_no, changes, tuple(notes))
         stale = [] if changes.deletes_verified else _unmatched_deletes(table, latest, changes)
-        attempt = _Attempt(table, codec, publication)
-        if not stale:
-            try:
-                raw = build_snapshot(
-                    table,
-                    latest,
-                    changes,
-                    attempt,
-                    commit_kind=commit_kind,
-                    commit_user=user,
-                    identifier=identifier,
-                    now_ms=clock(),
-                )
-                if run is not None:
-                    run.check_lease()  # a run that lost its table's lease never publishes
-                with critical():
-                    published = _publish(table, raw, publication, allow_unsafe=allow_unsafe)
-                    if published is not None and run is not None:
-                        run.commits.append(published.id)
-            except BaseException:
-                attempt.discard()  # a no-op once publishing was attempted
-                raise
+        if stale:
+            notes.append(
+                f"{len(stale)} file(s) to delete are no longer live in snapshot {latest.id} "
+                f"(e.g. {stale[0]}); rebuilt"
+            )
+        else:
+            published = _try(
+                table,
+                latest,
+                changes,
+                Attempt(table, codec, publication),
+                commit_kind=commit_kind,
+                commit_user=user,
+                identifier=identifier,
+                now_ms=clock(),
+                allow_unsafe=allow_unsafe,
+                run=run,
+            )
             if published is not None:
                 hint = write_latest_hint(table, published.id)
-                if hint:
-                    notes.append(hint)
+                notes += [hint] if hint else []
                 logger.info(
                     "committed snapshot %d (%s) after %d attempt(s)",
                     published.id,
@@ -631,13 +180,7 @@ def commit(
                     attempt_no,
                 )
                 return CommitResult(published, attempt_no, changes, tuple(notes))
-            attempt.discard()
             notes.append(f"snapshot {latest.id + 1} was taken by another writer; retried")
-        else:
-            notes.append(
-                f"{len(stale)} file(s) to delete are no longer live in snapshot {latest.id} "
-                f"(e.g. {stale[0]}); rebuilt"
-            )
         if attempt_no <= policy.max_retries:
             sleep(policy.wait_ms(attempt_no) / 1000)
     raise CommitConflictError(
@@ -647,62 +190,50 @@ def commit(
     )
 
 
-def _publish(
-    table: PaimonTable, raw: dict[str, Any], publication: Publication, *, allow_unsafe: bool
+def _try(
+    table: PaimonTable,
+    latest: Snapshot,
+    changes: Changes,
+    attempt: Attempt,
+    *,
+    commit_kind: str,
+    commit_user: str,
+    identifier: int,
+    now_ms: int,
+    allow_unsafe: bool,
+    run: Run | None,
 ) -> Snapshot | None:
-    """Create the snapshot file; None if another writer's snapshot has the id.
-
-    "Already exists" and errors are ambiguous after a retry (our own PUT may have landed):
-    the file is read back and is ours when it carries our uuid, as Paimon master does.
-    The publication stays ``PUBLISHING`` (nothing discarded) while that is unknown."""
-    path = table.snapshots.path(raw["id"])
-    data = snapshot_json(raw).encode("utf-8")
-    publication.state = PublishState.PUBLISHING
+    """One attempt: write its manifests, publish its snapshot; None when another writer's
+    snapshot took the id (the attempt's files are removed then, and on any error raised
+    before publishing)."""
     try:
-        created = publish_if_absent(table.fileio, path, data, allow_unsafe=allow_unsafe)
-    except StorageError as exc:
-        return _settle_after_error(table, raw, publication, exc)
-    if not created:
-        publication.state = PublishState.OPEN  # another writer's snapshot: a lost race
-        return None
-    publication.state = PublishState.PUBLISHED
-    return Snapshot.from_json(raw, path)
-
-
-def _settle_after_error(
-    table: PaimonTable, raw: dict[str, Any], publication: Publication, exc: StorageError
-) -> Snapshot | None:
-    """Read the snapshot back after a failed create: ours, another writer's, or unknown."""
-    try:
-        theirs = table.snapshots.try_snapshot(raw["id"])
-    except PaimonError as read_error:
-        raise CommitOutcomeUnknownError(
-            f"creating snapshot {raw['id']} failed ({exc.message}) and it could not be read "
-            f"back ({read_error.message}): it may or may not be committed; the files it "
-            "references were kept",
-            hint="run `paimon inspect TABLE snapshots`: if it is not there, the kept files are "
-            "orphans for delete-orphan-files",
-        ) from exc
-    if theirs is not None and theirs.raw.get("uuid") == raw["uuid"]:
-        publication.state = PublishState.PUBLISHED
-        return theirs
-    if theirs is not None:
-        publication.state = PublishState.OPEN  # someone else's: ours never landed there
-        return None
-    if isinstance(exc, WriteOutcomeUnknownError):
-        # Absent now, yet a PUT still in flight could land: keep what it would reference.
-        raise CommitOutcomeUnknownError(
-            f"creating snapshot {raw['id']} failed ({exc.message}) and it is not there now, "
-            "but the write may still land: the files it references were kept",
-            hint="rerun the command; files of a commit that did not land are orphans for "
-            "delete-orphan-files",
-        ) from exc
-    publication.state = PublishState.OPEN  # refused before anything was stored
-    raise exc
+        raw = build_snapshot(
+            table,
+            latest,
+            changes,
+            attempt,
+            commit_kind=commit_kind,
+            commit_user=commit_user,
+            identifier=identifier,
+            now_ms=now_ms,
+        )
+        if run is not None:
+            run.check_lease()  # a run that lost its table's lease never publishes
+        with critical():
+            published = publish_snapshot(table, raw, attempt.publication, allow_unsafe=allow_unsafe)
+            if published is not None and run is not None:
+                run.commits.append(published.id)
+    except BaseException:
+        attempt.discard()  # a no-op once publishing was attempted
+        raise
+    if published is None:
+        attempt.discard()
+    return published
 
 
 __all__ = [
     "BATCH_COMMIT_IDENTIFIER",
+    "Builder",
     "Changes",
     "CommitConflictError",
     "CommitOutcomeUnknownError",
@@ -716,6 +247,7 @@ __all__ = [
     "RetryPolicy",
     "check_publishable",
     "commit",
+    "create_if_absent",
     "delete_quietly",
     "entry_identifier",
     "java_json",
