@@ -13,7 +13,8 @@ import pyarrow as pa
 import pypaimon_writer as pw
 import pytest
 
-from paimon_cli.output import human_duration, human_limit, human_time, human_wall_clock, plural
+from core.runtime.wording import plural
+from paimon_cli.output import human_duration, human_limit, human_time, human_wall_clock
 
 
 def test_formats() -> None:
