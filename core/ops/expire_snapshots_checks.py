@@ -14,9 +14,9 @@ from core.ops.details.expiry import ExpireSnapshotsDetails, JournalGuard
 from core.retention.expire_range import active_consumers, expire_config
 from core.retention.protection import other_views, tags_everywhere
 from core.retention.references import RootKind, changelog_references, collect_references
-from core.runtime.apply import commit_problem, replaced_commit
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.plans import FileAction, Phase, Plan, SnapshotIdentity
+from core.runtime.resume import commit_problem, replaced_commit
 from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable
 

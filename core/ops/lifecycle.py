@@ -24,14 +24,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError, StorageError
-from core.ops.branches import DeleteBranch, FastForward
+from core.ops.branches import DeleteBranch
 from core.ops.expire_changelogs import ExpireChangelogs
 from core.ops.expire_snapshots import ExpireSnapshots
+from core.ops.fast_forward import FastForward
 from core.ops.restore import Restore
 from core.ops.rollback import Rollback
 from core.ops.tag_operations import DeleteTags, ExpireTags
-from core.runtime.apply import Resumer
-from core.runtime.apply import finish_journals as finish_journals_with
 from core.runtime.clock import Clock, SystemClock
 from core.runtime.executors.base import Executor
 from core.runtime.interrupts import Interrupted, stoppable
@@ -42,6 +41,8 @@ from core.runtime.plans import typed
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
 from core.runtime.report import ExecutionReport
+from core.runtime.resume import Resumer
+from core.runtime.resume import finish_journals as finish_journals_with
 from core.runtime.runs import Run, record_run, start_run
 from core.table.table import PaimonTable
 

@@ -28,12 +28,13 @@ from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import FileInfo, file_size, join
 from core.ops.details.repair import ConsumerAhead, RemovedTag, RollbackDetails, RollbackGuard
 from core.ops.tags import branches_from_tag
-from core.runtime.apply import apply_phases, commit_problem
+from core.runtime.apply import apply_phases
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
 from core.runtime.races import ActionGuard, newest_first_guard
 from core.runtime.requests import at_least, refuse
+from core.runtime.resume import commit_problem
 from core.runtime.timeparse import iso_utc
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
@@ -357,7 +358,7 @@ def resume_problem(table: PaimonTable, plan: RollbackPlan) -> str | None:
     """Why an interrupted rollback must not be finished, or None: a writer committed after
     it planned (an id above its latest), or the snapshot it keeps is another commit now. A
     commit that reused a removed id is caught by the identities on its deletes
-    (``core.runtime.apply.replaced_commit``)."""
+    (``core.runtime.resume.replaced_commit``)."""
     latest_then = plan.requirements.latest_snapshot
     newer = [i for i in table.snapshots.ids() if latest_then is None or i > latest_then]
     if newer:

@@ -85,7 +85,7 @@ def fast_forward(
     ] = False,
 ) -> None:
     """Make a branch's history the table's (or --branch's), as Paimon's fast_forward does."""
-    from core.ops.branches import FastForward
+    from core.ops.fast_forward import FastForward
 
     op = FastForward(name, force)
     run_operation(common, lambda _ex: op, render.FAST_FORWARD)

@@ -13,7 +13,7 @@ from paimon_cli.render.plans import SCREEN, header
 
 if TYPE_CHECKING:
     from core.ops.purge_quarantine import PurgePlan
-    from core.ops.restore import RestorePlan, RestoreReport
+    from core.ops.restore_plan import RestorePlan, RestoreReport
     from core.runtime.operation import Outcome
 
 
