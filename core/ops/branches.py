@@ -45,7 +45,7 @@ from core.format.model import Tag
 from core.io.fileio import FileInfo, FileIO, basename, join, parent
 from core.ops.details.branches import CreateBranchDetails, DeleteBranchDetails
 from core.ops.tags import validate_tag_name
-from core.runtime.apply import apply_phases
+from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
@@ -263,8 +263,9 @@ class CreateBranch(Deletion[CreateBranchDetails]):
         _check_source_tag(table, plan)
         return plan
 
-    def apply(self, table: PaimonTable, plan: CreatePlan, env: Env) -> None:
-        super().apply(table, plan, env)
+    def after_phases(
+        self, table: PaimonTable, plan: CreatePlan, env: Env, before_phase: BeforePhase | None
+    ) -> None:
         if env.report.failed:
             return
         try:
@@ -443,7 +444,7 @@ class DeleteBranch(Deletion[DeleteBranchDetails]):
             raise StalePlanError(f"branch {self.name!r} got a commit while planning")
         return plan
 
-    def apply(self, table: PaimonTable, plan: DeletePlan, env: Env) -> None:
+    def before_phase(self, table: PaimonTable, plan: DeletePlan, env: Env) -> BeforePhase:
         def before_phase(phase: Phase) -> Phase:
             landed = _new_branch_commits(table, plan)
             if landed:
@@ -455,17 +456,7 @@ class DeleteBranch(Deletion[DeleteBranchDetails]):
                 )
             return phase
 
-        apply_phases(
-            table,
-            plan,
-            executor=env.executor,
-            progress=env.progress,
-            report=env.report,
-            run=env.run,
-            quarantine=env.quarantine,
-            journal=True,
-            before_phase=before_phase,
-        )
+        return before_phase
 
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: DeletePlan) -> str | None:

@@ -55,7 +55,7 @@ from core.retention.protection import (
     other_views,
     tags_everywhere,
 )
-from core.runtime.apply import apply_phases
+from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Deletion, Env
@@ -465,22 +465,15 @@ class ExpireSnapshots(Deletion[ExpireSnapshotsDetails]):
     def recheck(self, table: PaimonTable, plan: ExpiryPlan) -> ExpiryPlan:
         return recheck(table, plan)
 
-    def apply(self, table: PaimonTable, plan: ExpiryPlan, env: Env) -> None:
-        watcher = NewRootWatcher(table, plan)
-        apply_phases(
-            table,
-            plan,
-            executor=env.executor,
-            progress=env.progress,
-            report=env.report,
-            run=env.run,
-            quarantine=env.quarantine,
-            journal=True,
-            before_phase=watcher.filter,
-        )
-        if watcher.new_roots:
+    def before_phase(self, table: PaimonTable, plan: ExpiryPlan, env: Env) -> NewRootWatcher:
+        return NewRootWatcher(table, plan)
+
+    def after_phases(
+        self, table: PaimonTable, plan: ExpiryPlan, env: Env, before_phase: BeforePhase | None
+    ) -> None:
+        if isinstance(before_phase, NewRootWatcher) and before_phase.new_roots:
             env.report.notes.append(
-                "created while this run deleted, and kept: " + ", ".join(watcher.new_roots)
+                "created while this run deleted, and kept: " + ", ".join(before_phase.new_roots)
             )
 
     @classmethod

@@ -189,6 +189,10 @@ class NewRootWatcher:
             live = full_live_set(view, snap, cache)
             collect_references(view, snap, live, lambda p, _s, _r: self.protected.add(p))
 
+    def __call__(self, phase: Phase) -> Phase:
+        """The watcher is the run's ``before_phase`` hook."""
+        return self.filter(phase)
+
     def filter(self, phase: Phase) -> Phase:
         table = self.table
         main = table if table.branch == "main" else table.for_branch("main")

@@ -15,7 +15,7 @@ from core.io.fileio import FileIO
 from core.ops.branches import FastForwardRaced, other_branch
 from core.ops.details.branches import FastForwardDetails
 from core.ops.fast_forward_plan import ForwardPlan, plan_fast_forward
-from core.runtime.apply import apply_phases
+from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import Phase, SnapshotIdentity
@@ -143,21 +143,14 @@ class FastForward(Deletion[FastForwardDetails]):
             raise StalePlanError(f"branch {plan.details.branch} got a commit while planning")
         return plan
 
-    def apply(self, table: PaimonTable, plan: ForwardPlan, env: Env) -> None:
-        watch = _RaceWatch(table, plan)
-        apply_phases(
-            table,
-            plan,
-            executor=env.executor,
-            progress=env.progress,
-            report=env.report,
-            run=env.run,
-            quarantine=env.quarantine,
-            journal=True,
-            before_phase=watch.before_phase,
-            guard=self.action_guard(table, plan),
-        )
+    def before_phase(self, table: PaimonTable, plan: ForwardPlan, env: Env) -> BeforePhase:
+        return _RaceWatch(table, plan).before_phase
+
+    def after_phases(
+        self, table: PaimonTable, plan: ForwardPlan, env: Env, before_phase: BeforePhase | None
+    ) -> None:
         if not env.report.failed and not plan.empty:
+            watch = _RaceWatch(table, plan)
             watch.copied = True
             watch.check()
 

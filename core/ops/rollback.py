@@ -28,7 +28,7 @@ from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import FileInfo, file_size, join
 from core.ops.details.repair import ConsumerAhead, RemovedTag, RollbackDetails, RollbackGuard
 from core.ops.tags import branches_from_tag
-from core.runtime.apply import apply_phases
+from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
@@ -505,21 +505,13 @@ class Rollback(Deletion[RollbackDetails]):
     def recheck(self, table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
         return recheck(table, plan)
 
-    def apply(self, table: PaimonTable, plan: RollbackPlan, env: Env) -> None:
-        watch = RaceWatch(table, plan)
-        apply_phases(
-            table,
-            plan,
-            executor=env.executor,
-            progress=env.progress,
-            report=env.report,
-            run=env.run,
-            quarantine=env.quarantine,
-            journal=True,
-            before_phase=watch.before_phase,
-            guard=self.action_guard(table, plan),
-        )
-        watch.check()
+    def before_phase(self, table: PaimonTable, plan: RollbackPlan, env: Env) -> BeforePhase:
+        return RaceWatch(table, plan).before_phase
+
+    def after_phases(
+        self, table: PaimonTable, plan: RollbackPlan, env: Env, before_phase: BeforePhase | None
+    ) -> None:
+        RaceWatch(table, plan).check()
 
     @classmethod
     def action_guard(cls, table: PaimonTable, plan: RollbackPlan) -> ActionGuard:

@@ -141,6 +141,7 @@ class Deletion(Operation[Plan[D], None], Generic[D]):
     ``D`` is the type of its plan's details."""
 
     def apply(self, table: PaimonTable, plan: Plan[D], env: Env) -> None:
+        before_phase = self.before_phase(table, plan, env)
         apply_phases(
             table,
             plan,
@@ -150,11 +151,19 @@ class Deletion(Operation[Plan[D], None], Generic[D]):
             run=env.run,
             quarantine=env.quarantine,
             journal=self.journaled,
-            before_phase=self.before_phase(table, plan, env),
+            before_phase=before_phase,
             guard=self.action_guard(table, plan),
             finish=partial(self.finish, table, plan),
         )
+        self.after_phases(table, plan, env, before_phase)
 
     def before_phase(self, table: PaimonTable, plan: Plan[D], env: Env) -> BeforePhase | None:
         """A last-moment check run before each phase (new tags, new roots), or None."""
         return None
+
+    def after_phases(
+        self, table: PaimonTable, plan: Plan[D], env: Env, before_phase: BeforePhase | None
+    ) -> None:
+        """Once the phases ran, after the journal went (``before_phase``: what
+        :meth:`before_phase` returned for this run): a last check for a writer that raced the
+        last phase, or what the watch saw, for the report. Nothing by default."""
