@@ -92,17 +92,7 @@ class SnapshotManager:
         ids = self.ids()
         if not ids or self.snapshot(ids[0]).time_millis > time_ms:
             return None
-        low, high, found = 0, len(ids) - 1, None
-        while low <= high:
-            mid = (low + high) // 2
-            snap = self.snapshot(ids[mid])
-            if snap.time_millis > time_ms:
-                high = mid - 1
-            elif snap.time_millis < time_ms:
-                low, found = mid + 1, snap
-            else:
-                return snap
-        return found
+        return self._search_time(ids, time_ms, later=False)
 
     def later_or_equal_time(self, time_ms: int) -> Snapshot | None:
         """The earliest snapshot committed at or after ``time_ms``, or None: Paimon's
@@ -110,16 +100,23 @@ class SnapshotManager:
         ids = self.ids()
         if not ids or self.snapshot(ids[-1]).time_millis < time_ms:
             return None
+        return self._search_time(ids, time_ms, later=True)
+
+    def _search_time(self, ids: list[int], time_ms: int, *, later: bool) -> Snapshot | None:
+        """A binary search over ``ids`` (commit times ascending): the snapshot committed at
+        ``time_ms``, else the nearest one after it (``later``) or before it."""
         low, high, found = 0, len(ids) - 1, None
         while low <= high:
             mid = (low + high) // 2
             snap = self.snapshot(ids[mid])
-            if snap.time_millis > time_ms:
-                high, found = mid - 1, snap
-            elif snap.time_millis < time_ms:
-                low = mid + 1
-            else:
+            if snap.time_millis == time_ms:
                 return snap
+            if snap.time_millis > time_ms:
+                high = mid - 1
+                found = snap if later else found
+            else:
+                low = mid + 1
+                found = found if later else snap
         return found
 
     def snapshots(self) -> list[Snapshot]:
