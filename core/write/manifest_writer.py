@@ -39,38 +39,60 @@ def _nullable(t: Any) -> list[Any]:
     return ["null", t]
 
 
+def _field(name: str, t: Any) -> dict[str, Any]:
+    return {"name": name, "type": t}
+
+
 def _opt(name: str, t: Any) -> dict[str, Any]:
     return {"name": name, "type": _nullable(t), "default": None}
 
 
+def _fields(*pairs: tuple[str, Any]) -> list[dict[str, Any]]:
+    """Required fields, in order: ``("_NAME", type)`` each."""
+    return [_field(name, t) for name, t in pairs]
+
+
+def _record(name: str, fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "record", "name": name, "fields": list(fields)}
+
+
+def _top(fields: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The top-level record, named ``record`` in Paimon's namespace as Java names it."""
+    return {"type": "record", "name": "record", "namespace": _NS, "fields": list(fields)}
+
+
+def _array(items: Any) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
 def _stats(name: str) -> dict[str, Any]:
     # SimpleStats: _NULL_COUNTS is a nullable array of nullable longs.
-    return {
-        "type": "record",
-        "name": name,
-        "fields": [
-            {"name": "_MIN_VALUES", "type": "bytes"},
-            {"name": "_MAX_VALUES", "type": "bytes"},
-            _opt("_NULL_COUNTS", {"type": "array", "items": ["null", "long"]}),
+    return _record(
+        name,
+        [
+            *_fields(("_MIN_VALUES", "bytes"), ("_MAX_VALUES", "bytes")),
+            _opt("_NULL_COUNTS", _array(["null", "long"])),
         ],
-    }
+    )
 
 
-_STRING_ARRAY = {"type": "array", "items": "string"}
+_STRING_ARRAY = _array("string")
+_FILE_NAME_SIZE = (("_FILE_NAME", "string"), ("_FILE_SIZE", "long"))
 
 DATA_FILE_FIELDS: tuple[dict[str, Any], ...] = (
-    {"name": "_FILE_NAME", "type": "string"},
-    {"name": "_FILE_SIZE", "type": "long"},
-    {"name": "_ROW_COUNT", "type": "long"},
-    {"name": "_MIN_KEY", "type": "bytes"},
-    {"name": "_MAX_KEY", "type": "bytes"},
-    {"name": "_KEY_STATS", "type": _stats("record__FILE__KEY_STATS")},
-    {"name": "_VALUE_STATS", "type": _stats("record__FILE__VALUE_STATS")},
-    {"name": "_MIN_SEQUENCE_NUMBER", "type": "long"},
-    {"name": "_MAX_SEQUENCE_NUMBER", "type": "long"},
-    {"name": "_SCHEMA_ID", "type": "long"},
-    {"name": "_LEVEL", "type": "int"},
-    {"name": "_EXTRA_FILES", "type": _STRING_ARRAY},
+    *_fields(
+        *_FILE_NAME_SIZE,
+        ("_ROW_COUNT", "long"),
+        ("_MIN_KEY", "bytes"),
+        ("_MAX_KEY", "bytes"),
+        ("_KEY_STATS", _stats("record__FILE__KEY_STATS")),
+        ("_VALUE_STATS", _stats("record__FILE__VALUE_STATS")),
+        ("_MIN_SEQUENCE_NUMBER", "long"),
+        ("_MAX_SEQUENCE_NUMBER", "long"),
+        ("_SCHEMA_ID", "long"),
+        ("_LEVEL", "int"),
+        ("_EXTRA_FILES", _STRING_ARRAY),
+    ),
     _opt("_CREATION_TIME", {"type": "long", "logicalType": "timestamp-millis"}),
     _opt("_DELETE_ROW_COUNT", "long"),
     _opt("_EMBEDDED_FILE_INDEX", "bytes"),
@@ -79,97 +101,68 @@ DATA_FILE_FIELDS: tuple[dict[str, Any], ...] = (
     _opt("_EXTERNAL_PATH", "string"),
     _opt("_FIRST_ROW_ID", "long"),
     _opt("_WRITE_COLS", _STRING_ARRAY),
-    _opt("_WRITE_COLS_SEQUENCES", {"type": "array", "items": "long"}),
+    _opt("_WRITE_COLS_SEQUENCES", _array("long")),
 )
 
-MANIFEST_ENTRY_SCHEMA: dict[str, Any] = {
-    "type": "record",
-    "name": "record",
-    "namespace": _NS,
-    "fields": [
-        {"name": "_VERSION", "type": "int"},
-        {"name": "_KIND", "type": "int"},
-        {"name": "_PARTITION", "type": "bytes"},
-        {"name": "_BUCKET", "type": "int"},
-        {"name": "_TOTAL_BUCKETS", "type": "int"},
-        {
-            "name": "_FILE",
-            "type": {"type": "record", "name": "record__FILE", "fields": list(DATA_FILE_FIELDS)},
-        },
-    ],
-}
+# The fields a data manifest entry and an index manifest entry both start with.
+_ENTRY_HEAD = (("_VERSION", "int"), ("_KIND", "int"), ("_PARTITION", "bytes"), ("_BUCKET", "int"))
 
-MANIFEST_FILE_META_SCHEMA: dict[str, Any] = {
-    "type": "record",
-    "name": "record",
-    "namespace": _NS,
-    "fields": [
-        {"name": "_VERSION", "type": "int"},
-        {"name": "_FILE_NAME", "type": "string"},
-        {"name": "_FILE_SIZE", "type": "long"},
-        {"name": "_NUM_ADDED_FILES", "type": "long"},
-        {"name": "_NUM_DELETED_FILES", "type": "long"},
-        {"name": "_PARTITION_STATS", "type": _stats("record__PARTITION_STATS")},
-        {"name": "_SCHEMA_ID", "type": "long"},
-        _opt("_MIN_BUCKET", "int"),
-        _opt("_MAX_BUCKET", "int"),
-        _opt("_MIN_LEVEL", "int"),
-        _opt("_MAX_LEVEL", "int"),
-        _opt("_MIN_ROW_ID", "long"),
-        _opt("_MAX_ROW_ID", "long"),
-    ],
-}
+MANIFEST_ENTRY_SCHEMA: dict[str, Any] = _top(
+    _fields(
+        *_ENTRY_HEAD,
+        ("_TOTAL_BUCKETS", "int"),
+        ("_FILE", _record("record__FILE", DATA_FILE_FIELDS)),
+    )
+)
 
-INDEX_MANIFEST_ENTRY_SCHEMA: dict[str, Any] = {
-    "type": "record",
-    "name": "record",
-    "namespace": _NS,
-    "fields": [
-        {"name": "_VERSION", "type": "int"},
-        {"name": "_KIND", "type": "int"},
-        {"name": "_PARTITION", "type": "bytes"},
-        {"name": "_BUCKET", "type": "int"},
-        {"name": "_INDEX_TYPE", "type": "string"},
-        {"name": "_FILE_NAME", "type": "string"},
-        {"name": "_FILE_SIZE", "type": "long"},
-        {"name": "_ROW_COUNT", "type": "long"},
-        _opt(
-            "_DELETIONS_VECTORS_RANGES",
-            {
-                "type": "array",
-                "items": [
-                    "null",
-                    {
-                        "type": "record",
-                        "name": "record__DELETIONS_VECTORS_RANGES",
-                        "fields": [
-                            {"name": "f0", "type": "string"},
-                            {"name": "f1", "type": "int"},
-                            {"name": "f2", "type": "int"},
-                            _opt("_CARDINALITY", "long"),
-                        ],
-                    },
-                ],
-            },
+MANIFEST_FILE_META_SCHEMA: dict[str, Any] = _top(
+    [
+        *_fields(
+            ("_VERSION", "int"),
+            *_FILE_NAME_SIZE,
+            ("_NUM_ADDED_FILES", "long"),
+            ("_NUM_DELETED_FILES", "long"),
+            ("_PARTITION_STATS", _stats("record__PARTITION_STATS")),
+            ("_SCHEMA_ID", "long"),
         ),
+        *(
+            _opt(name, t)
+            for name, t in (
+                ("_MIN_BUCKET", "int"),
+                ("_MAX_BUCKET", "int"),
+                ("_MIN_LEVEL", "int"),
+                ("_MAX_LEVEL", "int"),
+                ("_MIN_ROW_ID", "long"),
+                ("_MAX_ROW_ID", "long"),
+            )
+        ),
+    ]
+)
+
+_DELETION_VECTOR_RANGE = _record(
+    "record__DELETIONS_VECTORS_RANGES",
+    [*_fields(("f0", "string"), ("f1", "int"), ("f2", "int")), _opt("_CARDINALITY", "long")],
+)
+_GLOBAL_INDEX = _record(
+    "record__GLOBAL_INDEX",
+    [
+        *_fields(
+            ("_ROW_RANGE_START", "long"), ("_ROW_RANGE_END", "long"), ("_INDEX_FIELD_ID", "int")
+        ),
+        _opt("_EXTRA_FIELD_IDS", _array("int")),
+        _opt("_INDEX_META", "bytes"),
+        _opt("_SOURCE_META", "bytes"),
+    ],
+)
+
+INDEX_MANIFEST_ENTRY_SCHEMA: dict[str, Any] = _top(
+    [
+        *_fields(*_ENTRY_HEAD, ("_INDEX_TYPE", "string"), *_FILE_NAME_SIZE, ("_ROW_COUNT", "long")),
+        _opt("_DELETIONS_VECTORS_RANGES", _array(["null", _DELETION_VECTOR_RANGE])),
         _opt("_EXTERNAL_PATH", "string"),
-        _opt(
-            "_GLOBAL_INDEX",
-            {
-                "type": "record",
-                "name": "record__GLOBAL_INDEX",
-                "fields": [
-                    {"name": "_ROW_RANGE_START", "type": "long"},
-                    {"name": "_ROW_RANGE_END", "type": "long"},
-                    {"name": "_INDEX_FIELD_ID", "type": "int"},
-                    _opt("_EXTRA_FIELD_IDS", {"type": "array", "items": "int"}),
-                    _opt("_INDEX_META", "bytes"),
-                    _opt("_SOURCE_META", "bytes"),
-                ],
-            },
-        ),
-    ],
-}
+        _opt("_GLOBAL_INDEX", _GLOBAL_INDEX),
+    ]
+)
 
 # manifest.compression -> Avro codec name (Paimon maps zstd to Avro's "zstandard").
 _CODECS = {"zstd": "zstandard", "none": "null", "null": "null", "snappy": "snappy"}
