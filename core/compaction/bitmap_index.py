@@ -14,7 +14,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from core.compaction.java_hash import JavaHashMap, murmur_hash
+from core.compaction.java_hash import JavaHashMap, double_bits, float_bits, murmur_hash
 from core.format import roaring
 from core.format.model import DataField
 from core.format.options import parse_memory_size
@@ -69,24 +69,24 @@ class _Kind:
         if k == "boolean":
             return 1231 if v else 1237
         if k == "long" or k == "double":
-            u = (_double_bits(v) if k == "double" else v) & 0xFFFFFFFFFFFFFFFF
+            u = (double_bits(v) if k == "double" else v) & 0xFFFFFFFFFFFFFFFF
             return _i32(u ^ (u >> 32))
         if k == "float":
-            return _float_bits(v)
+            return float_bits(v)
         return int(v)
 
     def key(self, v: Any) -> Any:
         """What ``equals`` compares (floats by their bits, as Float.equals does)."""
         if self.kind == "float":
-            return _float_bits(v)
+            return float_bits(v)
         if self.kind == "double":
-            return _double_bits(v)
+            return double_bits(v)
         return v
 
     def order(self, v: Any) -> Any:
         """``compareTo`` order: bytes unsigned, numbers (NaN last, -0.0 before 0.0)."""
         if self.kind in ("float", "double"):
-            bits = _float_bits(v) if self.kind == "float" else _double_bits(v)
+            bits = float_bits(v) if self.kind == "float" else double_bits(v)
             return (v != v, v, bits)
         return v
 
@@ -119,18 +119,6 @@ _NULL = object()  # the key of the null bitmap among the lengths
 def _i32(x: int) -> int:
     x &= 0xFFFFFFFF
     return x - (1 << 32) if x >> 31 else x
-
-
-def _float_bits(v: float) -> int:
-    if v != v:
-        return 0x7FC00000
-    return int(struct.unpack("<i", struct.pack("<f", v))[0])
-
-
-def _double_bits(v: float) -> int:
-    if v != v:
-        return 0x7FF8000000000000
-    return int(struct.unpack("<q", struct.pack("<d", v))[0])
 
 
 def column_values(column: Any, field: DataField) -> list[Any]:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.compaction import bitmap_index
-from core.compaction.java_hash import JavaHashMap
+from core.compaction.java_hash import JavaHashMap, double_bits, float_bits
 from core.format.model import DataField
 from core.format.options import parse_memory_size
 
@@ -150,20 +150,6 @@ def long_hash(key: int) -> int:
     return _signed64(key + (key << 31))
 
 
-def _float_bits(v: float) -> int:
-    """``Float.floatToIntBits`` (one NaN), as a signed int."""
-    if v != v:
-        return 0x7FC00000
-    return int(struct.unpack("<i", struct.pack("<f", v))[0])
-
-
-def _double_bits(v: float) -> int:
-    """``Double.doubleToLongBits`` (one NaN), as a signed long."""
-    if v != v:
-        return 0x7FF8000000000000
-    return int(struct.unpack("<q", struct.pack("<d", v))[0])
-
-
 def column_hashes(column: Any, field: DataField) -> list[int]:
     """``FastHash`` of every non-null value of an Arrow column of ``field``'s type."""
     import pyarrow as pa
@@ -182,9 +168,9 @@ def column_hashes(column: Any, field: DataField) -> list[int]:
     if root in ("BINARY", "VARBINARY", "BYTES"):
         return [xxh64(bytes(v)) for v in values]
     if root == "FLOAT":
-        return [long_hash(_float_bits(v)) for v in values]
+        return [long_hash(float_bits(v)) for v in values]
     if root == "DOUBLE":
-        return [long_hash(_double_bits(v)) for v in values]
+        return [long_hash(double_bits(v)) for v in values]
     return [long_hash(int(v)) for v in values]
 
 

@@ -92,13 +92,15 @@ def _long_hash(v: int) -> int:
     return _i32(u ^ (u >> 32))
 
 
-def _float_bits(v: float) -> int:
+def float_bits(v: float) -> int:
+    """``Float.floatToIntBits`` (one NaN), as a signed int."""
     if v != v:
         return 0x7FC00000
     return int(struct.unpack("<i", struct.pack("<f", v))[0])
 
 
-def _double_bits(v: float) -> int:
+def double_bits(v: float) -> int:
+    """``Double.doubleToLongBits`` (one NaN), as a signed long."""
     if v != v:
         return 0x7FF8000000000000
     return int(struct.unpack("<q", struct.pack("<d", v))[0])
@@ -136,9 +138,9 @@ def java_hash(value: Any, t: DataType) -> int:
     if root == "BOOLEAN":
         return 1231 if value else 1237
     if root == "FLOAT":
-        return _float_bits(value)
+        return float_bits(value)
     if root == "DOUBLE":
-        return _long_hash(_double_bits(value))
+        return _long_hash(double_bits(value))
     if root == "DATE":
         return int((value - _EPOCH_DATE).days)
     if root == "TIME":
@@ -170,9 +172,9 @@ def equality_key(value: Any, t: DataType) -> Any:
         return None
     root = t.root
     if root == "FLOAT":
-        return ("f", _float_bits(value))
+        return ("f", float_bits(value))
     if root == "DOUBLE":
-        return ("d", _double_bits(value))
+        return ("d", double_bits(value))
     if root == "ROW":
         return tuple(
             equality_key(value.get(n), c) for n, c in zip(t.field_names, t.children, strict=True)
@@ -294,4 +296,13 @@ def _table_size_for(cap: int) -> int:
     return n
 
 
-__all__ = ["HASHABLE", "HashOrderError", "JavaHashMap", "equality_key", "java_hash", "murmur_hash"]
+__all__ = [
+    "HASHABLE",
+    "HashOrderError",
+    "JavaHashMap",
+    "double_bits",
+    "equality_key",
+    "float_bits",
+    "java_hash",
+    "murmur_hash",
+]
