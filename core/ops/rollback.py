@@ -27,6 +27,7 @@ from core.errors import PaimonError, SafetyRefusalError, StalePlanError
 from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import FileInfo, file_size, join
 from core.ops.details.repair import ConsumerAhead, RemovedTag, RollbackDetails, RollbackGuard
+from core.ops.snapshot_deletion import changelog_latest_hint
 from core.ops.tags import branches_from_tag
 from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
@@ -307,16 +308,7 @@ def _changelog_actions(
     ]
     if doomed:
         remaining = [i for i in changelog_ids if i <= tid]
-        actions.append(
-            FileAction(
-                "write",
-                join(table.changelogs.directory, "LATEST"),
-                "hint",
-                None,
-                "long-lived changelog hint",
-                str(remaining[-1] if remaining else -1),
-            )
-        )
+        actions.append(changelog_latest_hint(table, remaining[-1] if remaining else -1))
     return tuple(actions)
 
 

@@ -332,17 +332,20 @@ def _changelog_pointers(table: PaimonTable, expiring: list[Snapshot]) -> Phase:
         for s in expiring
     ]
     if expiring:
-        writes.append(
-            FileAction(
-                "write",
-                join(table.changelogs.directory, "LATEST"),
-                "hint",
-                None,
-                "long-lived changelog hint",
-                str(expiring[-1].id),
-            )
-        )
+        writes.append(changelog_latest_hint(table, expiring[-1].id))
     return Phase("changelog-pointers", tuple(writes), sequential=True)
+
+
+def changelog_latest_hint(table: PaimonTable, latest: int) -> FileAction:
+    """Write the long-lived changelogs' ``LATEST`` hint (``-1``: none left, as Paimon)."""
+    return FileAction(
+        "write",
+        join(table.changelogs.directory, "LATEST"),
+        "hint",
+        None,
+        "long-lived changelog hint",
+        str(latest),
+    )
 
 
 def read_deltas(
