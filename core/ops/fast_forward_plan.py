@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import partial
 
 from core.errors import SafetyRefusalError
 from core.format.model import Consumer, Tag
@@ -172,13 +171,9 @@ def _dependents(
     return consumers, branches
 
 
-def _fast_forward_phases(
-    table: PaimonTable, name: str, target: _Side, branch: _Side, merge: _Merge
-) -> tuple[Phase, ...]:
-    if not merge.changes:
-        return ()
+def _removals(table: PaimonTable, name: str, target: _Side, merge: _Merge) -> tuple[Phase, ...]:
+    """The target's tags, ``LATEST`` (off what goes), snapshots and schemas that go."""
     reason = f"fast-forward to branch {name}"
-    schema_path = partial(join, table.schemas.directory)
     tag_deletes = tuple(
         FileAction(
             "delete",
@@ -211,39 +206,49 @@ def _fast_forward_phases(
         for i in merge.doomed_snapshots
     )
     schema_deletes = tuple(
-        FileAction("delete", schema_path(f"schema-{i}"), "schema", None, reason)
+        FileAction("delete", join(table.schemas.directory, f"schema-{i}"), "schema", None, reason)
         for i in merge.schema_deletes
     )
+    return (
+        Phase("tag-files", tag_deletes, sequential=True),
+        Phase("latest-hint", pointer, sequential=True),
+        Phase("snapshot-files", snapshot_deletes, sequential=True),
+        Phase("schema-files", schema_deletes, sequential=True),
+    )
+
+
+def _copies(table: PaimonTable, name: str, branch: _Side, merge: _Merge) -> tuple[Phase, ...]:
+    """The branch's schemas, snapshots and tags copied in, then both hints."""
+
+    def create(path: str, kind: str, what: str, content: str) -> FileAction:
+        return FileAction("create", path, kind, None, f"{what} of branch {name}", content)
+
     schema_creates = tuple(
-        FileAction(
-            "create",
-            schema_path(f"schema-{i}"),
-            "schema",
-            None,
-            f"schema {i} of branch {name}",
-            branch.schemas[i],
+        create(
+            join(table.schemas.directory, f"schema-{i}"), "schema", f"schema {i}", branch.schemas[i]
         )
         for i in merge.schema_creates
     )
     snapshot_creates = tuple(
-        FileAction(
-            "create",
-            table.snapshots.path(i),
-            "snapshot",
-            None,
-            f"snapshot {i} of branch {name}",
-            branch.texts[i],
-        )
+        create(table.snapshots.path(i), "snapshot", f"snapshot {i}", branch.texts[i])
         for i in merge.copied_snapshots
     )
     tag_creates = tuple(
-        FileAction("create", table.tags.path(n), "tag", None, f"tag {n} of branch {name}", text)
+        create(table.tags.path(n), "tag", f"tag {n}", text)
         for n, text in sorted(branch.tags.items())
         if n in merge.tag_creates
     )
+    reason = f"fast-forward to branch {name}"
     earliest = min([*merge.kept_snapshots, merge.earliest])
     hints = (
-        FileAction("write", latest_hint, "hint", None, reason, str(branch.snapshots[-1])),
+        FileAction(
+            "write",
+            join(table.snapshots.directory, "LATEST"),
+            "hint",
+            None,
+            reason,
+            str(branch.snapshots[-1]),
+        ),
         FileAction(
             "write",
             join(table.snapshots.directory, "EARLIEST"),
@@ -254,15 +259,19 @@ def _fast_forward_phases(
         ),
     )
     return (
-        Phase("tag-files", tag_deletes, sequential=True),
-        Phase("latest-hint", pointer, sequential=True),
-        Phase("snapshot-files", snapshot_deletes, sequential=True),
-        Phase("schema-files", schema_deletes, sequential=True),
         Phase("new-schema-files", schema_creates, sequential=True),
         Phase("new-snapshot-files", snapshot_creates, sequential=True),
         Phase("new-tag-files", tag_creates, sequential=True),
         Phase("hints", hints, sequential=True),
     )
+
+
+def _fast_forward_phases(
+    table: PaimonTable, name: str, target: _Side, branch: _Side, merge: _Merge
+) -> tuple[Phase, ...]:
+    if not merge.changes:
+        return ()
+    return _removals(table, name, target, merge) + _copies(table, name, branch, merge)
 
 
 def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int) -> ForwardPlan:
