@@ -14,6 +14,7 @@ import shutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum
+from functools import partial
 from typing import Any, NamedTuple
 
 from rich import box
@@ -183,24 +184,16 @@ class Output:
         # Pipes and files get no width limit: a path is never folded, so grep finds it.
         width = terminal_width() or _UNLIMITED_WIDTH
         # markup and emoji off: a string that reaches a console anyway stays as it is.
-        self.console = Console(
+        plain = partial(
+            Console, no_color=no_color or None, highlight=False, markup=False, emoji=False
+        )
+        self.console = plain(
             file=sys.stdout,
-            no_color=no_color or None,
-            highlight=False,
-            markup=False,
-            emoji=False,
             force_terminal=None if color is None else False,
             soft_wrap=False,
             width=width,
         )
-        self.err = Console(
-            file=sys.stderr,
-            no_color=no_color or None,
-            highlight=False,
-            markup=False,
-            emoji=False,
-            soft_wrap=not sys.stderr.isatty(),
-        )
+        self.err = plain(file=sys.stderr, soft_wrap=not sys.stderr.isatty())
 
     def rel(self, path: str, root: str | None = None) -> str:
         """``path`` relative to ``root`` (default: the table being rendered) when inside it."""
