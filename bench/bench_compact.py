@@ -49,7 +49,7 @@ SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.int32()), ("v", pa.string())])
 
 
 def make_table(warehouse: Path, partitions: int, files: int, rows: int) -> Path:
-    import pypaimon_writer as pw
+    from support import pypaimon_writer as pw
 
     table = pw.create_table(warehouse, "bench.small", SCHEMA, partition_keys=["p"])
     pw.append(table, [{"id": -1, "p": 0, "v": "first"}])  # core commits on top of a snapshot

@@ -63,7 +63,7 @@ SCHEMA = pa.schema(
 
 
 def make_table(warehouse: Path, partitions: int, files: int, rows: int) -> Path:
-    import pypaimon_writer as pw
+    from support import pypaimon_writer as pw
 
     table = pw.create_table(
         warehouse,

@@ -38,9 +38,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "synth"), str(HERE.parent / "tests")]
 
-import java_toolchain  # noqa: E402
 import synth_table as st  # noqa: E402
 from bench_orphans import decode_baseline, list_baseline  # noqa: E402
+from support import java_toolchain  # noqa: E402
 
 
 def build(dest: Path, scale: float) -> Path:

@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 # The Java-written tables of the repository's test data (tests/data/README.md).
 CORPUS = REPO / "tests" / "data"
+RUST_WRITER = REPO / "tests" / "support" / "rust_writer.py"
 
 COMMANDS: tuple[tuple[str, ...], ...] = (
     ("inspect", "--check"),
@@ -73,7 +74,7 @@ def copy_tables(corpus: Path, dest: Path) -> list[Path]:
 
 def write_rust_tables(writer_python: Path, dest: Path) -> list[Path]:
     out = subprocess.run(
-        [str(writer_python), str(REPO / "tests" / "rust_writer.py"), "codec-tables", str(dest)],
+        [str(writer_python), str(RUST_WRITER), "codec-tables", str(dest)],
         check=True,
         capture_output=True,
         text=True,

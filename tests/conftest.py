@@ -9,14 +9,13 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import java_paimon
-import java_toolchain
-import java_writer as jw
-import pypaimon_writer as pw
 import pytest
-from fixtures import JAVA_BUILT, MISSING_DATA, Run
-from held import Held
 from hypothesis import HealthCheck, Phase, settings
+from support import java_paimon, java_toolchain
+from support import java_writer as jw
+from support import pypaimon_writer as pw
+from support.fixtures import JAVA_BUILT, MISSING_DATA, Run
+from support.held import Held
 
 from core.runtime.executors.spark import SparkExecutor
 
@@ -78,7 +77,7 @@ def java() -> java_paimon.JavaPaimon:
 
 @pytest.fixture(scope="session")
 def java_writer() -> jw.JavaWriter:
-    """Apache Paimon (Java) as a table writer (tests/java_writer.py, tests/javawriter)."""
+    """Apache Paimon (Java) as a table writer (tests/support/java_writer.py, tests/javawriter)."""
     _require_java()
     return jw.JavaWriter()
 
@@ -155,7 +154,7 @@ def spark_cli(spark_executor: SparkExecutor, monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.fixture
 def held() -> Iterator[list[Held]]:
-    """Real ``paimon`` processes a test starts (``tests/held.py``); any still running at
+    """Real ``paimon`` processes a test starts (``tests/support/held.py``); any still running at
     the end are killed."""
     started: list[Held] = []
     yield started

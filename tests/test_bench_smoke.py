@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pypaimon_writer as pw
+from support import pypaimon_writer as pw
 
 from core.format.model import FileKind
 from core.table.table import open_table

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import JAVA_FIXTURES, REPO
+from support import pypaimon_writer as pw
+from support.fixtures import JAVA_FIXTURES, REPO
 
 
 def _all_files(*roots: Path) -> dict[str, Path]:

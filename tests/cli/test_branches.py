@@ -12,10 +12,10 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run
-from invariants import (
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.invariants import (
     SignalAt,
     age_tree,
     assert_no_dangling_references,
@@ -23,7 +23,7 @@ from invariants import (
     files_under,
     tree_state,
 )
-from java_paimon import assert_java_ok, assert_same_rows
+from support.java_paimon import assert_java_ok, assert_same_rows
 
 from core.io import fileio as fileio_module
 from core.io.fileio import FileIO

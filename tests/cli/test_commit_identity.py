@@ -15,16 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import (
+from support import pypaimon_writer as pw
+from support.invariants import (
     Crash,
     CrashingFileIO,
     assert_no_dangling_references,
     assert_rows_intact,
     copy_scenario,
 )
-from java_paimon import assert_java_ok
+from support.java_paimon import assert_java_ok
 
 from core.io import fileio as fileio_module
 from core.table.table import open_table

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from java_paimon import assert_java_ok
+from support import pypaimon_writer as pw
+from support.java_paimon import assert_java_ok
 
 from core.errors import StorageError
 from core.io import fileio as fileio_module

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run
-from invariants import tree_state
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.invariants import tree_state
 
 
 @pytest.fixture

@@ -11,11 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run
-from invariants import SignalAt, assert_no_dangling_references, assert_rows_intact, tree_state
-from java_paimon import assert_same_rows
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.invariants import (
+    SignalAt,
+    assert_no_dangling_references,
+    assert_rows_intact,
+    tree_state,
+)
+from support.java_paimon import assert_same_rows
 
 import core.ops.compact_manifests as cm
 from core.io import fileio as fileio_module

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pypaimon_writer as pw
-from fixtures import Run
 from pypaimon import Schema
 from pypaimon.schema.data_types import DataField as PyDataField
+from support import pypaimon_writer as pw
+from support.fixtures import Run
 
 
 def _files(root: Path) -> set[str]:

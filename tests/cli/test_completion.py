@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
+from support import pypaimon_writer as pw
 from typer.testing import CliRunner
 
 from paimon_cli.main import app

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
-from java_paimon import assert_java_ok
+from support import pypaimon_writer as pw
+from support.invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
+from support.java_paimon import assert_java_ok
 
 from core.io import fileio as fileio_module
 from core.ops.tags import TagError, apply_create_tag, plan_create_tag

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import tree_state
-from metadata_damage import (
+from support import pypaimon_writer as pw
+from support.invariants import tree_state
+from support.metadata_damage import (
     DAMAGES,
     TCB,
     Damage,

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from invariants import age_tree, assert_no_dangling_references, plant, tree_state
+from support.invariants import age_tree, assert_no_dangling_references, plant, tree_state
 
 
 @pytest.fixture

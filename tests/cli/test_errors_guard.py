@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import typer
-from fixtures import dev_dependency
+from support.fixtures import dev_dependency
 
 from core.errors import EngineError, StorageError
 from core.runtime.executors.spark import spark_failures

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, tree_state
+from support import pypaimon_writer as pw
+from support.invariants import assert_no_dangling_references, tree_state
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from invariants import assert_no_dangling_references, tree_state
+from support.invariants import assert_no_dangling_references, tree_state
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import (
+from support import pypaimon_writer as pw
+from support.invariants import (
     Crash,
     CrashingFileIO,
     age_tree,

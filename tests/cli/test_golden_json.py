@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run
-from invariants import age_tree, plant
 from support import golden
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.invariants import age_tree, plant
 
 # Tables of the golden warehouse, by the name their cases use.
 BUILDERS: dict[str, Callable[[Path], pw.Scenario]] = {

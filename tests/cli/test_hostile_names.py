@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixtures import Run
+from support.fixtures import Run
 from support.hostile_names import (
     ANSI,
     BRANCH,

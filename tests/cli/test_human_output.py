@@ -10,8 +10,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
+from support import pypaimon_writer as pw
 
 from core.runtime.wording import plural
 from paimon_cli.output import human_duration, human_limit, human_time, human_wall_clock
@@ -86,7 +86,7 @@ def test_expire_plans_and_reports_show_real_sizes(run, scenarios, copy_table) ->
 
 
 def test_delete_tag_typo_fails_and_deletes_nothing(run, scenarios, copy_table) -> None:
-    from invariants import tree_state
+    from support.invariants import tree_state
 
     root = copy_table(scenarios["tags_consumers_branches"].root)
     before = tree_state(root)

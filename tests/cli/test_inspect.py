@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
 from pypaimon.schema.data_types import AtomicType
 from pypaimon.schema.schema_change import SchemaChange
+from support import pypaimon_writer as pw
 
 VIEWS = [
     "summary",

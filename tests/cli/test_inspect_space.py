@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
-from fixtures import Run
-from invariants import age_tree, plant
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.invariants import age_tree, plant
 
 
 def _copy(s: pw.Scenario, wh: Path) -> Path:

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from held import Held
-from invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
+from support.held import Held
+from support.invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
 
 from core.io.fileio import FileIO
 from core.runtime.journal import unfinished_journals

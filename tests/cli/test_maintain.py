@@ -8,17 +8,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run, dev_dependency
-from invariants import (
+from support import pypaimon_writer as pw
+from support.fixtures import Run, dev_dependency
+from support.invariants import (
     assert_no_dangling_references,
     files_under,
     plant,
     tree_state,
 )
-from maintain_tables import build_warehouse, now_ms
 from support.lifecycle import apply
+from support.maintain_tables import build_warehouse, now_ms
 
 from core.ops.auto_tags import apply_auto_tags, plan_auto_tags
 from core.ops.consumer_expire import plan_consumer_expire
@@ -383,7 +383,7 @@ def test_apache_paimon_reads_every_maintained_table(
     run: Run, java: Any, source: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
     """Tags we created, partition drops we committed, changelog-N files we wrote."""
-    from java_paimon import assert_java_ok
+    from support.java_paimon import assert_java_ok
 
     src, _ = source
     wh = copy_warehouse(src, tmp_path / "wh")

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run
-from invariants import assert_no_dangling_references, files_under
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.invariants import assert_no_dangling_references, files_under
 
 from core.table.table import open_table
 
@@ -171,7 +171,7 @@ def _small_files(wh: Path) -> Path:
 def test_compaction_is_opt_in_and_stays_within_its_budget(
     run: Run, java: Any, tmp_path: Path
 ) -> None:
-    from java_paimon import assert_java_ok
+    from support.java_paimon import assert_java_ok
 
     wh = tmp_path / "wh"
     root = _small_files(wh)

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixtures import Run
 from rich.cells import cell_len
+from support.fixtures import Run
 from support.hostile_names import (
     ANSI,
     BRANCH,

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from invariants import age_tree, assert_no_dangling_references, copy_scenario, plant
+from support import pypaimon_writer as pw
+from support.invariants import age_tree, assert_no_dangling_references, copy_scenario, plant
 
 FOREIGN = ("README.md", "_SUCCESS", "notes.txt", "data-orphan-0.parquet")
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from invariants import assert_no_dangling_references
+from support.invariants import assert_no_dangling_references
 
 from core.errors import StorageError
 from core.io.fileio import FileIO

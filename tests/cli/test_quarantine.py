@@ -12,16 +12,16 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from invariants import (
+from support import pypaimon_writer as pw
+from support.invariants import (
     age_tree,
     assert_no_dangling_references,
     assert_rows_intact,
     plant,
     tree_state,
 )
-from invariants import tree_digests as digests
+from support.invariants import tree_digests as digests
 
 from core.runtime.quarantine import Quarantine
 from core.table.table import open_table
@@ -240,7 +240,7 @@ def test_java_reads_every_restored_snapshot_and_tag(
     assert doc["plan"]["details"]["snapshots"]
     assert run("restore", root, "--last").exit_code == 0
     assert digests(root) == before
-    from java_paimon import assert_same_rows, entry_keys
+    from support.java_paimon import assert_same_rows, entry_keys
 
     after = java.verify(root)
     assert entry_keys(after) == entry_keys(before_java)
@@ -250,7 +250,7 @@ def test_java_reads_every_restored_snapshot_and_tag(
 def test_maintain_quarantines_every_step_and_restore_undoes_it(run, tmp_path: Path) -> None:
     """maintain's deleting steps go through the same executor: one run record and one
     quarantine per table; restoring it gives the table back."""
-    from maintain_tables import build_warehouse
+    from support.maintain_tables import build_warehouse
 
     plain_wh = tmp_path / "plain" / "wh"
     build_warehouse(plain_wh)

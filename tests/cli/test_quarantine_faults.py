@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from invariants import Crash, CrashingFileIO, age_tree, assert_no_dangling_references
-from invariants import tree_digests as digests
+from support.invariants import Crash, CrashingFileIO, age_tree, assert_no_dangling_references
+from support.invariants import tree_digests as digests
 
 from core.errors import StorageError
 from core.io import fileio as fileio_module

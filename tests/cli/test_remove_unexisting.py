@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-import pypaimon_writer as pw
 import pytest
-from fixtures import REPO
-from invariants import assert_no_dangling_references, tree_state
-from java_paimon import assert_java_ok
+from support import pypaimon_writer as pw
+from support.fixtures import REPO
+from support.invariants import assert_no_dangling_references, tree_state
+from support.java_paimon import assert_java_ok
 
 from core.errors import StalePlanError
 from core.ops.remove_unexisting import apply_remove_unexisting, plan_remove_unexisting

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from held import Held
-from invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
-from invariants import tree_digests as digests
+from support.held import Held
+from support.invariants import assert_no_dangling_references, assert_rows_intact, copy_scenario
+from support.invariants import tree_digests as digests
 
 from core.io.fileio import FileIO
 from core.runtime.journal import unfinished_journals

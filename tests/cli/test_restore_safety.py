@@ -14,17 +14,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import (
+from support import pypaimon_writer as pw
+from support.invariants import (
     age_tree,
     assert_no_dangling_references,
     assert_rows_intact,
     copy_scenario,
     tree_state,
 )
-from invariants import tree_digests as digests
-from java_paimon import assert_java_ok
+from support.invariants import tree_digests as digests
+from support.java_paimon import assert_java_ok
 
 from core.table.table import open_table
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from invariants import Crash, CrashingFileIO, assert_no_dangling_references
-from java_paimon import assert_java_ok
+from support import pypaimon_writer as pw
+from support.invariants import Crash, CrashingFileIO, assert_no_dangling_references
+from support.java_paimon import assert_java_ok
 
 from core.errors import StorageError
 from core.io import fileio as fileio_module

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, assert_rows_intact, tree_state
-from java_paimon import assert_same_rows, entry_keys
+from support import pypaimon_writer as pw
+from support.invariants import assert_no_dangling_references, assert_rows_intact, tree_state
+from support.java_paimon import assert_same_rows, entry_keys
 
 from core.table.table import open_table
 

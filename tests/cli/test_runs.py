@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from invariants import tree_state
+from support.invariants import tree_state
 
 
 @pytest.fixture

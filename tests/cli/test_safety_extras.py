@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import (
+from support import pypaimon_writer as pw
+from support.invariants import (
     age,
     age_tree,
     assert_no_dangling_references,

@@ -11,10 +11,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from invariants import age_tree, assert_no_dangling_references, plant, tree_state
-from invariants import tree_digests as digests
+from support import pypaimon_writer as pw
+from support.invariants import age_tree, assert_no_dangling_references, plant, tree_state
+from support.invariants import tree_digests as digests
 
 # name: (scenario, command line after the table)
 COMMANDS: dict[str, tuple[str, list[str]]] = {

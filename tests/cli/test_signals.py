@@ -10,9 +10,14 @@ import signal
 from pathlib import Path
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from invariants import SignalAt, assert_no_dangling_references, assert_rows_intact, copy_scenario
+from support import pypaimon_writer as pw
+from support.invariants import (
+    SignalAt,
+    assert_no_dangling_references,
+    assert_rows_intact,
+    copy_scenario,
+)
 
 from core.io import fileio as fileio_module
 from core.runtime.journal import unfinished_journals

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures import REPO, Run, dev_dependency
+from support.fixtures import REPO, Run, dev_dependency
 
 from core.io import retry
 

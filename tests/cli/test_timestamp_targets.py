@@ -9,10 +9,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run
-from invariants import (
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.invariants import (
     assert_no_dangling_references,
     assert_rows_intact,
     set_snapshot_times,

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from invariants import set_snapshot_times
+from support import pypaimon_writer as pw
+from support.invariants import set_snapshot_times
 
 from core.errors import InvalidOptionError
 from core.format.options import TableOptions

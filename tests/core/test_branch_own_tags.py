@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-import pypaimon_writer as pw
-from invariants import assert_no_dangling_references
+from support import pypaimon_writer as pw
+from support.invariants import assert_no_dangling_references
 
 from core.table.table import open_table
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import java_paimon
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from invariants import (
+from support import java_paimon
+from support import pypaimon_writer as pw
+from support.invariants import (
     age_tree,
     assert_no_dangling_references,
     assert_rows_intact,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import fastavro
 import pytest
-import rust_writer as rw
-from fixtures import Run
+from support import rust_writer as rw
+from support.fixtures import Run
 
 import core.format.codecs
 from core.format.codecs import avro_codec_available

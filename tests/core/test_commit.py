@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
-import pypaimon_writer as pw
 import pytest
-from fixtures import JAVA_FIXTURES
-from invariants import assert_no_dangling_references
+from support import pypaimon_writer as pw
+from support.fixtures import JAVA_FIXTURES
+from support.invariants import assert_no_dangling_references
 
 from core.errors import SafetyRefusalError, StorageError, WriteOutcomeUnknownError
 from core.io.fileio import FileIO

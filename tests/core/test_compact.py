@@ -13,10 +13,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
-import pypaimon_writer as pw
 import pytest
-from fixtures import JAVA_FIXTURES
-from invariants import assert_no_dangling_references, files_under, tree_state
+from support import pypaimon_writer as pw
+from support.fixtures import JAVA_FIXTURES
+from support.invariants import assert_no_dangling_references, files_under, tree_state
 from support.lifecycle import apply
 
 import core.compaction.compact_commit as compact_commit

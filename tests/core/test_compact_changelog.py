@@ -12,10 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references
-from java_paimon import JavaPaimon, assert_java_ok
+from support import pypaimon_writer as pw
+from support.invariants import assert_no_dangling_references
+from support.java_paimon import JavaPaimon, assert_java_ok
 
 from core.compaction.compact import CompactFlags, UnsupportedTableError, apply_compact, plan_compact
 from core.compaction.compact_changelog import LEVEL, ChangelogSpec, full_changelog

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from compaction import NOW, compact, expire_all_but_latest
-from fixtures import Run, dev_dependency
-from invariants import assert_no_dangling_references
-from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
+from support import pypaimon_writer as pw
+from support.compaction import NOW, compact, expire_all_but_latest
+from support.fixtures import Run, dev_dependency
+from support.invariants import assert_no_dangling_references
+from support.java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 
 from core.compaction.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
 from core.compaction.selection import pick_pk

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from aggregate_references import COLLECTION_AGGS, WORDS, ref_updates
-from compaction import NOW, compact
-from invariants import assert_no_dangling_references
-from java_paimon import JavaPaimon, assert_same_rows
+from support import pypaimon_writer as pw
+from support.aggregate_references import COLLECTION_AGGS, WORDS, ref_updates
+from support.compaction import NOW, compact
+from support.invariants import assert_no_dangling_references
+from support.java_paimon import JavaPaimon, assert_same_rows
 
 from core.compaction.compact import CompactFlags, plan_compact
 from core.compaction.merge_engines import MergeFunctionError

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from invariants import DAY, age, copy_scenario
+from support.invariants import DAY, age, copy_scenario
 from support.lifecycle import apply
 
 from core.ops.consumer_expire import plan_consumer_expire, recheck

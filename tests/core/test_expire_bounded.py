@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from invariants import copy_scenario
+from support.invariants import copy_scenario
 
 import core.ops.expire_snapshots as expire_snapshots
 from core.format.model import Tag

@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, tree_state
+from support import pypaimon_writer as pw
+from support.invariants import assert_no_dangling_references, tree_state
 
 from core.errors import InvalidOptionError
 from core.ops.expire_partitions import (
@@ -200,7 +200,7 @@ def test_concurrent_pypaimon_writer_loses_nothing(dated) -> None:
     and create tags: no lost commit, no duplicate snapshot id, every snapshot readable."""
     wh, s = dated
     commits = 25
-    script = Path(__file__).resolve().parents[1] / "partition_writer_loop.py"
+    script = Path(__file__).resolve().parents[1] / "support" / "partition_writer_loop.py"
     env_path = str(Path(__file__).resolve().parents[1])
     proc = subprocess.Popen(
         [sys.executable, str(script), str(wh), s.identifier, str(commits), "2024-07-09"],

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import fastavro
-import pypaimon_writer as pw
 import pytest
-from invariants import (
+from support import pypaimon_writer as pw
+from support.invariants import (
     Crash,
     CrashingFileIO,
     assert_no_dangling_references,

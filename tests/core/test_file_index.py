@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from fixtures import JAVA_FIXTURES
+from support.fixtures import JAVA_FIXTURES
 
 from core.compaction.compact import UnsupportedTableError, plan_compact
 from core.compaction.config import CompactFlags

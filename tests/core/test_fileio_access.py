@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures import dev_dependency
+from support.fixtures import dev_dependency
 
 from core.errors import StorageAccessError, StorageError
 from core.io.fileio import FileIO

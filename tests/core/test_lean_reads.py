@@ -8,9 +8,9 @@ import os
 from pathlib import Path
 
 import fastavro
-import pypaimon_writer as pw
 import pytest
-from fixtures import java_table_params
+from support import pypaimon_writer as pw
+from support.fixtures import java_table_params
 
 from core.errors import CorruptMetadataError, StorageError
 from core.format.manifest import decode_manifest, decode_manifest_file_names

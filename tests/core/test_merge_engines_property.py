@@ -8,9 +8,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from aggregate_references import ref_updates
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.aggregate_references import ref_updates
 
 from core.compaction.merge_engines import MergeFunctionError, MergeSpec
 from core.compaction.merge_tree import merge_bucket

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from fixtures import dev_dependency
+from support.fixtures import dev_dependency
 
 from core.ops.metrics import Sample, merge, parse, render, write_metrics
 

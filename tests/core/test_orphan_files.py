@@ -11,10 +11,10 @@ import time
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import JAVA_FIXTURES, java_table_params
-from invariants import (
+from support import pypaimon_writer as pw
+from support.fixtures import JAVA_FIXTURES, java_table_params
+from support.invariants import (
     DAY,
     age_tree,
     assert_no_dangling_references,
@@ -288,7 +288,7 @@ def test_writer_committing_while_cleaning(scenarios, tmp_path: Path) -> None:
     writer = subprocess.Popen(
         [
             sys.executable,
-            str(Path(__file__).parents[1] / "writer_loop.py"),
+            str(Path(__file__).parents[1] / "support" / "writer_loop.py"),
             str(wh),
             s.identifier,
             "8",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from invariants import (
+from support.invariants import (
     DAY,
     age,
     age_tree,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from invariants import (
+from support.invariants import (
     DAY,
     age_tree,
     assert_no_dangling_references,

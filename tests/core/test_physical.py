@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
-import type_matrix as tm
+from support import type_matrix as tm
 
 from core.format import physical
 from core.format.data_files import FileLayout, conform, read_table, unsupported_types

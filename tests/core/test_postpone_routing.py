@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from fixtures import JAVA_BUILT
+from support.fixtures import JAVA_BUILT
 
 from core.compaction.postpone import PostponeSpec, bucket_key
 from core.format.data_files import read_raw

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import JAVA_FIXTURES, java_table_params
+from support import pypaimon_writer as pw
+from support.fixtures import JAVA_FIXTURES, java_table_params
 
 from core.io.fileio import is_under
 from core.ops.check import check_table

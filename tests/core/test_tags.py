@@ -7,9 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, assert_rows_intact, files_under, tree_state
+from support import pypaimon_writer as pw
+from support.invariants import (
+    assert_no_dangling_references,
+    assert_rows_intact,
+    files_under,
+    tree_state,
+)
 from support.lifecycle import apply
 
 from core.errors import InvalidOptionError

@@ -1,4 +1,5 @@
-"""Hostile and broken input (issue 8): every case of ``cases.py`` with every command it lists.
+"""Hostile and broken input (issue 8): every case of ``support/hostile_cases.py`` with every
+command it lists.
 
 Invariants checked on every run:
 
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile.cases import CASES, DESTRUCTIVE, Case, Ctx, nothing, plant
-from invariants import tree_state
+from support.hostile_cases import CASES, DESTRUCTIVE, Case, Ctx, nothing, plant
+from support.invariants import tree_state
 from typer.testing import CliRunner
 
 from core.errors import PaimonError, StorageError

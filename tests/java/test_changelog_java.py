@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from invariants import assert_no_dangling_references
-from java_paimon import JavaPaimon, assert_same_rows
+from support.invariants import assert_no_dangling_references
+from support.java_paimon import JavaPaimon, assert_same_rows
 
 from core.table.table import open_table
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures import JAVA_BUILT, JAVA_FIXTURES, Run
-from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows, entry_keys
+from support.fixtures import JAVA_BUILT, JAVA_FIXTURES, Run
+from support.java_paimon import JavaPaimon, assert_java_ok, assert_same_rows, entry_keys
 
 pytestmark = pytest.mark.java
 
@@ -137,7 +137,7 @@ def test_compaction_rewrites_java_written_avro_files(
     """Java's own avro data files (every TIMESTAMP precision Avro holds, with and without
     local time zone) plus pypaimon appends of the same rows, compacted into one file by
     paimon-cli: Java reads the same rows and checksum."""
-    import pypaimon_writer as pw
+    from support import pypaimon_writer as pw
 
     name = "append_with_multiple_ts_precision_and_timezone"
     source = JAVA_FIXTURES / "avro" / f"{name}.db" / name

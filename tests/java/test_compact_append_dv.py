@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compaction import NOW, compact, expire_all_but_latest
-from fixtures import Run, dev_dependency
-from invariants import assert_no_dangling_references
-from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
-from java_writer import JavaWriter
+from support.compaction import NOW, compact, expire_all_but_latest
+from support.fixtures import Run, dev_dependency
+from support.invariants import assert_no_dangling_references
+from support.java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
+from support.java_writer import JavaWriter
 
 from core.compaction.compact import CompactConflictError, CompactFlags, apply_compact, plan_compact
 from core.format.deletion_vectors import BITMAP32_MAGIC, BITMAP64_MAGIC, INDEX_TYPE, read_vector

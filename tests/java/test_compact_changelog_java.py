@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from java_writer import JavaWriter
+from support.java_writer import JavaWriter
 
 from core.compaction.compact import CompactFlags, apply_compact, plan_compact
 from core.runtime.executors.local import LocalExecutor

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aggregate_references import COLLECTION_AGGS, WORDS
-from fixtures import Run
-from java_paimon import JavaPaimon, assert_java_ok
-from java_writer import JavaWriter
+from support.aggregate_references import COLLECTION_AGGS, WORDS
+from support.fixtures import Run
+from support.java_paimon import JavaPaimon, assert_java_ok
+from support.java_writer import JavaWriter
 
 pytestmark = pytest.mark.java
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from fixtures import Run
-from java_paimon import JavaPaimon, assert_same_rows
-from java_writer import JavaWriter
+from support.fixtures import Run
+from support.java_paimon import JavaPaimon, assert_same_rows
+from support.java_writer import JavaWriter
 
 from core.compaction.file_index import FileIndexSpec
 from core.format.arrow_types import arrow_type

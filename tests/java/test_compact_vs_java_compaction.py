@@ -16,9 +16,9 @@ from typing import Any
 
 import fastavro
 import pytest
-from fixtures import Run
-from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
-from java_writer import JavaWriter
+from support.fixtures import Run
+from support.java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
+from support.java_writer import JavaWriter
 
 pytestmark = pytest.mark.java
 

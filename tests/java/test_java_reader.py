@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from java_paimon import JavaPaimon, assert_java_ok
+from support.java_paimon import JavaPaimon, assert_java_ok
 
 from core.table.table import open_table
 

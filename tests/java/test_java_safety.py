@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from invariants import (
+from support.invariants import (
     Crash,
     CrashingFileIO,
     age_tree,
@@ -17,7 +17,7 @@ from invariants import (
     plant,
     tree_state,
 )
-from java_paimon import assert_java_ok
+from support.java_paimon import assert_java_ok
 
 from core.io import fileio as fileio_module
 from core.table.table import open_table

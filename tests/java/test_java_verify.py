@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import java_toolchain
 import pytest
-from fixtures import Run
-from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
-from java_writer import JavaWriter
+from support import java_toolchain
+from support.fixtures import Run
+from support.java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
+from support.java_writer import JavaWriter
 
 pytestmark = pytest.mark.java
 

@@ -1,4 +1,4 @@
-"""The Java table writer (tests/java_writer.py) builds what Paimon's Java writer builds, and
+"""The Java table writer (tests/support/java_writer.py) builds what Paimon's Java writer builds, and
 our compaction of such a table reads like Paimon's own compaction of it."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from fixtures import Run
-from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
-from java_writer import JavaWriter
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
+from support.java_writer import JavaWriter
 
 pytestmark = pytest.mark.java
 

@@ -1,7 +1,7 @@
 """Compaction writes every Paimon type as Java does: Apache Paimon (Java) reads the result.
 
 For parquet, orc and avro, an append and a primary-key table with one column of every type
-Paimon writes in that format (tests/type_matrix.py) take several small commits through
+Paimon writes in that format (tests/support/type_matrix.py) take several small commits through
 pypaimon's writer; their data files are encoded by our own writer (core.format.physical), because
 pypaimon's own encodings (decimals as FIXED_LEN_BYTE_ARRAY, nanosecond INT64 timestamps,
 ...) are not Java's. Java reads the table (the "before"), ``paimon compact`` rewrites it, and
@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-import type_matrix as tm
-from fixtures import Run
-from java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 from pypaimon import Schema
 from pypaimon.filesystem.local_file_io import LocalFileIO
 from pypaimon.schema.data_types import DataField as PyDataField
+from support import pypaimon_writer as pw
+from support import type_matrix as tm
+from support.fixtures import Run
+from support.java_paimon import JavaPaimon, assert_java_ok, assert_same_rows
 
 from core.format import physical
 from core.format.data_files import FileLayout, conform

@@ -19,7 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One warm JVM for the tests' Java programs (see tests/java_toolchain.py): starting a JVM and
+ * One warm JVM for the tests' Java programs (see tests/support/java_toolchain.py): starting a JVM and
  * loading Paimon costs seconds, running a program in a warm one a fraction of that.
  *
  * <p>Reads one JSON request per line on stdin, {"program": "paimonclitest.Verify", "args":

@@ -29,7 +29,7 @@ import java.util.TreeMap;
 
 /**
  * Reads a table with Apache Paimon (Java) and prints one JSON document of what it sees (the
- * document tests/java_paimon.py describes):
+ * document tests/support/java_paimon.py describes):
  *
  * <ul>
  *   <li>metadata: {@code snapshot_ids}, {@code latest_snapshot_id}, {@code

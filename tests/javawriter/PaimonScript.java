@@ -53,7 +53,7 @@ import java.util.Set;
 
 /**
  * Builds a table with Apache Paimon's own Java writer, compaction and commit, from a JSON
- * script, so that tests get tables written by a real Paimon writer (see tests/java_writer.py).
+ * script, so that tests get tables written by a real Paimon writer (see tests/support/java_writer.py).
  *
  * <pre>
  * {"database": "db", "table": "t",

@@ -57,22 +57,22 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
-import java_paimon
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pypaimon_writer as pw
 import pytest
 import typer
-from fixtures import Run
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from interrupts import Fault, Hook, Interrupt, denied, hooked
-from invariants import Crash, age_tree
-from lineage import Commit, Identity, Lineage, Row, identity_of, snapshot_identities
-from lineage import tag_identities as tag_idents
 from pypaimon.schema.schema_change import SchemaChange
-from reference_check import missing_references
+from support import java_paimon
+from support import pypaimon_writer as pw
+from support.fixtures import Run
+from support.interrupts import Fault, Hook, Interrupt, denied, hooked
+from support.invariants import Crash, age_tree
+from support.lineage import Commit, Identity, Lineage, Row, identity_of, snapshot_identities
+from support.lineage import tag_identities as tag_idents
+from support.reference_check import missing_references
 
 import core.ops
 from core.ops.check import Problem, check_table

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import rust_writer as rw
+from support import rust_writer as rw
 
 
 @pytest.fixture(scope="session")

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import reference_check
-import rust_writer as rw
-from fixtures import Run
-from invariants import age_tree, assert_rust_reads_intact, plant
+from support import reference_check
+from support import rust_writer as rw
+from support.fixtures import Run
+from support.invariants import age_tree, assert_rust_reads_intact, plant
 
 from core.table.table import open_table
 

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
-import java_paimon
 import pytest
-import reference_check
-import rust_writer as rw
-from fixtures import Run
-from invariants import assert_rust_reads_intact, tree_state
+from support import java_paimon, reference_check
+from support import rust_writer as rw
+from support.fixtures import Run
+from support.invariants import assert_rust_reads_intact, tree_state
 
 from core.table.table import open_table
 

@@ -9,8 +9,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import rust_writer as rw
-from fixtures import Run
+from support import rust_writer as rw
+from support.fixtures import Run
 
 from core.ops.metrics import parse
 

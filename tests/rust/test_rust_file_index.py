@@ -13,10 +13,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-import reference_check
-import rust_writer as rw
-from fixtures import Run
-from invariants import assert_rust_reads_intact
+from support import reference_check
+from support import rust_writer as rw
+from support.fixtures import Run
+from support.invariants import assert_rust_reads_intact
 
 from core.compaction.file_index import FileIndexSpec
 from core.format.arrow_types import arrow_type

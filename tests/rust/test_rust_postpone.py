@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-import reference_check
-import rust_writer as rw
-from fixtures import Run
-from invariants import assert_rust_reads_intact
+from support import reference_check
+from support import rust_writer as rw
+from support.fixtures import Run
+from support.invariants import assert_rust_reads_intact
 
 from core.compaction.java_hash import murmur_hash
 from core.format import binary_row
@@ -165,7 +165,7 @@ def test_partial_update_merges_postpone_records_in_write_order(run: Run, tmp_pat
 def test_dry_run_names_the_buckets_and_changes_nothing(run: Run, tmp_path: Path) -> None:
     import json
 
-    from invariants import tree_state
+    from support.invariants import tree_state
 
     name = "pp_dry"
     wh = _table(tmp_path, name, {"postpone.default-bucket-num": "2"})

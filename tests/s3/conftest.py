@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fixtures import dev_dependency
-from s3.fault_proxy import FaultProxy
+from support.fault_proxy import FaultProxy
+from support.fixtures import dev_dependency
 
 
 def _free_port() -> int:

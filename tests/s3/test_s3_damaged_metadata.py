@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
 import pytest
-from metadata_damage import REMOTE_DAMAGES, Damage, damaged_copy
+from support import pypaimon_writer as pw
+from support.metadata_damage import REMOTE_DAMAGES, Damage, damaged_copy
 
 pytestmark = pytest.mark.s3
 

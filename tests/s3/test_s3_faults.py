@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references
-from java_paimon import assert_java_ok
-from s3.fault_proxy import FaultProxy, Rule, command_of, parent_pid, pid_of_client
+from support import pypaimon_writer as pw
+from support.fault_proxy import FaultProxy, Rule, command_of, parent_pid, pid_of_client
+from support.invariants import assert_no_dangling_references
+from support.java_paimon import assert_java_ok
 
 from core.io.fileio import FileIO
 from core.runtime.clock import SystemClock

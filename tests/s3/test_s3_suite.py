@@ -7,9 +7,9 @@ import shutil
 import time
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from invariants import assert_no_dangling_references, files_under
+from support import pypaimon_writer as pw
+from support.invariants import assert_no_dangling_references, files_under
 
 from core.io.fileio import FileIO
 

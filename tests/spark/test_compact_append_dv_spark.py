@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from invariants import assert_no_dangling_references
-from java_paimon import JavaPaimon, assert_same_rows
-from java_writer import JavaWriter
+from support.invariants import assert_no_dangling_references
+from support.java_paimon import JavaPaimon, assert_same_rows
+from support.java_writer import JavaWriter
 
 from core.compaction.compact import CompactFlags, apply_compact, plan_compact
 from core.format.deletion_vectors import INDEX_TYPE

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
-import pypaimon_writer as pw
 import pytest
-import rust_writer as rw
-from invariants import assert_no_dangling_references
+from support import pypaimon_writer as pw
+from support import rust_writer as rw
+from support.invariants import assert_no_dangling_references
 
 from core.compaction.compact import CompactFlags, apply_compact, plan_compact
 from core.runtime.executors.local import LocalExecutor

@@ -6,10 +6,10 @@ import shutil
 import time
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from invariants import files_under, plant
-from maintain_tables import build_warehouse
+from support import pypaimon_writer as pw
+from support.invariants import files_under, plant
+from support.maintain_tables import build_warehouse
 
 from core.ops.maintain import MaintainConfig, maintain_table
 from core.runtime.executors.local import LocalExecutor

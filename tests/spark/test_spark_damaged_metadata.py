@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pypaimon_writer as pw
 import pytest
-from invariants import tree_state
-from metadata_damage import REMOTE_DAMAGES, Damage, damaged_copy
+from support import pypaimon_writer as pw
+from support.invariants import tree_state
+from support.metadata_damage import REMOTE_DAMAGES, Damage, damaged_copy
 
 from core.errors import PaimonError
 from core.ops.orphan_files_spark import SparkOrphanClean

@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fixtures import dev_dependency, java_tables
-from invariants import assert_no_dangling_references, files_under
+from support.fixtures import dev_dependency, java_tables
+from support.invariants import assert_no_dangling_references, files_under
 from support.lifecycle import apply
 
 from core.format.model import ManifestRef

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
-import pypaimon_writer as pw
+
+from support import pypaimon_writer as pw
 
 # Markup, emoji codes, a backslash and non-ASCII text in every kind of name (a closing tag
 # "[/]" where the name may hold a slash).

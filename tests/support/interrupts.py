@@ -41,10 +41,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from invariants import Crash
-
 from core.errors import StorageError
 from core.io.fileio import FileIO
+from support.invariants import Crash
 
 
 class Interrupt(str, Enum):

@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from support.lifecycle import apply
-
 from core.compaction.compact import CompactFlags, apply_compact, plan_compact
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
 from core.ops.expire_snapshots_checks import recheck
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table
+from support.lifecycle import apply
 
 # A fixed clock far in the future: nothing is too recent to expire.
 NOW = 4_000_000_000_000

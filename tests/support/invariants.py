@@ -11,8 +11,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import pypaimon_writer as pw
-
 from core.errors import StorageError
 from core.io.fileio import FileIO
 from core.ops.check import check_table
@@ -20,6 +18,7 @@ from core.retention.references import collect_references
 from core.runtime.executors.local import LocalExecutor
 from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable, open_table
+from support import pypaimon_writer as pw
 
 DAY = 86_400
 

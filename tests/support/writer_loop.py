@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-import pypaimon_writer as pw
+from support import pypaimon_writer as pw
 
 
 def main() -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pypaimon_writer as pw
-from invariants import age, set_snapshot_times
+
+from support import pypaimon_writer as pw
+from support.invariants import age, set_snapshot_times
 
 DAY_MS = 86_400_000
 SCHEMA = pa.schema([("id", pa.int64())])

@@ -13,7 +13,7 @@ from pathlib import Path
 from core.io.fileio import FileIO
 from core.runtime.lease import read_lease
 
-HELD_RUN = Path(__file__).resolve().parent / "support" / "held_run.py"
+HELD_RUN = Path(__file__).resolve().parent / "held_run.py"
 
 
 class Held:

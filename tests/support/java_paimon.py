@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import java_toolchain
-from java_toolchain import REQUIRED, JavaProgramError, unavailable
+from support import java_toolchain
+from support.java_toolchain import REQUIRED, JavaProgramError, unavailable
 
 __all__ = ["REQUIRED", "JavaPaimon", "JavaVerifyError", "unavailable"]
 

@@ -13,10 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pypaimon_writer as pw
-from invariants import age_tree, plant
-
 from core.table.table import PaimonTable, open_table
+from support import pypaimon_writer as pw
+from support.invariants import age_tree, plant
 
 Pick = Callable[[PaimonTable, Path], Path]
 
@@ -88,11 +87,10 @@ def _tag_only(root: Path) -> None:
 
 def _long_lived_changelogs(root: Path) -> None:
     """Decoupled expiry writes changelog-N files for the expired snapshots."""
-    from support.lifecycle import apply
-
     from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
     from core.ops.expire_snapshots_checks import recheck
     from core.runtime.executors.local import LocalExecutor
+    from support.lifecycle import apply
 
     table = open_table(str(root), dynamic_options={"changelog.num-retained.min": "25"})
     with LocalExecutor(2) as ex:

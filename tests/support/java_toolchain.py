@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 SOURCE_DIRS = (TESTS / "javawriter", TESTS / "javaverify", TESTS / "javaserve")
 CACHE = Path(os.environ.get("PAIMON_JAVA_CACHE", Path.home() / ".cache" / "paimon-java"))
 REQUIRED = os.environ.get("PAIMON_CLI_REQUIRE_JAVA") == "1"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from paimon_cli.main import app
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # Test data (tests/data/README.md): the paimon-cpp corpus of Java-written tables, and tables
 # this project built with Paimon 0.9.0 (Java). Read-only: tests copy a table first.
 DATA = REPO / "tests" / "data"

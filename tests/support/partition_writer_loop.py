@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pypaimon_writer as pw
+from support import pypaimon_writer as pw
 
 
 def main() -> None:

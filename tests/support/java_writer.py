@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import java_toolchain
-from java_toolchain import JavaProgramError, unavailable
+from support import java_toolchain
+from support.java_toolchain import JavaProgramError, unavailable
 
 __all__ = ["JavaWriter", "JavaWriterError", "unavailable"]
 

@@ -14,7 +14,7 @@ pypaimon-rust behaviour worth knowing (0.4.0):
 * Avro manifests honour ``manifest.compression`` zstd (default), snappy, deflate and none;
   lz4, bzip2 and xz are refused.
 
-Run as a script (``python tests/rust_writer.py codec-tables OUT``) it writes the tables
+Run as a script (``python tests/support/rust_writer.py codec-tables OUT``) it writes the tables
 ``scripts/plain_install_check.py`` maintains with a plain install.
 """
 
