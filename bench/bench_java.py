@@ -134,6 +134,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--commands", default="expire,orphans")
     args = parser.parse_args()
     parent = args.workdir or (Path("/dev/shm") if Path("/dev/shm").is_dir() else None)
     with tempfile.TemporaryDirectory(prefix="bench-java-", dir=parent) as tmp:
@@ -144,25 +145,29 @@ def main() -> int:
         files = len(tree(table))
         print(f"table: {files:,} files, written in {time.perf_counter() - started:.1f} s")
         paimon = [sys.executable, "-m", "paimon_cli"]
-        compare(
-            "expire-snapshots --retain-max 10",
-            table,
-            work,
-            args.rounds,
-            lambda p: [
-                *paimon,
-                "expire-snapshots",
-                str(p),
-                "--retain-max",
-                "10",
-                "--retain-min",
-                "1",
-                "--older-than",
-                "0 ms",
-                "-q",
-            ],  # fmt: skip
-            lambda p: [*java, "expire", str(p), "10"],
-        )
+        wanted = args.commands.split(",")
+        if "expire" in wanted:
+            compare(
+                "expire-snapshots --retain-max 10",
+                table,
+                work,
+                args.rounds,
+                lambda p: [
+                    *paimon,
+                    "expire-snapshots",
+                    str(p),
+                    "--retain-max",
+                    "10",
+                    "--retain-min",
+                    "10",
+                    "--max-deletes",
+                    "100000000",
+                    "-q",
+                ],
+                lambda p: [*java, "expire", str(p), "10"],
+            )
+        if "orphans" not in wanted:
+            return 0
         cutoff = (dt.datetime.now() - dt.timedelta(days=1)).strftime("%Y-%m-%d %H:%M:%S")
         ours_s, removed = compare(
             "delete-orphan-files",
