@@ -13,13 +13,10 @@ import json
 import logging
 import pickle
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
-from core.format.model import ManifestRef
-from core.io.fileio import FileIO, parent
 from core.ops.details.orphans import OrphanDetails
 from core.ops.orphan_files import (
     COMMAND,
@@ -38,15 +35,12 @@ from core.ops.orphan_inventory import (
     check_inventory_age,
     read_inventory,
     read_part,
-    still_orphan,
 )
 from core.ops.orphan_listing import (
     CLOCK_TOLERANCE_MS,
     ListedDir,
-    NameShapes,
     candidate_dirs,
     check_manifest_listing,
-    is_candidate_in,
     latest_manifest_lists,
     name_shapes,
 )
@@ -55,12 +49,17 @@ from core.ops.orphan_roots import (
     check_missing_manifests,
     check_used_set,
     collect_roots,
-    names_in_manifest_files,
-    root_chunk,
     used_names,
     views_of,
 )
 from core.ops.orphan_sets import Orphan
+from core.ops.orphan_spark_tasks import (
+    delete_batches,
+    emit_manifest_names,
+    emit_root_names,
+    expand,
+    list_files,
+)
 from core.runtime.details import Record
 from core.runtime.executors.spark import SparkExecutor, spark_failures
 from core.runtime.operation import Env, Operation
@@ -79,216 +78,8 @@ _CANDIDATE_SCHEMA = "row_type string, name string, path string, size long, mtime
 _RESULT_SCHEMA = "path string, kind string, outcome string, bytes long, error string"
 
 
-def _expand(
-    fileio: FileIO, roots: frozenset[str], d: ListedDir
-) -> tuple[list[ListedDir], list[ListedDir]]:
-    """One partition-level directory: (directories to descend into, directories whose
-    files are candidates), following Paimon's dataDirs rules as the local engine does."""
-    entries = fileio.list_dir(d.path)
-    if d.depth > 0:
-        subdirs = [e for e in entries if e.is_dir and not e.is_symlink and "=" in e.name]
-        if subdirs or d.path in roots:
-            return [ListedDir(e.path, d.kind, d.depth - 1) for e in subdirs], []
-        return [], [ListedDir(d.path, d.kind + LEVEL, -1)]  # nothing below: listed itself
-    buckets = [e for e in entries if e.is_dir and not e.is_symlink and e.name.startswith("bucket-")]
-    if buckets:
-        return [], [ListedDir(e.path, d.kind, -1) for e in buckets]
-    if d.path in roots and not entries:
-        return [], []
-    return [], [ListedDir(d.path, d.kind + LEVEL, -1)]
-
-
-# Marks a partition level (or the data root) listed only to find it empty: Paimon writes
-# no file there, so none of its files is a candidate (local engine: ``_scan_one``).
-LEVEL = ":level"
-
-
-def _list_files(
-    fileio_bytes: bytes,
-    shapes: NameShapes,
-    older_than_ms: int,
-    future_ms: int,
-    roots: frozenset[str],
-    batches: Iterator[Any],
-) -> Iterator[Any]:
-    """Executor side: list each directory, emit old candidate files and old empty dirs,
-    and candidates modified after ``future_ms`` (the driver refuses on any)."""
-    import pyarrow as pa
-
-    fileio: FileIO = pickle.loads(fileio_bytes)
-    schema = pa.schema(
-        [
-            ("row_type", pa.string()),
-            ("name", pa.string()),
-            ("path", pa.string()),
-            ("size", pa.int64()),
-            ("mtime", pa.int64()),
-            ("kind", pa.string()),
-        ]
-    )
-    for batch in batches:
-        for path, dir_kind in zip(
-            batch.column("path").to_pylist(), batch.column("kind").to_pylist(), strict=True
-        ):
-            kind, level = dir_kind.removesuffix(LEVEL), dir_kind.endswith(LEVEL)
-            # One Arrow batch per directory: a task never holds more than one listing.
-            rows: list[tuple[str, str, str, int, int, str]] = []
-            entries = fileio.list_dir(path)
-            if not entries and kind in ("data", "external") and path not in roots:
-                info = fileio.info(path)
-                if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
-                    rows.append(("empty", "", path, 0, info.mtime_ms, kind))
-            for e in entries:
-                if e.is_dir or e.is_symlink or e.mtime_ms is None or level:
-                    continue
-                if e.mtime_ms < older_than_ms and is_candidate_in(kind, e, shapes):
-                    rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
-                elif e.mtime_ms > future_ms and is_candidate_in(kind, e, shapes):
-                    rows.append(("future", e.name, e.path, e.size, e.mtime_ms, kind))
-            del entries
-            columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
-                schema=schema,
-            )
-
-
-def _emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
-    import pyarrow as pa
-
-    views: dict[str, PaimonTable] = pickle.loads(views_bytes)
-    for batch in batches:
-        names: list[str] = []
-        flags: list[bool] = []
-        sizes: list[int | None] = []
-        entries: list[int | None] = []
-        for branch, kind, key in zip(
-            batch.column("branch").to_pylist(),
-            batch.column("kind").to_pylist(),
-            batch.column("key").to_pylist(),
-            strict=True,
-        ):
-            _, part = root_chunk(views, [(branch, kind, int(key) if kind != "tag" else key)])
-            for name in part.names:
-                ref = part.manifests.get(name)
-                names.append(name)
-                flags.append(ref is not None)
-                # What the list records, so the executor reading it can check it (issue 28).
-                sizes.append(ref.file_size if ref is not None else None)
-                entries.append(ref.entries if ref is not None else None)
-        yield pa.RecordBatch.from_pydict(
-            {"name": names, "manifest": flags, "size": sizes, "entries": entries},
-            schema=pa.schema(
-                [
-                    ("name", pa.string()),
-                    ("manifest", pa.bool_()),
-                    ("size", pa.int64()),
-                    ("entries", pa.int64()),
-                ]
-            ),
-        )
-
-
-def _emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
-    import pyarrow as pa
-
-    reader: PaimonTable = pickle.loads(reader_bytes)
-    for batch in batches:
-        manifests = [
-            (reader.paths.manifest_path(name), ManifestRef(name, size, entries).expected())
-            for name, size, entries in zip(
-                batch.column("name").to_pylist(),
-                batch.column("size").to_pylist(),
-                batch.column("entries").to_pylist(),
-                strict=True,
-            )
-        ]
-        _count, found, missing = names_in_manifest_files(reader.fileio, manifests)
-        names = list(set(found))
-        yield pa.RecordBatch.from_pydict(
-            {"name": names + missing, "missing": [False] * len(names) + [True] * len(missing)},
-            schema=pa.schema([("name", pa.string()), ("missing", pa.bool_())]),
-        )
-
-
-def _delete_batches(
-    table_bytes: bytes,
-    quarantine_bytes: bytes,
-    head_older_than_ms: int | None,
-    batches: Iterator[Any],
-) -> Iterator[Any]:
-    """Executor side: delete each orphan (path lock first), or move it into the quarantine
-    when there is one, then try to remove the bucket and partition directories it emptied
-    (never a root, never a non-empty directory). ``head_older_than_ms`` (inventory plans):
-    each file is HEADed first and kept ("skipped") unless it is still the old file the
-    inventory listed."""
-    import pyarrow as pa
-
-    from core.errors import StorageError
-
-    table: PaimonTable = pickle.loads(table_bytes)
-    quarantine: Quarantine | None = pickle.loads(quarantine_bytes)
-    depth = len(table.schema.partition_keys)
-    roots = {table.location, table.paths.data_root, *table.paths.external_roots}
-    schema = pa.schema(
-        [
-            ("path", pa.string()),
-            ("kind", pa.string()),
-            ("outcome", pa.string()),
-            ("bytes", pa.int64()),
-            ("error", pa.string()),
-        ]
-    )
-    touched: dict[str, None] = {}
-    for batch in batches:
-        out: dict[str, list[Any]] = {k: [] for k in schema.names}
-        for path, kind, size in zip(
-            batch.column("path").to_pylist(),
-            batch.column("kind").to_pylist(),
-            batch.column("size").to_pylist(),
-            strict=True,
-        ):
-            error: str | None = None
-            try:
-                if not table.paths.is_inside_table(path):
-                    raise StorageError("outside the table root and declared external paths")
-                if head_older_than_ms is not None and not still_orphan(
-                    table.fileio.info(path), size, head_older_than_ms
-                ):
-                    for key, value in zip(
-                        schema.names, (path, kind, "skipped", 0, None), strict=True
-                    ):
-                        out[key].append(value)
-                    continue
-                if quarantine is not None:
-                    done = quarantine.move_in(table.fileio, path)
-                else:
-                    done = table.fileio.delete(path)
-                outcome, nbytes, error = ("done", size, None) if done else ("absent", 0, None)
-                touched[parent(path)] = None
-            except StorageError as exc:
-                outcome, nbytes, error = "failed", 0, exc.message
-            for key, value in zip(schema.names, (path, kind, outcome, nbytes, error), strict=True):
-                out[key].append(value)
-        yield pa.RecordBatch.from_pydict(out, schema=schema)
-    dirs = [d for d in touched if "bucket-" in d.rpartition("/")[2]]
-    rows: dict[str, list[Any]] = {k: [] for k in schema.names}
-    for start in dirs:
-        current = start
-        for _ in range(depth + 1):
-            if current in roots or not table.paths.is_inside_table(current):
-                break
-            removed = table.fileio.delete_empty_dir(current)
-            for key, value in zip(
-                schema.names,
-                (current, "directory", "done" if removed else "skipped", 0, None),
-                strict=True,
-            ):
-                rows[key].append(value)
-            if not removed:
-                break
-            current = parent(current)
-    yield pa.RecordBatch.from_pydict(rows, schema=schema)
+def _orphan(row: Any) -> Orphan:
+    return Orphan(row["path"], row["name"], row["size"], row["mtime"], row["kind"])
 
 
 @dataclass
@@ -315,36 +106,11 @@ class SparkOrphanClean:
         progress = progress or NullProgress()
         self.now_ms = orphan_clock(self.table, self.now_ms)
         validate_cutoff(self.older_than_ms, self.now_ms, allow_recent=self.allow_recent)
-        table, ex = self.table, self.executor
+        table = self.table
         views = views_of(table)
         roots = collect_roots(views)
         self._views, self._roots = views, roots
-        progress.start("reading roots and manifests on Spark", None)
-        root_rows = [(b, "snapshot", str(i)) for b, ids in roots.snapshots.items() for i in ids]
-        root_rows += [(b, "tag", n) for b, tags in roots.tags.items() for n in tags]
-        root_rows += [(b, "changelog", str(i)) for b, ids in roots.changelogs.items() for i in ids]
-        views_bytes = pickle.dumps({v.branch: v for v in views})
-        root_names = (
-            ex.dataframe(root_rows, "branch string, kind string, key string")
-            .mapInArrow(
-                partial(_emit_root_names, views_bytes),
-                "name string, manifest boolean, size long, entries long",
-            )
-            .persist()
-        )
-        manifests = root_names.filter("manifest").select("name", "size", "entries").distinct()
-        manifests = manifests.repartition(ex.parallelism)
-        entry_names = manifests.mapInArrow(
-            partial(_emit_manifest_names, pickle.dumps(views[0])), "name string, missing boolean"
-        ).persist()
-        check_missing_manifests(
-            views, [r["name"] for r in entry_names.filter("missing").select("name").collect()]
-        )
-        entry_names = entry_names.filter(~F.col("missing")).select("name")
-        used = root_names.select("name").union(entry_names).distinct().persist()
-        used_count = used.count()
-        progress.finish()
-        check_used_set(used_count, roots)
+        used, used_count = self._used_names(views, roots, progress)
 
         progress.start("listing on Spark", None)
         if self.inventory is not None:
@@ -353,10 +119,7 @@ class SparkOrphanClean:
             listing = self._listing(views)
         progress.finish()
         future = listing.filter(F.col("row_type") == "future").collect()
-        check_not_in_future(
-            [Orphan(r["path"], r["name"], r["size"], r["mtime"], r["kind"]) for r in future],
-            self.now_ms,
-        )
+        check_not_in_future([_orphan(r) for r in future], self.now_ms)
         candidates = listing.filter(F.col("row_type") == "file")
         wanted = list(latest_manifest_lists(table))
         seen = (
@@ -376,10 +139,7 @@ class SparkOrphanClean:
         orphans = candidates.join(used, on="name", how="left_anti").persist()
         totals = orphans.agg(F.count(F.lit(1)).alias("n"), F.sum("size").alias("b")).collect()[0]
         count, size = int(totals["n"]), int(totals["b"] or 0)
-        sample = [
-            Orphan(r["path"], r["name"], r["size"], r["mtime"], r["kind"])
-            for r in orphans.orderBy("path").limit(self.sample).collect()
-        ]
+        sample = [_orphan(r) for r in orphans.orderBy("path").limit(self.sample).collect()]
         progress.finish()
         if report_file is not None:
             self._stream(orphans, report_file)
@@ -399,6 +159,41 @@ class SparkOrphanClean:
             inventory=self._inventory,
         )
 
+    def _used_names(
+        self, views: list[PaimonTable], roots: RootsSeen, progress: Progress
+    ) -> tuple[Any, int]:
+        """Every name the roots and their manifests use, distributed, and how many."""
+        from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
+
+        ex = self.executor
+        progress.start("reading roots and manifests on Spark", None)
+        root_rows = [(b, "snapshot", str(i)) for b, ids in roots.snapshots.items() for i in ids]
+        root_rows += [(b, "tag", n) for b, tags in roots.tags.items() for n in tags]
+        root_rows += [(b, "changelog", str(i)) for b, ids in roots.changelogs.items() for i in ids]
+        views_bytes = pickle.dumps({v.branch: v for v in views})
+        root_names = (
+            ex.dataframe(root_rows, "branch string, kind string, key string")
+            .mapInArrow(
+                partial(emit_root_names, views_bytes),
+                "name string, manifest boolean, size long, entries long",
+            )
+            .persist()
+        )
+        manifests = root_names.filter("manifest").select("name", "size", "entries").distinct()
+        manifests = manifests.repartition(ex.parallelism)
+        entry_names = manifests.mapInArrow(
+            partial(emit_manifest_names, pickle.dumps(views[0])), "name string, missing boolean"
+        ).persist()
+        check_missing_manifests(
+            views, [r["name"] for r in entry_names.filter("missing").select("name").collect()]
+        )
+        entry_names = entry_names.filter(~F.col("missing")).select("name")
+        used = root_names.select("name").union(entry_names).distinct().persist()
+        used_count = used.count()
+        progress.finish()
+        check_used_set(used_count, roots)
+        return used, used_count
+
     def _listing(self, views: list[PaimonTable]) -> Any:
         """Candidate rows from listing the table's directories on executors."""
         table, ex = self.table, self.executor
@@ -408,7 +203,7 @@ class SparkOrphanClean:
         for d in candidate_dirs(table, views, self.external_exclusive):
             (level if d.depth >= 0 else listed).append(d)
         while level:
-            expanded = ex.map(partial(_expand, table.fileio, fs_roots), level)
+            expanded = ex.map(partial(expand, table.fileio, fs_roots), level)
             level = [sub for descend, _ in expanded for sub in descend]
             listed += [d for _, lst in expanded for d in lst]
         rows = [(d.path, d.kind) for d in listed]
@@ -416,7 +211,7 @@ class SparkOrphanClean:
             ex.dataframe(rows, "path string, kind string")
             .mapInArrow(
                 partial(
-                    _list_files,
+                    list_files,
                     pickle.dumps(table.fileio),
                     name_shapes(table),
                     self.older_than_ms,
@@ -526,7 +321,7 @@ class SparkOrphanClean:
             .select("path", "kind", "size")
             .mapInArrow(
                 partial(
-                    _delete_batches,
+                    delete_batches,
                     pickle.dumps(self.table),
                     pickle.dumps(quarantine),
                     self.older_than_ms if plan.details.inventory is not None else None,
