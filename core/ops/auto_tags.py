@@ -24,7 +24,6 @@ from core.format.model import Snapshot, Tag
 from core.ops.details.tags import AutoTag, AutoTagsDetails
 from core.ops.tags import TagError, filter_for_resume, plan_delete_tags, tag_content
 from core.retention.tag_period import TagPeriodHandler, period_handler
-from core.runtime.apply import apply_phases
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import local_datetime, resolve_zone
@@ -245,16 +244,7 @@ class AutoTags(Operation[AutoTagPlan, list[str]]):
                 now_ms=env.now_ms,
                 force=True,
             )
-            apply_phases(
-                table,
-                filter_for_resume(table, doomed),
-                executor=env.executor,
-                progress=env.progress,
-                report=env.report,
-                run=env.run,
-                quarantine=env.quarantine,
-                journal=True,
-            )
+            env.apply_phases(table, filter_for_resume(table, doomed), journal=True)
             if env.report.failed:
                 return []
         return apply_auto_tags(table, plan.plan)

@@ -39,7 +39,6 @@ from core.ops.restore_plan import (
     RestoreReport,
     plan_restore,
 )
-from core.runtime.apply import apply_phases
 from core.runtime.details import Record
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import FileAction, Op, Phase, Plan, Requirements, typed
@@ -186,15 +185,11 @@ class Restore(Operation[RestorePlan, RestoreReport]):
             env.run.begin_changes()
         journal = moves(table, plan, env.now_ms)
         first = len(env.report.phases)  # those before are journals finished first
-        apply_phases(
+        env.apply_phases(
             table,
             journal,
-            executor=env.executor,
-            progress=env.progress,
-            report=env.report,
-            run=env.run,
-            quarantine=None,
             journal=True,
+            quarantined=False,
             finish=lambda: self.finish(table, journal),
         )
         own = env.report.phases[first:]

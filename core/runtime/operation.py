@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from core.runtime.apply import BeforePhase, apply_phases
+from core.runtime.apply import BeforePhase, Finish, apply_phases
 from core.runtime.details import Details, Record
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
@@ -48,6 +48,34 @@ class Env:
     def at(self, now_ms: int) -> Env:
         """The same run, planning again at a later instant (the one re-plan)."""
         return replace(self, now_ms=now_ms)
+
+    def apply_phases(
+        self,
+        table: PaimonTable,
+        plan: Plan[Any],
+        *,
+        journal: bool,
+        quarantined: bool = True,
+        before_phase: BeforePhase | None = None,
+        guard: ActionGuard | None = None,
+        finish: Finish | None = None,
+    ) -> None:
+        """Act on ``plan`` with this run's executor, progress, report and record; deletes
+        move into the run's quarantine unless ``quarantined`` is False (a restore moves
+        files out of one)."""
+        apply_phases(
+            table,
+            plan,
+            executor=self.executor,
+            progress=self.progress,
+            report=self.report,
+            run=self.run,
+            quarantine=self.quarantine if quarantined else None,
+            journal=journal,
+            before_phase=before_phase,
+            guard=guard,
+            finish=finish,
+        )
 
 
 @dataclass(slots=True)
@@ -142,14 +170,9 @@ class Deletion(Operation[Plan[D], None], Generic[D]):
 
     def apply(self, table: PaimonTable, plan: Plan[D], env: Env) -> None:
         before_phase = self.before_phase(table, plan, env)
-        apply_phases(
+        env.apply_phases(
             table,
             plan,
-            executor=env.executor,
-            progress=env.progress,
-            report=env.report,
-            run=env.run,
-            quarantine=env.quarantine,
             journal=self.journaled,
             before_phase=before_phase,
             guard=self.action_guard(table, plan),
