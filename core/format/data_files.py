@@ -95,22 +95,14 @@ class FileLayout:
             _field(KEY_PREFIX + f.name, f.type, KEY_FIELD_ID_START + f.id) for f in self.key_fields
         ]
         if self.primary_key:
-            out.append(
-                pa.field(
-                    SEQUENCE_NUMBER,
-                    pa.int64(),
-                    nullable=False,
-                    metadata={b"PARQUET:field_id": str(SEQUENCE_NUMBER_ID).encode()},
-                )
+            system = (
+                (SEQUENCE_NUMBER, pa.int64(), SEQUENCE_NUMBER_ID),
+                (VALUE_KIND, pa.int8(), VALUE_KIND_ID),
             )
-            out.append(
-                pa.field(
-                    VALUE_KIND,
-                    pa.int8(),
-                    nullable=False,
-                    metadata={b"PARQUET:field_id": str(VALUE_KIND_ID).encode()},
-                )
-            )
+            out += [
+                pa.field(name, t, nullable=False, metadata={b"PARQUET:field_id": str(fid).encode()})
+                for name, t, fid in system
+            ]
         out += [_field(f.name, f.type, f.id) for f in self.value_fields]
         return pa.schema(out)
 
