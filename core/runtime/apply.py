@@ -285,38 +285,38 @@ def run_plan(
     ``finish`` runs after the last phase, before the journal is removed."""
     if run is not None:
         run.add_plan(plan)
-    hooks = _Hooks(before_phase, guard, finish)
+    execution = _Execution(executor, progress, report, quarantine, run, before_phase, guard, finish)
     try:
-        _run_phases(table, plan, executor, progress, journal_path, report, hooks, quarantine, run)
+        _run_phases(table, plan, journal_path, execution)
     finally:
         if run is not None:
             run.add_report(report)
 
 
 @dataclass(frozen=True)
-class _Hooks:
+class _Execution:
+    """Where one run of a plan's phases works, what it reports to, and its hooks."""
+
+    executor: Executor
+    progress: Progress
+    report: ExecutionReport
+    quarantine: Quarantine | None
+    run: Run | None
     before_phase: BeforePhase | None
     guard: ActionGuard | None
     finish: Finish | None
 
 
 def _run_phases(
-    table: PaimonTable,
-    plan: Plan[Any],
-    executor: Executor,
-    progress: Progress,
-    journal_path: str | None,
-    report: ExecutionReport,
-    hooks: _Hooks,
-    quarantine: Quarantine | None,
-    run: Run | None,
+    table: PaimonTable, plan: Plan[Any], journal_path: str | None, ex: _Execution
 ) -> None:
+    report = ex.report
     for planned in plan.phases:
-        if run is not None:
-            run.check_lease()  # a phase is a safe point: a run that lost its lease stops here
+        if ex.run is not None:
+            ex.run.check_lease()  # a phase is a safe point: a run that lost its lease stops here
         phase = planned
-        if hooks.before_phase is not None and planned.actions:
-            phase = hooks.before_phase(planned)
+        if ex.before_phase is not None and planned.actions:
+            phase = ex.before_phase(planned)
             planned_ids = {id(a) for a in planned.actions}
             if not all(id(a) in planned_ids for a in phase.actions):
                 lock_paths(table, replace(plan, phases=(phase,)))  # new actions: lock them too
@@ -329,15 +329,15 @@ def _run_phases(
         if not phase.actions:
             continue
         phase_report, stopped = _run_phase(
-            table, phase, executor, progress, quarantine, run, hooks.guard
+            table, phase, ex.executor, ex.progress, ex.quarantine, ex.run, ex.guard
         )
         report.phases.append(phase_report)
         if stopped is not None:
             raise stopped
         if phase_report.failures:
             return  # a phase is a barrier: never start the next one after a failure
-    if hooks.finish is not None:
-        hooks.finish()
+    if ex.finish is not None:
+        ex.finish()
     if journal_path is not None:
         remove_journal_file(table, journal_path, report)
 
