@@ -48,7 +48,7 @@ from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.operation import Deletion, Env
-from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
 from core.table.scan import ManifestCache, full_live_set, live_sets
 from core.table.table import PaimonTable
@@ -292,13 +292,12 @@ def _pointer_actions(
 ) -> list[FileAction]:
     """The changelog-N files (with the commit each holds), then the changelog hints."""
     actions = [
-        FileAction(
-            "delete",
+        FileAction.commit_delete(
             table.changelogs.path(cl.id),
             "changelog-json",
             None,
             "expired long-lived changelog",
-            identity=SnapshotIdentity.of(cl),
+            cl,
         )
         for cl in expiring
     ]

@@ -175,13 +175,12 @@ def _removals(table: PaimonTable, name: str, target: _Side, merge: _Merge) -> tu
     """The target's tags, ``LATEST`` (off what goes), snapshots and schemas that go."""
     reason = f"fast-forward to branch {name}"
     tag_deletes = tuple(
-        FileAction(
-            "delete",
+        FileAction.commit_delete(
             table.tags.path(n),
             "tag",
             None,
             reason,
-            identity=SnapshotIdentity.of(Tag.from_json(n, json.loads(target.tags[n]), n).snapshot),
+            Tag.from_json(n, json.loads(target.tags[n]), n).snapshot,
         )
         for n in merge.tag_deletes
     )
@@ -195,13 +194,12 @@ def _removals(table: PaimonTable, name: str, target: _Side, merge: _Merge) -> tu
             else (FileAction("delete", latest_hint, "hint", None, reason),)
         )
     snapshot_deletes = tuple(
-        FileAction(
-            "delete",
+        FileAction.commit_delete(
             table.snapshots.path(i),
             "snapshot",
             None,
             reason,
-            identity=SnapshotIdentity.of(table.snapshots.snapshot(i)),
+            table.snapshots.snapshot(i),
         )
         for i in merge.doomed_snapshots
     )

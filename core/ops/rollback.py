@@ -217,13 +217,12 @@ def _snapshot_actions(
     removes: a resume never removes one committed since."""
     snapshots = table.snapshots
     return tuple(
-        FileAction(
-            "delete",
+        FileAction.commit_delete(
             snapshots.path(s.id),
             "snapshot",
             listing[s.id].size,
             f"after {tid}",
-            identity=SnapshotIdentity.of(s),
+            s,
         )
         for s in _present(snapshots, doomed)
     )
@@ -232,13 +231,12 @@ def _snapshot_actions(
 def _tag_actions(table: PaimonTable, doomed: list[Tag]) -> tuple[FileAction, ...]:
     listing = table.tags.listing()
     return tuple(
-        FileAction(
-            "delete",
+        FileAction.commit_delete(
             table.tags.path(t.name),
             "tag",
             file_size(listing, t.name),
             f"on snapshot {t.snapshot.id}",
-            identity=SnapshotIdentity.of(t.snapshot),
+            t.snapshot,
         )
         for t in doomed
     )
@@ -296,13 +294,12 @@ def _changelog_actions(
     none remain, as Paimon writes)."""
     listing = table.changelogs.listing()
     actions = [
-        FileAction(
-            "delete",
+        FileAction.commit_delete(
             table.changelogs.path(c.id),
             "changelog-json",
             file_size(listing, c.id),
             f"after {tid}",
-            identity=SnapshotIdentity.of(c),
+            c,
         )
         for c in _present(table.changelogs, doomed)
     ]

@@ -18,7 +18,7 @@ from core.io.fileio import join
 from core.ops.details.expiry import KeptByBranch, KeptByChangelog, KeptByTag
 from core.retention.protection import empty_dir_actions
 from core.runtime.executors.base import Executor
-from core.runtime.plans import FileAction, Phase, SnapshotIdentity
+from core.runtime.plans import FileAction, Phase
 from core.runtime.progress import Progress
 from core.table.table import PaimonTable
 
@@ -288,13 +288,12 @@ def pointer_phases(
     if config.changelog_decoupled:
         phases.append(_changelog_pointers(table, expiring))
     snapshot_actions = [
-        FileAction(
-            "delete",
+        FileAction.commit_delete(
             table.snapshots.path(s.id),
             "snapshot",
             None,
             "expired",
-            identity=SnapshotIdentity.of(s),
+            s,
         )
         for s in expiring
     ]

@@ -25,7 +25,7 @@ from core.ops.details.tags import CreateTagDetails, DeletedTag, TagDeletionDetai
 from core.retention.references import changelog_references, collect_references
 from core.retention.tag_period import period_handler
 from core.runtime.executors.base import Executor
-from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.plans import FileAction, Phase, Plan, Requirements
 from core.runtime.timeparse import format_wall_clock, iso_utc, local_datetime
 from core.table.scan import ManifestCache, full_live_set, live_sets
 from core.table.table import PaimonTable
@@ -386,13 +386,12 @@ def plan_delete_tags(
     for tag in doomed:
         reason = (reasons or {}).get(tag.name, "deleted on request")
         tag_actions.append(
-            FileAction(
-                "delete",
+            FileAction.commit_delete(
                 table.tags.path(tag.name),
                 "tag",
                 file_size(listing, tag.name),
                 reason,
-                identity=SnapshotIdentity.of(tag.snapshot),
+                tag.snapshot,
             )
         )
         snapshot_alive = table.snapshots.try_snapshot(tag.snapshot.id) is not None

@@ -159,6 +159,14 @@ class FileAction:
     identity: SnapshotIdentity | None = None
     source: str | None = None  # for op == "move" and "put-back": where the file is now
 
+    @classmethod
+    def commit_delete(
+        cls, path: str, kind: str, size: int | None, reason: str, commit: Snapshot
+    ) -> FileAction:
+        """Delete a snapshot, changelog or tag file, with the identity of the commit it
+        holds: a resume deletes it only while it still holds that commit."""
+        return cls("delete", path, kind, size, reason, identity=SnapshotIdentity.of(commit))
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "op": self.op,
