@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.compaction.config import CompactConfig
@@ -22,18 +22,29 @@ FULL_COMPACT_MIN_FILE = 3  # BucketedAppendCompactManager
 def pack_unaware(files: list[dict[str, Any]], cfg: CompactConfig) -> list[list[dict[str, Any]]]:
     """AppendCompactCoordinator.SubCoordinator.pack (files without deletion vectors)."""
     ordered = sorted(files, key=file_size)  # stable: ties keep manifest order
-    bins: list[list[dict[str, Any]]] = []
-    current: list[dict[str, Any]] = []
-    weight = 0
-    for f in ordered:
-        current.append(f)
-        weight += file_size(f) + cfg.open_file_cost
-        if len(current) > 1 and weight >= cfg.target_file_size * 2:
-            bins.append(current)
-            current, weight = [], 0
+    bins, current = _fill(([f] for f in ordered), cfg)
     if len(current) >= cfg.min_file_num:
         bins.append(current)
     return bins
+
+
+def _fill(
+    groups: Iterable[list[dict[str, Any]]], cfg: CompactConfig
+) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Whole groups into bins, a bin closed once it holds more than one file and twice the
+    target size (each file weighing its size plus the open-file cost); the last, open bin
+    apart: the callers differ on keeping it."""
+    bins: list[list[dict[str, Any]]] = []
+    current: list[dict[str, Any]] = []
+    weight = 0
+    for group in groups:
+        for f in group:
+            current.append(f)
+            weight += file_size(f) + cfg.open_file_cost
+        if len(current) > 1 and weight >= cfg.target_file_size * 2:
+            bins.append(current)
+            current, weight = [], 0
+    return bins, current
 
 
 def pack_unaware_dv(
@@ -50,16 +61,8 @@ def pack_unaware_dv(
             rest.append(f)
         else:
             groups.setdefault(vector.path, []).append(f)
-    bins: list[list[dict[str, Any]]] = []
-    current: list[dict[str, Any]] = []
-    weight = 0
-    for group in sorted(groups.values(), key=lambda g: sum(file_size(f) for f in g)):
-        for f in group:
-            current.append(f)
-            weight += file_size(f) + cfg.open_file_cost
-        if len(current) > 1 and weight >= cfg.target_file_size * 2:
-            bins.append(current)
-            current, weight = [], 0
+    by_size = sorted(groups.values(), key=lambda g: sum(file_size(f) for f in g))
+    bins, current = _fill(by_size, cfg)
     if current:
         bins.append(current)
     if len(rest) > 1:
