@@ -20,6 +20,15 @@ from support.held import Held
 from core.runtime.executors.spark import SparkExecutor
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Every module of core and paimon_cli is imported before any test swaps
+    ``core.io.fileio.FileIO`` (a module first imported meanwhile, e.g. one with ``class
+    X(FileIO)``, would bind the stand-in for good): test order never matters."""
+    from support.interrupts import import_everything
+
+    import_everything()
+
+
 @pytest.fixture
 def run() -> Run:
     return Run()

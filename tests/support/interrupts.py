@@ -173,7 +173,7 @@ class HookedFileIO(FileIO):
 
 
 @functools.cache
-def _import_everything() -> None:
+def import_everything() -> None:
     """Every module of ``core`` and ``paimon_cli``, imported before the first swap: a module
     first imported while ``FileIO`` is swapped would bind the stand-in for good (``from
     core.io.fileio import FileIO`` at its top, a ``class X(FileIO)``)."""
@@ -191,7 +191,7 @@ def hooked(hook: Hook) -> Iterator[None]:
     """Every ``core.io.fileio.FileIO`` a command creates meanwhile goes through ``hook``."""
     from core.io import fileio as fileio_module
 
-    _import_everything()
+    import_everything()
     original, getpid = fileio_module.FileIO, os.getpid
     fileio_module.FileIO = hook.file_io  # type: ignore[misc,assignment]
     os.getpid = lambda: hook.pid  # each run is a process of its own (the table lease)
