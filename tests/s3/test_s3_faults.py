@@ -369,7 +369,7 @@ def _spark_cli(*args: object, timeout: int = 600) -> subprocess.CompletedProcess
     )
 
 
-def _kill(address: tuple[str, int], *, jvm: bool) -> None:
+def _kill(address: tuple[object, ...], *, jvm: bool) -> None:
     """SIGKILL the Python worker that sent the request, or the Spark JVM above it."""
     pid = pid_of_client(address)
     while jvm and pid is not None and "java" not in command_of(pid).split(" ", 1)[0]:

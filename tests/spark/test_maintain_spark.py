@@ -42,7 +42,7 @@ def test_spark_and_local_engines_maintain_alike(
             results.append(
                 (
                     [(s.name, s.status) for s in result.steps],
-                    result.count("expire-snapshots", "snapshots"),
+                    result.count("expire-snapshots"),
                     result.files_deleted,
                 )
             )

@@ -11,8 +11,8 @@ and a regular expression searched in the path with its query (``/lake/wh/t/snaps
   back as per-key ``<Error>`` elements with ``code`` inside a 200 answer (what S3 does
   under a bucket policy denying ``s3:DeleteObject``; moto has no bucket policies);
 - ``garbage``: answer 200 with a body no S3 client can parse;
-- ``call``: run ``callback`` with the client's address (e.g. to kill the process that sent
-  the request: :func:`pid_of_client`), then forward.
+- ``call``: run ``callback`` with the client's address and the proxy's port (e.g. to kill
+  the process that sent the request: :func:`pid_of_client`), then forward.
 
 ``log`` keeps ``(method, path, status)`` of every request (status 0: dropped).
 """
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
@@ -46,7 +47,7 @@ class Rule:
     code: str = "InternalError"
     times: int = 1
     keys: str = ""  # refuse-keys: regex searched in each key
-    callback: Callable[[tuple[str, int]], None] | None = None
+    callback: Callable[[tuple[Any, ...]], None] | None = None
     hits: int = 0
 
     def __post_init__(self) -> None:
@@ -216,7 +217,8 @@ class _Handler(BaseHTTPRequestHandler):
         rule = self.owner.take(method, path)
         action = rule.action if rule is not None else None
         if rule is not None and action == "call" and rule.callback is not None:
-            rule.callback(self.client_address)
+            # the client's address and this proxy's port: the connection, not just a port
+            rule.callback((*self.client_address, self.server.server_address[1]))
         if rule is not None and action == "error":
             return self._answer(method, path, s3_error(rule.status, rule.code, path))
         if rule is not None and action == "garbage":
@@ -276,9 +278,12 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle  # noqa: N815 - stdlib names
 
 
-def pid_of_client(address: tuple[str, int]) -> int | None:
-    """The local process owning the client end of a loopback connection (Linux /proc)."""
+def pid_of_client(address: tuple[Any, ...]) -> int | None:
+    """The local process owning the client end of a loopback connection (Linux /proc):
+    ``(host, client port)``, or ``(host, client port, server port)`` to tell it from
+    another connection that happens to use the same local port number."""
     port = f"{address[1]:04X}"
+    server = f"{address[2]:04X}" if len(address) > 2 else None
     inode = None
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -288,7 +293,8 @@ def pid_of_client(address: tuple[str, int]) -> int | None:
             continue
         for row in rows:
             fields = row.split()
-            if fields[1].rsplit(":", 1)[1] == port:
+            remote_port = fields[2].rsplit(":", 1)[1]
+            if fields[1].rsplit(":", 1)[1] == port and server in (None, remote_port):
                 inode = fields[9]
                 break
         if inode is not None:
