@@ -19,7 +19,7 @@ from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import Phase, SnapshotIdentity
-from core.runtime.races import ActionGuard, newest_first_guard
+from core.runtime.races import ActionGuard, NewestFirstGuard
 from core.runtime.requests import parsed
 from core.table.branch_manager import validate_branch_name
 from core.table.table import PaimonTable
@@ -158,7 +158,7 @@ class FastForward(Deletion[FastForwardDetails]):
     def action_guard(cls, table: PaimonTable, plan: ForwardPlan) -> ActionGuard:
         """Main's snapshots go newest first: stop before one whose successor is a writer's
         commit (no gap in the ids; that commit stays)."""
-        return newest_first_guard(table, lambda landed: _raced(table, plan, landed))
+        return NewestFirstGuard(table, lambda landed: _raced(table, plan, landed))
 
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: ForwardPlan) -> str | None:

@@ -33,7 +33,7 @@ from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
-from core.runtime.races import ActionGuard, newest_first_guard
+from core.runtime.races import ActionGuard, NewestFirstGuard
 from core.runtime.requests import at_least, refuse
 from core.runtime.resume import commit_problem
 from core.runtime.timeparse import iso_utc
@@ -504,7 +504,7 @@ class Rollback(Deletion[RollbackDetails]):
 
     @classmethod
     def action_guard(cls, table: PaimonTable, plan: RollbackPlan) -> ActionGuard:
-        return newest_first_guard(table, lambda landed: raced_error(table, plan, landed))
+        return NewestFirstGuard(table, lambda landed: raced_error(table, plan, landed))
 
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: RollbackPlan) -> str | None:

@@ -90,10 +90,3 @@ class NewestFirstGuard:
             fileio.write_if_absent(path, content)
         elif not fileio.exists(path):
             fileio.write_bytes(path, content)
-
-
-def newest_first_guard(
-    table: PaimonTable, raced: Callable[[list[int]], PaimonError]
-) -> NewestFirstGuard:
-    """The guard of a plan that removes snapshot files newest first."""
-    return NewestFirstGuard(table, raced)
