@@ -69,9 +69,34 @@ class Shared(enum.Flag):
     TIMEZONE = enum.auto()  # --timezone
     LEASE = enum.auto()  # --wait-lease: every changing command holds the table's lease
     PLAN = enum.auto()  # --plan FILE: apply a saved plan (commands whose plan is file actions)
+    #: what a changing command that takes no --branch has, at the least (it works on every
+    #: branch at once, or names the branch it works on itself)
+    UNBRANCHED = DRY_RUN | QUIET | LEASE
     #: what a changing command has, at the least
-    CHANGING = DRY_RUN | QUIET | BRANCH | LEASE
+    CHANGING = UNBRANCHED | BRANCH
+    #: what a command that deletes files has: its plan of file actions can be saved and
+    #: applied, and the files quarantined instead of deleted
+    DELETING = PLAN | QUARANTINE
     ENGINE = PARALLELISM | SPARK
+
+
+# The groups by bare name as well, as the ``re`` module exports its flags, so that a
+# command's declaration reads (and fits) on one line.
+OPTIONS = Shared.OPTIONS
+UNSAFE_COMMIT = Shared.UNSAFE_COMMIT
+DRY_RUN = Shared.DRY_RUN
+QUARANTINE = Shared.QUARANTINE
+QUIET = Shared.QUIET
+BRANCH = Shared.BRANCH
+PARALLELISM = Shared.PARALLELISM
+SPARK = Shared.SPARK
+TIMEZONE = Shared.TIMEZONE
+LEASE = Shared.LEASE
+PLAN = Shared.PLAN
+UNBRANCHED = Shared.UNBRANCHED
+CHANGING = Shared.CHANGING
+DELETING = Shared.DELETING
+ENGINE = Shared.ENGINE
 
 
 @dataclass(frozen=True)
@@ -255,9 +280,10 @@ def _keyword(name: str, annotation: Any, default: Any = inspect.Parameter.empty)
     )
 
 
-def command(name: str, *, epilog: str, shared: Shared) -> Callable[[Body], Callable[..., None]]:
-    """Declare a command: ``body(common, **own)`` gets the shared options of ``shared`` parsed
-    into ``common``; its own parameters follow TABLE in the usage line and in --help."""
+def command(name: str, epilog: str, shared: Shared) -> Callable[[Body], Callable[..., None]]:
+    """Declare a command with its --help epilog: ``body(common, **own)`` gets the shared
+    options of ``shared`` parsed into ``common``; its own parameters follow TABLE in the usage
+    line and in --help."""
 
     def declare(body: Body) -> Callable[..., None]:
         own = _own_parameters(body)

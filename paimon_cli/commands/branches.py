@@ -9,7 +9,7 @@ import typer
 from paimon_cli.completion import branch_names, tag_names
 from paimon_cli.render import branches as render
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import CHANGING, DELETING, PLAN, UNBRANCHED, Common, command
 
 CREATE_EPILOG = """Examples:
 
@@ -36,7 +36,7 @@ BranchName = Annotated[
 ]
 
 
-@command("create-branch", epilog=CREATE_EPILOG, shared=Shared.CHANGING | Shared.PLAN)
+@command("create-branch", CREATE_EPILOG, CHANGING | PLAN)
 def create_branch(
     common: Common,
     name: NewBranch,
@@ -58,11 +58,7 @@ def create_branch(
     run_operation(common, lambda _ex: op, render.CREATE)
 
 
-@command(
-    "delete-branch",
-    epilog=DELETE_EPILOG,
-    shared=Shared.DRY_RUN | Shared.PLAN | Shared.QUIET | Shared.QUARANTINE | Shared.LEASE,
-)
+@command("delete-branch", DELETE_EPILOG, UNBRANCHED | DELETING)
 def delete_branch(common: Common, name: BranchName) -> None:
     """Delete a branch's directory as Paimon's delete_branch does; shared files stay."""
     from core.ops.branches import DeleteBranch
@@ -71,7 +67,7 @@ def delete_branch(common: Common, name: BranchName) -> None:
     run_operation(common, lambda _ex: op, render.DELETE)
 
 
-@command("fast-forward", epilog=FAST_FORWARD_EPILOG, shared=Shared.CHANGING | Shared.PLAN)
+@command("fast-forward", FAST_FORWARD_EPILOG, CHANGING | PLAN)
 def fast_forward(
     common: Common,
     name: BranchName,

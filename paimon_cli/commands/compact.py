@@ -8,7 +8,7 @@ import typer
 
 from paimon_cli.render.compact import MANIFESTS, RENDERER
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import CHANGING, ENGINE, OPTIONS, UNSAFE_COMMIT, Common, command
 
 EPILOG = """Examples:
 
@@ -23,11 +23,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "compact",
-    epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.OPTIONS | Shared.UNSAFE_COMMIT | Shared.ENGINE,
-)
+@command("compact", EPILOG, CHANGING | OPTIONS | UNSAFE_COMMIT | ENGINE)
 def compact(
     common: Common,
     partition: Annotated[

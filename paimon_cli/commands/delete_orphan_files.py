@@ -9,7 +9,7 @@ import typer
 
 from paimon_cli.render.orphan_files import RENDERER
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import DELETING, ENGINE, TIMEZONE, UNBRANCHED, Common, command
 
 EPILOG = """Examples:
 
@@ -24,18 +24,8 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "delete-orphan-files",
-    epilog=EPILOG,
-    # every branch is cleaned at once: no --branch
-    shared=Shared.DRY_RUN
-    | Shared.PLAN
-    | Shared.QUIET
-    | Shared.QUARANTINE
-    | Shared.LEASE
-    | Shared.ENGINE
-    | Shared.TIMEZONE,
-)
+# every branch is cleaned at once: no --branch
+@command("delete-orphan-files", EPILOG, UNBRANCHED | DELETING | ENGINE | TIMEZONE)
 def delete_orphan_files(
     common: Common,
     older_than: Annotated[

@@ -8,7 +8,7 @@ import typer
 
 from paimon_cli.render.expire_changelogs import RENDERER
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import CHANGING, DELETING, ENGINE, TIMEZONE, Common, command
 
 EPILOG = """Examples:
 
@@ -21,11 +21,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "expire-changelogs",
-    epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.PLAN | Shared.QUARANTINE | Shared.ENGINE | Shared.TIMEZONE,
-)
+@command("expire-changelogs", EPILOG, CHANGING | DELETING | ENGINE | TIMEZONE)
 def expire_changelogs(
     common: Common,
     retain_max: Annotated[

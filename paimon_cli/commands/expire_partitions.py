@@ -8,7 +8,7 @@ import typer
 
 from paimon_cli.render.expire_partitions import RENDERER
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import CHANGING, OPTIONS, PLAN, TIMEZONE, UNSAFE_COMMIT, Common, command
 
 EPILOG = """Examples:
 
@@ -22,11 +22,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "expire-partitions",
-    epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.PLAN | Shared.OPTIONS | Shared.UNSAFE_COMMIT | Shared.TIMEZONE,
-)
+@command("expire-partitions", EPILOG, CHANGING | PLAN | OPTIONS | UNSAFE_COMMIT | TIMEZONE)
 def expire_partitions(
     common: Common,
     expiration_time: Annotated[

@@ -8,7 +8,7 @@ import typer
 
 from paimon_cli.render.expire_snapshots import RENDERER
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import CHANGING, DELETING, ENGINE, OPTIONS, TIMEZONE, Common, command
 
 EPILOG = """Examples:
 
@@ -22,16 +22,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "expire-snapshots",
-    epilog=EPILOG,
-    shared=Shared.CHANGING
-    | Shared.PLAN
-    | Shared.QUARANTINE
-    | Shared.OPTIONS
-    | Shared.ENGINE
-    | Shared.TIMEZONE,
-)
+@command("expire-snapshots", EPILOG, CHANGING | DELETING | OPTIONS | ENGINE | TIMEZONE)
 def expire_snapshots(
     common: Common,
     retain_min: Annotated[

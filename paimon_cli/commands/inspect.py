@@ -9,7 +9,7 @@ import typer
 
 from paimon_cli.completion import tag_names
 from paimon_cli.render.inspect import View
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import BRANCH, ENGINE, QUIET, TIMEZONE, Common, command
 
 EPILOG = """Examples:
 
@@ -24,11 +24,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "inspect",
-    epilog=EPILOG,
-    shared=Shared.QUIET | Shared.BRANCH | Shared.ENGINE | Shared.TIMEZONE,
-)
+@command("inspect", EPILOG, QUIET | BRANCH | ENGINE | TIMEZONE)
 def inspect(
     common: Common,
     view: Annotated[

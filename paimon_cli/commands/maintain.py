@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import (
+    ENGINE,
+    QUARANTINE,
+    TIMEZONE,
+    UNBRANCHED,
+    UNSAFE_COMMIT,
+    Common,
+    command,
+)
 
 EPILOG = """Examples:
 
@@ -21,17 +29,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "maintain",
-    epilog=EPILOG,
-    shared=Shared.DRY_RUN
-    | Shared.QUIET
-    | Shared.QUARANTINE
-    | Shared.LEASE
-    | Shared.UNSAFE_COMMIT
-    | Shared.ENGINE
-    | Shared.TIMEZONE,
-)
+@command("maintain", EPILOG, UNBRANCHED | QUARANTINE | UNSAFE_COMMIT | ENGINE | TIMEZONE)
 def maintain(
     common: Common,
     orphans: Annotated[

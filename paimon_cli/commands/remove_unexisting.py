@@ -8,7 +8,7 @@ import typer
 
 from paimon_cli.render.remove_unexisting import RENDERER
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import CHANGING, PARALLELISM, PLAN, UNSAFE_COMMIT, Common, command
 
 EPILOG = """Examples:
 
@@ -21,11 +21,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "remove-unexisting-files",
-    epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.PLAN | Shared.PARALLELISM | Shared.UNSAFE_COMMIT,
-)
+@command("remove-unexisting-files", EPILOG, CHANGING | PLAN | PARALLELISM | UNSAFE_COMMIT)
 def remove_unexisting_files(
     common: Common,
     partition: Annotated[

@@ -9,7 +9,7 @@ import typer
 from paimon_cli.completion import tag_names
 from paimon_cli.render.rollback import RENDERER
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import CHANGING, DELETING, TIMEZONE, Common, command
 
 EPILOG = """Examples:
 
@@ -24,11 +24,7 @@ EPILOG = """Examples:
 """
 
 
-@command(
-    "rollback",
-    epilog=EPILOG,
-    shared=Shared.CHANGING | Shared.PLAN | Shared.QUARANTINE | Shared.TIMEZONE,
-)
+@command("rollback", EPILOG, CHANGING | DELETING | TIMEZONE)
 def rollback(
     common: Common,
     to_snapshot: Annotated[

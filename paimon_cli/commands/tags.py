@@ -9,7 +9,16 @@ import typer
 from paimon_cli.completion import tag_names
 from paimon_cli.render import tags as render
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import (
+    CHANGING,
+    DELETING,
+    OPTIONS,
+    PARALLELISM,
+    PLAN,
+    TIMEZONE,
+    Common,
+    command,
+)
 
 CREATE_EPILOG = """Examples:
 
@@ -41,7 +50,7 @@ EXPIRE_EPILOG = """Examples:
 """
 
 
-@command("create-tag", epilog=CREATE_EPILOG, shared=Shared.CHANGING | Shared.PLAN | Shared.TIMEZONE)
+@command("create-tag", CREATE_EPILOG, CHANGING | PLAN | TIMEZONE)
 def create_tag(
     common: Common,
     name: Annotated[str, typer.Argument(help="Tag name.", show_default=False)],
@@ -84,11 +93,7 @@ def create_tag(
     run_operation(common, lambda _ex: op, render.CREATE)
 
 
-@command(
-    "delete-tag",
-    epilog=DELETE_EPILOG,
-    shared=Shared.CHANGING | Shared.PLAN | Shared.QUARANTINE | Shared.PARALLELISM,
-)
+@command("delete-tag", DELETE_EPILOG, CHANGING | DELETING | PARALLELISM)
 def delete_tag(
     common: Common,
     names: Annotated[
@@ -111,7 +116,7 @@ def delete_tag(
     run_operation(common, lambda _ex: op, render.DELETE)
 
 
-@command("rename-tag", epilog=RENAME_EPILOG, shared=Shared.CHANGING)
+@command("rename-tag", RENAME_EPILOG, CHANGING)
 def rename_tag(
     common: Common,
     old: Annotated[
@@ -127,16 +132,7 @@ def rename_tag(
     run_operation(common, lambda _ex: op, render.RENAME)
 
 
-@command(
-    "expire-tags",
-    epilog=EXPIRE_EPILOG,
-    shared=Shared.CHANGING
-    | Shared.PLAN
-    | Shared.QUARANTINE
-    | Shared.OPTIONS
-    | Shared.PARALLELISM
-    | Shared.TIMEZONE,
-)
+@command("expire-tags", EXPIRE_EPILOG, CHANGING | DELETING | OPTIONS | PARALLELISM | TIMEZONE)
 def expire_tags(
     common: Common,
     older_than: Annotated[

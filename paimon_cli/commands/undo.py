@@ -8,7 +8,7 @@ import typer
 
 from paimon_cli.render import restore as render
 from paimon_cli.selection import run_operation
-from paimon_cli.shared import Common, Shared, command
+from paimon_cli.shared import TIMEZONE, UNBRANCHED, Common, command
 
 RESTORE_EPILOG = """Examples:
 
@@ -24,7 +24,7 @@ PURGE_EPILOG = """Examples:
 """
 
 
-@command("restore", epilog=RESTORE_EPILOG, shared=Shared.DRY_RUN | Shared.QUIET | Shared.LEASE)
+@command("restore", RESTORE_EPILOG, UNBRANCHED)
 def restore(
     common: Common,
     run_id: Annotated[
@@ -42,11 +42,7 @@ def restore(
     run_operation(common, lambda _ex: op, render.RESTORE)
 
 
-@command(
-    "purge-quarantine",
-    epilog=PURGE_EPILOG,
-    shared=Shared.DRY_RUN | Shared.QUIET | Shared.LEASE | Shared.TIMEZONE,
-)
+@command("purge-quarantine", PURGE_EPILOG, UNBRANCHED | TIMEZONE)
 def purge_quarantine(
     common: Common,
     older_than: Annotated[
