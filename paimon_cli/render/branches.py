@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from core.runtime.wording import plural
 from paimon_cli.output import Output
@@ -15,8 +16,15 @@ if TYPE_CHECKING:
         DeleteBranchDetails,
         FastForwardDetails,
     )
+    from core.runtime.details import Details
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
+
+    class _Noted(Details, Protocol):
+        """Plan details with notes, shown after the plan."""
+
+        @property
+        def notes(self) -> tuple[str, ...]: ...
 
 
 def _span(ids: tuple[int, ...]) -> str:
@@ -27,9 +35,25 @@ def _names(names: tuple[str, ...]) -> str:
     return ", ".join(names) or "none"
 
 
-def _create(o: Outcome[Plan[CreateBranchDetails], None], out: Output, view: RunView) -> None:
-    d = o.plan.details
-    header("create-branch", o.plan.table, out, view, f" {d.branch}")
+D = TypeVar("D", bound="_Noted")
+
+
+def _renderer(
+    command: str, subject: Callable[[D], str], body: Callable[[D, Output], None]
+) -> Renderer[Plan[D], None]:
+    """A branch command's output: a header naming the branch, what moves with it (``body``),
+    then the plan, its notes and what the run did."""
+
+    def human(o: Outcome[Plan[D], None], out: Output, view: RunView) -> None:
+        d = o.plan.details
+        header(command, o.plan.table, out, view, f" {subject(d)}")
+        body(d, out)
+        render_plan_and_report(o.plan, d.notes, o.report, out, show_actions=view.dry_run)
+
+    return Renderer(command, deletion_document, human)
+
+
+def _created(d: CreateBranchDetails, out: Output) -> None:
     if d.from_tag:
         source = f" of branch {d.from_branch}" if d.from_branch != "main" else ""
         restored = " (written from the tag: the snapshot expired)"
@@ -40,22 +64,16 @@ def _create(o: Outcome[Plan[CreateBranchDetails], None], out: Output, view: RunV
         )
     else:
         out.line(f"  empty branch (no snapshot): schemas {_span(d.schemas)}")
-    render_plan_and_report(o.plan, d.notes, o.report, out, show_actions=view.dry_run)
 
 
-def _delete(o: Outcome[Plan[DeleteBranchDetails], None], out: Output, view: RunView) -> None:
-    d = o.plan.details
-    header("delete-branch", o.plan.table, out, view, f" {d.branch}")
+def _deleted(d: DeleteBranchDetails, out: Output) -> None:
     out.line(
         f"  snapshots {_span(d.snapshots)}, tags {_names(d.tags)}; {plural(d.files, 'file')} "
         "in the branch directory"
     )
-    render_plan_and_report(o.plan, d.notes, o.report, out, show_actions=view.dry_run)
 
 
-def _fast_forward(o: Outcome[Plan[FastForwardDetails], None], out: Output, view: RunView) -> None:
-    d = o.plan.details
-    header("fast-forward", o.plan.table, out, view, f" {d.target} to branch {d.branch}")
+def _fast_forwarded(d: FastForwardDetails, out: Output) -> None:
     out.line(
         f"  {d.target} snapshots removed: {_span(d.snapshots_removed)}; copied from the "
         f"branch: {_span(d.snapshots_copied)}"
@@ -67,15 +85,14 @@ def _fast_forward(o: Outcome[Plan[FastForwardDetails], None], out: Output, view:
     )
     if d.forced:
         out.warn("forced past consumers or branches that depend on replaced snapshots")
-    render_plan_and_report(o.plan, d.notes, o.report, out, show_actions=view.dry_run)
 
 
-CREATE: Renderer[Plan[CreateBranchDetails], None] = Renderer(
-    "create-branch", deletion_document, _create
+CREATE: Renderer[Plan[CreateBranchDetails], None] = _renderer(
+    "create-branch", lambda d: d.branch, _created
 )
-DELETE: Renderer[Plan[DeleteBranchDetails], None] = Renderer(
-    "delete-branch", deletion_document, _delete
+DELETE: Renderer[Plan[DeleteBranchDetails], None] = _renderer(
+    "delete-branch", lambda d: d.branch, _deleted
 )
-FAST_FORWARD: Renderer[Plan[FastForwardDetails], None] = Renderer(
-    "fast-forward", deletion_document, _fast_forward
+FAST_FORWARD: Renderer[Plan[FastForwardDetails], None] = _renderer(
+    "fast-forward", lambda d: f"{d.target} to branch {d.branch}", _fast_forwarded
 )
