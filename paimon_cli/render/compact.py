@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from core.runtime.operation import Outcome
 
     Compacted = Outcome[CompactPlan, CompactResult]
+
+C = TypeVar("C", "CompactResult", "ManifestCompactResult")
 
 
 def _committed(
@@ -99,6 +101,29 @@ def _tasks(tasks: tuple[CompactTaskDetails, ...], out: Output) -> None:
         out.line(line)
 
 
+def _render_compact_commit(r: C | None, out: Output, summary: Callable[[C], str]) -> bool:
+    """The COMPACT commit line of a compaction's result (``summary``: what it changed) and
+    its notes; False when nothing was committed."""
+    if r is None or r.commit is None or r.commit.snapshot is None:
+        return False
+    render_commit(out, r.commit.snapshot.id, f"(COMPACT): {summary(r)}", r.notes)
+    return True
+
+
+def _files_changed(r: CompactResult, changelog_producer: str | None) -> str:
+    return (
+        f"{plural(r.files_before, 'file')} ({human_bytes(r.bytes_before)}) -> "
+        f"{plural(r.files_after, 'file')} ({human_bytes(r.bytes_after)})"
+        + (
+            f", {plural(r.changelog_files, 'changelog file')} "
+            f"({plural(r.changelog_records, 'record')})"
+            if changelog_producer
+            else ""
+        )
+        + "; replaced files are deleted later by expire-snapshots"
+    )
+
+
 def human(o: Compacted, out: Output, view: RunView) -> None:
     d = o.plan.plan.details
     header("compact", o.plan.plan.table, out, view)
@@ -121,22 +146,7 @@ def human(o: Compacted, out: Output, view: RunView) -> None:
             f"{plural(sums.files_after_estimate, 'file')} "
             f"(about {human_bytes(sums.bytes_after_estimate)})"
         )
-    r = o.result
-    if r is not None and r.commit is not None and r.commit.snapshot is not None:
-        render_commit(
-            out,
-            r.commit.snapshot.id,
-            f"(COMPACT): {plural(r.files_before, 'file')} ({human_bytes(r.bytes_before)}) -> "
-            f"{plural(r.files_after, 'file')} ({human_bytes(r.bytes_after)})"
-            + (
-                f", {plural(r.changelog_files, 'changelog file')} "
-                f"({plural(r.changelog_records, 'record')})"
-                if d.changelog_producer
-                else ""
-            )
-            + "; replaced files are deleted later by expire-snapshots",
-            r.notes,
-        )
+    _render_compact_commit(o.result, out, lambda r: _files_changed(r, d.changelog_producer))
 
 
 def quiet(o: Compacted, _view: RunView) -> Iterator[str]:
@@ -167,6 +177,14 @@ def manifests_document(
     )
 
 
+def _manifests_changed(r: ManifestCompactResult) -> str:
+    return (
+        f"{r.manifests_before} manifests ({human_bytes(r.bytes_before)}) -> "
+        f"{r.manifests_after} ({human_bytes(r.bytes_after)}); the old manifests are "
+        "deleted later by expire-snapshots"
+    )
+
+
 def manifests_human(
     o: Outcome[ManifestCompactPlan, ManifestCompactResult], out: Output, view: RunView
 ) -> None:
@@ -192,17 +210,8 @@ def manifests_human(
         f"  {d.merge} merge: {rewritten} manifests rewritten, {d.manifests_kept} kept; "
         f"{d.entries_before} entries -> {d.entries_after} (ADD and DELETE of a file cancel)"
     )
-    r = o.result
-    if r is not None and r.commit is not None and r.commit.snapshot is not None:
-        render_commit(
-            out,
-            r.commit.snapshot.id,
-            f"(COMPACT): {r.manifests_before} manifests ({human_bytes(r.bytes_before)}) -> "
-            f"{r.manifests_after} ({human_bytes(r.bytes_after)}); the old manifests are "
-            "deleted later by expire-snapshots",
-            r.notes,
-        )
-    elif r is not None:
+    committed = _render_compact_commit(o.result, out, _manifests_changed)
+    if o.result is not None and not committed:
         out.line("  nothing committed: the latest snapshot's manifests needed no merge")
 
 
