@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,27 +30,20 @@ from paimon_cli.progress import progress_for
 logger = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)  # a stateful worker: compared by identity
 class Runner:
     """Opens and maintains tables; one failure never stops the others."""
 
-    def __init__(
-        self,
-        fileio: FileIO,
-        holder: ExecutorHolder,
-        base: MaintainConfig,
-        out: Output,
-        show_progress: bool,
-    ) -> None:
-        self.fileio = fileio
-        self.holder = holder
-        self.base = base
-        self.out = out
-        self.show_progress = show_progress
-        # location -> table gauges after maintenance, when metrics are wanted
-        self.gauges: dict[str, TableGauges] | None = None
-        # options of a real run (each table then gets a run record), None for a dry run
-        self.params: Mapping[str, Any] | None = None
-        self.run_ids: dict[str, str] = {}
+    fileio: FileIO
+    holder: ExecutorHolder
+    base: MaintainConfig
+    out: Output
+    show_progress: bool
+    #: location -> table gauges after maintenance, when metrics are wanted
+    gauges: dict[str, TableGauges] | None = None
+    #: options of a real run (each table then gets a run record), None for a dry run
+    params: Mapping[str, Any] | None = None
+    run_ids: dict[str, str] = field(default_factory=dict)
 
     def one(self, location: str) -> TableResult:
         from dataclasses import replace
@@ -195,9 +189,15 @@ def maintain_tables(
     try:
         with guard(as_json=common.json, debug=common.debug):
             locations = resolve_tables(sel.spec, sel.warehouse, fileio)
-            runner = Runner(fileio, holder, config, out, parallel_tables == 1)
-            runner.params = None if config.dry_run else common.params
-            runner.gauges = {} if metrics_file is not None else None
+            runner = Runner(
+                fileio,
+                holder,
+                config,
+                out,
+                show_progress=parallel_tables == 1,
+                gauges={} if metrics_file is not None else None,
+                params=None if config.dry_run else common.params,
+            )
             results, skipped = runner.run_all(locations, parallel_tables, budget_s)
     finally:
         holder.close()
