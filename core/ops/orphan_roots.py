@@ -296,7 +296,9 @@ def collect_used(
     progress.start("reading roots", len(keys))
     read_roots = partial(root_chunk, {v.branch: v for v in views})
     if local and len(keys) >= PROCESS_MIN_ROOTS:
-        parts = executor.map_cpu(read_roots, _chunks(keys, executor), on_result=_advance(progress))
+        parts = executor.map(
+            read_roots, _chunks(keys, executor), on_result=_advance(progress), work="cpu"
+        )
     else:
         parts = executor.map(read_roots, [[k] for k in keys], on_result=_advance(progress))
     direct = _Used()

@@ -131,7 +131,7 @@ def with_sizes(table: PaimonTable, executor: Executor, phases: list[Phase]) -> l
     ]
     if not unknown:
         return phases
-    infos = executor.map_local(table.fileio.info, unknown)
+    infos = executor.map(table.fileio.info, unknown, work="local")
     sizes = {path: info.size for path, info in zip(unknown, infos, strict=True) if info is not None}
     return [
         replace(p, actions=tuple(replace(a, size=sizes.get(a.path, a.size)) for a in p.actions))

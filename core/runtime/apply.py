@@ -12,7 +12,7 @@ from typing import Any
 
 from core.errors import PaimonError, SafetyRefusalError, StorageError
 from core.io.fileio import FileIO, parent
-from core.runtime.executors.base import Executor
+from core.runtime.executors.base import Executor, Work
 from core.runtime.journal import (
     remove_journal,
     write_journal,
@@ -218,18 +218,21 @@ def _run_phase(
                 break  # strict order: never skip ahead of a failed step
     else:
         run: Callable[[tuple[FileAction, ...]], list[tuple[FileAction, str, int, str | None]]]
+        work: Work
         if _batchable(table, phase, quarantine):
-            run, step, mapper = partial(_delete_chunk, table), DELETE_BATCH, executor.map
+            run, step, work = partial(_delete_chunk, table), DELETE_BATCH, "io"
         else:
             # Chunks, not one task per file: a million futures cost more than the deletes.
             run = partial(_run_many, table, quarantine)
             step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
             local = all(table.fileio.is_local(a.path) for a in phase.actions)
-            mapper = executor.map_local if local else executor.map
+            work = "local" if local else "io"
         chunks = [phase.actions[i : i + step] for i in range(0, len(phase.actions), step)]
         results = [
             row
-            for rows in mapper(run, chunks, on_result=lambda rows: progress.advance(len(rows)))
+            for rows in executor.map(
+                run, chunks, on_result=lambda rows: progress.advance(len(rows)), work=work
+            )
             for row in rows
         ]
     for action, outcome, size, error in results:

@@ -112,26 +112,26 @@ def test_scan_dir_missing_is_empty_and_errors_raise(tmp_path: Path) -> None:
             locked.chmod(0o755)
 
 
-# -- LocalExecutor.map_cpu -----------------------------------------------------------------
+# -- LocalExecutor.map, work=cpu -----------------------------------------------------------
 def _square_or_fail(x: int) -> int:
     if x < 0:
         raise CorruptMetadataError(f"item {x}", "negative")
     return x * x
 
 
-def test_map_cpu_in_processes_keeps_order_and_errors() -> None:
+def test_map_work_cpu_in_processes_keeps_order_and_errors() -> None:
     with LocalExecutor(4, processes=2) as ex:
         seen: list[int] = []
-        assert ex.map_cpu(_square_or_fail, range(20), on_result=seen.append) == [
+        assert ex.map(_square_or_fail, range(20), on_result=seen.append, work="cpu") == [
             x * x for x in range(20)
         ]
         assert seen == [x * x for x in range(20)]
         assert ex._processes is not None  # really ran in worker processes
         with pytest.raises(CorruptMetadataError, match="item -3"):
-            ex.map_cpu(_square_or_fail, [1, 2, -3, 4])
+            ex.map(_square_or_fail, [1, 2, -3, 4], work="cpu")
 
 
-def test_map_cpu_falls_back_to_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_map_work_cpu_falls_back_to_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     import concurrent.futures
 
     def unusable(*_a: object, **_k: object) -> None:
@@ -139,19 +139,19 @@ def test_map_cpu_falls_back_to_threads(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr("core.runtime.executors.local.ProcessPoolExecutor", unusable)
     with LocalExecutor(4, processes=2) as ex:
-        assert ex.map_cpu(_square_or_fail, range(5)) == [0, 1, 4, 9, 16]
+        assert ex.map(_square_or_fail, range(5), work="cpu") == [0, 1, 4, 9, 16]
         assert ex._processes_unusable
     assert concurrent.futures  # the real pool class is untouched outside this test
 
 
-def test_map_cpu_single_cpu_or_parallelism_one_stays_in_process() -> None:
+def test_map_work_cpu_single_cpu_or_parallelism_one_stays_in_process() -> None:
     with LocalExecutor(1, processes=8) as ex:
         assert ex.processes == 1
-        assert ex.map_cpu(_square_or_fail, range(3)) == [0, 1, 4]
+        assert ex.map(_square_or_fail, range(3), work="cpu") == [0, 1, 4]
         assert ex._processes is None
 
 
-def test_map_local_inline_by_default_threads_when_asked() -> None:
+def test_map_work_local_inline_by_default_threads_when_asked() -> None:
     import threading
 
     def thread_name(_x: int) -> str:
@@ -159,8 +159,8 @@ def test_map_local_inline_by_default_threads_when_asked() -> None:
 
     with LocalExecutor() as default:
         seen: list[str] = []
-        assert default.map_local(thread_name, range(4), on_result=seen.append) == seen
+        assert default.map(thread_name, range(4), on_result=seen.append, work="local") == seen
         assert set(seen) == {threading.current_thread().name} and default._pool is None
     with LocalExecutor(4) as asked:
-        names = asked.map_local(thread_name, range(4))
+        names = asked.map(thread_name, range(4), work="local")
         assert all(n.startswith("paimon-io") for n in names)

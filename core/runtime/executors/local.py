@@ -12,7 +12,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
-from core.runtime.executors.base import Work
+from core.runtime.executors.base import Executor, Work
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -30,16 +30,6 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-def _collect(results: Iterable[R], on_result: Callable[[R], None] | None, out: list[R]) -> list[R]:
-    """Append results to ``out`` in order, reporting each (``out`` holds what finished if
-    the iteration fails)."""
-    for result in results:
-        if on_result is not None:
-            on_result(result)
-        out.append(result)
-    return out
 
 
 def _windowed(pool: PoolExecutor, fn: Callable[[T], R], batch: list[T], window: int) -> Iterator[R]:
@@ -63,7 +53,7 @@ def _windowed(pool: PoolExecutor, fn: Callable[[T], R], batch: list[T], window: 
             future.cancel()
 
 
-class LocalExecutor:
+class LocalExecutor(Executor):
     name = "local"
 
     def __init__(self, parallelism: int | None = None, *, processes: int | None = None) -> None:
@@ -75,56 +65,40 @@ class LocalExecutor:
         self._processes: ProcessPoolExecutor | None = None
         self._processes_unusable = False
 
-    def map(
-        self,
-        fn: Callable[[T], R],
-        items: Iterable[T],
-        on_result: Callable[[R], None] | None = None,
-    ) -> list[R]:
-        batch = list(items)
-        if self.parallelism <= 1 or len(batch) <= 1:
-            return _collect(map(fn, batch), on_result, [])
-        return _collect(self._thread_pool().map(fn, batch), on_result, [])
-
-    def map_local(
-        self,
-        fn: Callable[[T], R],
-        items: Iterable[T],
-        on_result: Callable[[R], None] | None = None,
-    ) -> list[R]:
-        """``map`` for quick calls on local disk (list, stat, unlink: microseconds each):
-        inline, because threads mostly fight over the GIL there (listing 200,000 files
-        took twice as long on 4 threads as on one). Threads only when a parallelism was
-        asked for explicitly, e.g. for a slow local mount such as NFS."""
-        if self.explicit:
-            return self.map(fn, items, on_result)
-        return _collect(map(fn, items), on_result, [])
-
-    def map_cpu(
-        self,
-        fn: Callable[[T], R],
-        items: Iterable[T],
-        on_result: Callable[[R], None] | None = None,
-    ) -> list[R]:
-        """``map`` for CPU-bound pure work (decoding many manifests): worker processes when
-        more than one CPU is usable, else (or where processes cannot start) threads. ``fn``
-        and items must be picklable; errors raised by ``fn`` reach the caller unchanged."""
-        batch = list(items)
-        pool = self._process_pool() if len(batch) > 1 else None
+    def _results(self, fn: Callable[[T], R], batch: list[T], work: Work) -> Iterator[R]:
+        """Storage requests (``io``) go to the thread pool. Quick calls on local disk
+        (``local``: list, stat, unlink, microseconds each) run inline, because threads
+        mostly fight over the GIL there (listing 200,000 files took twice as long on 4
+        threads as on one); threads only when a parallelism was asked for explicitly, e.g.
+        for a slow local mount such as NFS. CPU-bound pure work (``cpu``: decoding many
+        manifests) goes to worker processes when more than one CPU is usable, else (or where
+        processes cannot start) threads; ``fn`` and items must then be picklable."""
+        if work == "local" and not self.explicit:
+            yield from map(fn, batch)
+            return
+        pool = self._process_pool() if work == "cpu" and len(batch) > 1 else None
         if pool is None:
-            return self.map(fn, batch, on_result)
-        out: list[R] = []
+            yield from self._threads(fn, batch)
+            return
+        done = 0
         try:
-            return _collect(pool.map(fn, batch), on_result, out)
+            for result in pool.map(fn, batch):
+                done += 1
+                yield result
         except BrokenProcessPool as exc:
             # A worker died (killed, out of memory): the work is pure, redo it in threads.
             logger.warning("worker processes failed (%s); continuing with threads", exc)
             self._close_processes()
             self._processes_unusable = True
-            return out + self.map(fn, batch[len(out) :], on_result)
+            yield from self._threads(fn, batch[done:])
+
+    def _threads(self, fn: Callable[[T], R], batch: list[T]) -> Iterator[R]:
+        if self.parallelism <= 1 or len(batch) <= 1:
+            return map(fn, batch)
+        return self._thread_pool().map(fn, batch)
 
     def imap(self, fn: Callable[[T], R], items: Iterable[T], *, work: Work = "io") -> Iterator[R]:
-        """``map`` (``map_local``, ``map_cpu`` for ``work``) as an iterator: at most two tasks
+        """``map`` as an iterator: at most two tasks
         per worker are ahead of the caller, so their results never pile up in memory."""
         batch = list(items)
         inline = work == "local" and not self.explicit

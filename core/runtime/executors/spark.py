@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import core
 from core.errors import EngineError, EngineUnavailableError, PaimonError
-from core.runtime.executors.base import Work
+from core.runtime.executors.base import Executor, Work
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def _run_batches(fn_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
         )
 
 
-class SparkExecutor:
+class SparkExecutor(Executor):
     name = "spark"
 
     def __init__(self, spark: Any, parallelism: int | None = None, *, owned: bool = False) -> None:
@@ -232,47 +232,21 @@ class SparkExecutor:
         n = partitions or min(max(len(rows), 1), self.parallelism)
         return df.repartition(n)
 
-    @spark_failures()
-    def map(
-        self,
-        fn: Callable[[T], R],
-        items: Iterable[T],
-        on_result: Callable[[R], None] | None = None,
-    ) -> list[R]:
-        """One Spark job; results in item order; the first engine error is re-raised."""
-        batch = list(items)
-        if not batch:
-            return []
-        rows = [(i, pickle.dumps(item)) for i, item in enumerate(batch)]
-        df = self.dataframe(rows, "idx long, payload binary")
-        fn_bytes = _dumps_function(fn)
-        out = df.mapInArrow(lambda it: _run_batches(fn_bytes, it), _RESULT_SCHEMA).collect()
-        out.sort(key=lambda r: r["idx"])
-        results: list[R] = []
-        for row in out:
-            if row["error"] is not None:
-                raise pickle.loads(row["error"])
-            result = pickle.loads(row["result"])
-            if on_result is not None:
-                on_result(result)
-            results.append(result)
-        return results
-
-    def map_local(
-        self,
-        fn: Callable[[T], R],
-        items: Iterable[T],
-        on_result: Callable[[R], None] | None = None,
-    ) -> list[R]:
-        return self.map(fn, items, on_result)
-
-    def map_cpu(
-        self,
-        fn: Callable[[T], R],
-        items: Iterable[T],
-        on_result: Callable[[R], None] | None = None,
-    ) -> list[R]:
-        return self.map(fn, items, on_result)  # executors are processes already
+    def _results(self, fn: Callable[[T], R], batch: list[T], work: Work) -> Iterator[R]:
+        """One Spark job, whatever the ``work`` (executors are processes already); the
+        first error an item raised is re-raised where its result would be."""
+        with spark_failures():
+            if not batch:
+                return
+            rows = [(i, pickle.dumps(item)) for i, item in enumerate(batch)]
+            df = self.dataframe(rows, "idx long, payload binary")
+            fn_bytes = _dumps_function(fn)
+            out = df.mapInArrow(lambda it: _run_batches(fn_bytes, it), _RESULT_SCHEMA).collect()
+            out.sort(key=lambda r: r["idx"])
+            for row in out:
+                if row["error"] is not None:
+                    raise pickle.loads(row["error"])
+                yield pickle.loads(row["result"])
 
     def imap(self, fn: Callable[[T], R], items: Iterable[T], *, work: Work = "io") -> Iterator[R]:
         """One Spark job, as ``map``: the driver only maps what it keeps small (re-checks)."""
