@@ -65,44 +65,18 @@ class LocalExecutor(Executor):
         self._processes: ProcessPoolExecutor | None = None
         self._processes_unusable = False
 
-    def _results(self, fn: Callable[[T], R], batch: list[T], work: Work) -> Iterator[R]:
+    def _results(
+        self, fn: Callable[[T], R], batch: list[T], work: Work, *, ahead: int | None = None
+    ) -> Iterator[R]:
         """Storage requests (``io``) go to the thread pool. Quick calls on local disk
         (``local``: list, stat, unlink, microseconds each) run inline, because threads
         mostly fight over the GIL there (listing 200,000 files took twice as long on 4
         threads as on one); threads only when a parallelism was asked for explicitly, e.g.
         for a slow local mount such as NFS. CPU-bound pure work (``cpu``: decoding many
         manifests) goes to worker processes when more than one CPU is usable, else (or where
-        processes cannot start) threads; ``fn`` and items must then be picklable."""
-        if work == "local" and not self.explicit:
-            yield from map(fn, batch)
-            return
-        pool = self._process_pool() if work == "cpu" and len(batch) > 1 else None
-        if pool is None:
-            yield from self._threads(fn, batch)
-            return
-        done = 0
-        try:
-            for result in pool.map(fn, batch):
-                done += 1
-                yield result
-        except BrokenProcessPool as exc:
-            # A worker died (killed, out of memory): the work is pure, redo it in threads.
-            logger.warning("worker processes failed (%s); continuing with threads", exc)
-            self._close_processes()
-            self._processes_unusable = True
-            yield from self._threads(fn, batch[done:])
-
-    def _threads(self, fn: Callable[[T], R], batch: list[T]) -> Iterator[R]:
-        if self.parallelism <= 1 or len(batch) <= 1:
-            return map(fn, batch)
-        return self._thread_pool().map(fn, batch)
-
-    def imap(self, fn: Callable[[T], R], items: Iterable[T], *, work: Work = "io") -> Iterator[R]:
-        """``map`` as an iterator: at most two tasks
-        per worker are ahead of the caller, so their results never pile up in memory."""
-        batch = list(items)
-        inline = work == "local" and not self.explicit
-        if inline or self.parallelism <= 1 or len(batch) <= 1:
+        processes cannot start) threads; ``fn`` and items must then be picklable.
+        ``ahead``: how many tasks per worker may run ahead of the caller (None: all)."""
+        if (work == "local" and not self.explicit) or self.parallelism <= 1 or len(batch) <= 1:
             yield from map(fn, batch)
             return
         pool: PoolExecutor | None = self._process_pool() if work == "cpu" else None
@@ -111,14 +85,21 @@ class LocalExecutor(Executor):
             pool = self._thread_pool()
         done = 0
         try:
-            for result in _windowed(pool, fn, batch, 2 * workers):
+            for result in _windowed(pool, fn, batch, ahead * workers if ahead else len(batch)):
                 done += 1
                 yield result
         except BrokenProcessPool as exc:
+            # A worker died (killed, out of memory): the work is pure, redo it in threads.
             logger.warning("worker processes failed (%s); continuing with threads", exc)
             self._close_processes()
             self._processes_unusable = True
-            yield from _windowed(self._thread_pool(), fn, batch[done:], 2 * self.parallelism)
+            window = ahead * self.parallelism if ahead else len(batch)
+            yield from _windowed(self._thread_pool(), fn, batch[done:], window)
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T], *, work: Work = "io") -> Iterator[R]:
+        """``map`` as an iterator: at most two tasks per worker are ahead of the caller, so
+        their results never pile up in memory."""
+        yield from self._results(fn, list(items), work, ahead=2)
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
