@@ -21,14 +21,16 @@ from core.ops.check import Problem, check_roots
 from core.runtime.apply import same_file
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.journal import unfinished_journals
-from core.runtime.plans import Plan
+from core.runtime.plans import Plan, SnapshotIdentity
 from core.runtime.quarantine import (
     Quarantine,
     QuarantinedRun,
     bind_record,
     records,
+    relative_to_table,
 )
 from core.runtime.wording import plural
+from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 
 _SNAPSHOT = re.compile(r"snapshot-(\d+)$")
@@ -276,6 +278,66 @@ def _snapshot_conflicts(
     return snapshots
 
 
+def _lineage_conflicts(
+    table: PaimonTable, run: QuarantinedRun, items: list[RestoreItem], conflicts: list[str]
+) -> None:
+    """Snapshot files hold no parent: the run's snapshots go back only into the history they
+    left. The commits next to them then (the record's ``beside``) must be the ones there
+    now, and where there was none above (a rollback removed the newest), nothing may have
+    been committed above since: a writer's commits after a rollback reuse its ids, and an
+    expiry of those leaves room that the ids alone do not show (issue 22)."""
+    beside = run.record.get("beside")
+    if not isinstance(beside, dict):
+        return  # a record of an earlier version: the id checks above are all it gets
+    fileio = table.fileio
+    for directory, back in sorted(_snapshot_dirs(items).items()):
+        recorded = beside.get(relative_to_table(table, directory))
+        if not isinstance(recorded, dict):
+            continue
+        run_ids = set(back) | set(_snapshot_dirs(items, lost=True).get(directory, []))
+        run_ids |= {
+            int(m.group(1))
+            for i in items
+            if parent(i.path) == directory and (m := _SNAPSHOT.match(basename(i.path)))
+        }
+        made = {  # snapshot files the run wrote, which the restore removes
+            int(m.group(1))
+            for i in items
+            if i.op == "remove"
+            and parent(i.path) == directory
+            and (m := _SNAPSHOT.match(basename(i.path)))
+        }
+        present = _present_ids(fileio, directory) - run_ids - made
+        low, high = min(back), max(back)
+        ids = f"snapshot {low}" if low == high else f"snapshots {low}..{high}"
+        it = "it" if low == high else "they"
+        for side, others in (
+            ("below", [i for i in present if i < low]),
+            ("above", [i for i in present if i > high]),
+        ):
+            was = recorded.get(side)
+            if was is None:
+                if others:
+                    then = "the newest" if side == "above" else "the oldest"
+                    conflicts.append(
+                        f"snapshot {others[0]} in {directory} was committed since the run "
+                        f"removed {ids} ({then} then): {it} would come back into a history "
+                        f"{it} {'was' if low == high else 'were'} never part of"
+                    )
+                continue
+            then_id = SnapshotIdentity.from_json(was)
+            snap = SnapshotManager(fileio, parent(directory)).try_snapshot(then_id.id)
+            if snap is None:
+                continue  # gone since: the gap checks above speak for it
+            changed = then_id.differences(SnapshotIdentity.of(snap))
+            if changed:
+                conflicts.append(
+                    f"snapshot {then_id.id} in {directory} is another commit than the one "
+                    f"next to {ids} when the run removed them ({'; '.join(changed)}): the "
+                    "table has left the history they belonged to"
+                )
+
+
 def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
     """What a restore would move, and every reason it must not."""
     fileio = table.fileio
@@ -293,6 +355,7 @@ def plan_restore(table: PaimonTable, run_id: str | None) -> RestorePlan:
             )
     items = _items(table, run, conflicts)
     snapshots = _snapshot_conflicts(fileio, items, conflicts)
+    _lineage_conflicts(table, run, items, conflicts)
     missing = sum(1 for i in items if i.state == "missing")
     if missing:
         notes.append(

@@ -26,8 +26,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core.errors import CorruptMetadataError, SafetyRefusalError, StorageError
-from core.io.fileio import FileIO, basename, join, normalize_path, protocol_of
-from core.runtime.plans import Plan
+from core.io.fileio import FileIO, basename, join, normalize_path, parent, protocol_of
+from core.runtime.plans import Plan, SnapshotIdentity
+from core.table.snapshot_manager import SnapshotManager
 
 if TYPE_CHECKING:
     from core.table.table import PaimonTable
@@ -39,6 +40,7 @@ QUARANTINE_DIR = (".paimon-cli", "quarantine")
 RECORD_FORMAT = 2
 _READABLE_FORMATS = (1, 2)
 _RUN_ID = re.compile(r"[0-9a-f]{12}")  # core.runtime.runs.new_run_id
+SNAPSHOT_FILE = re.compile(r"snapshot-(\d+)")
 
 
 def quarantine_dir(root: str) -> str:
@@ -109,8 +111,41 @@ def write_record(
                 fileio.write_bytes(quarantine.target(action.path), old)
             record["writes"].append({"path": rel, "existed": old is not None})
             stored.add(rel)
+    beside = record.setdefault("beside", {})
+    for directory, ids in _removed_snapshot_ids(plan).items():
+        rel = relative_to_table(table, directory)
+        if rel not in beside:
+            beside[rel] = _beside(table, directory, ids)
     record["plans"].append(_relative_plan(table, plan))
     fileio.write_bytes(path, json.dumps(record).encode("utf-8"))
+
+
+def _removed_snapshot_ids(plan: Plan[Any]) -> dict[str, list[int]]:
+    """The snapshot ids a plan deletes, by snapshot directory (one per branch)."""
+    out: dict[str, list[int]] = {}
+    for phase in plan.phases:
+        for action in phase.actions:
+            m = SNAPSHOT_FILE.fullmatch(basename(action.path))
+            if action.op == "delete" and m and basename(parent(action.path)) == "snapshot":
+                out.setdefault(parent(action.path), []).append(int(m.group(1)))
+    return out
+
+
+def _beside(table: PaimonTable, directory: str, ids: list[int]) -> dict[str, Any]:
+    """The commits next to the snapshots a run removes, as they were before it: the newest
+    one below and the oldest one above (None: there was none). Snapshot files hold no
+    parent; these tell a restore whether the history it would put them back into is still
+    the one they were part of (issue 22)."""
+    manager = SnapshotManager(table.fileio, parent(directory))
+    present = [i for i in manager.ids() if i not in ids]
+    below = max((i for i in present if i < min(ids)), default=None)
+    above = min((i for i in present if i > max(ids)), default=None)
+
+    def identity(sid: int | None) -> dict[str, Any] | None:
+        snap = None if sid is None else manager.try_snapshot(sid)
+        return None if snap is None else SnapshotIdentity.of(snap).to_json()
+
+    return {"below": identity(below), "above": identity(above)}
 
 
 def relative_to_table(table: PaimonTable, path: str) -> str:
