@@ -18,6 +18,7 @@ from paimon_cli.commands.expire_partitions import expire_partitions
 from paimon_cli.commands.expire_snapshots import expire_snapshots
 from paimon_cli.commands.inspect import inspect
 from paimon_cli.commands.remove_unexisting import remove_unexisting_files
+from paimon_cli.params import optional
 from paimon_cli.shared import register
 from paimon_cli.state import AppState
 
@@ -55,11 +56,10 @@ def root(
     ] = 0,
     log_level: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--log-level",
             envvar="PAIMON_LOG_LEVEL",
             help="Log level name (overrides -v).",
-            show_default=False,
         ),
     ] = None,
     no_color: Annotated[bool, typer.Option("--no-color", help="Disable colours.")] = False,

@@ -15,6 +15,17 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 
 
+def optional(*param_decls: str, **attrs: Any) -> Any:
+    """A ``typer.Option`` that may be left out, whose help says what that means where it
+    matters ("default: ..."): --help shows no default of its own."""
+    return typer.Option(*param_decls, show_default=False, **attrs)
+
+
+def partition_option(help: str) -> Any:
+    """``--partition K=V[,K2=V2]``, repeatable: the partitions a command keeps to."""
+    return optional("--partition", metavar="K=V[,K2=V2]", help=help)
+
+
 class Engine(str, Enum):
     local = "local"
     spark = "spark"
@@ -30,12 +41,11 @@ TableArg = Annotated[
 ]
 WarehouseOpt = Annotated[
     str | None,
-    typer.Option(
+    optional(
         "--warehouse",
         "-w",
         envvar="PAIMON_WAREHOUSE",
         help="Warehouse root for DB.TABLE names and globs.",
-        show_default=False,
     ),
 ]
 BranchOpt = Annotated[
@@ -43,22 +53,20 @@ BranchOpt = Annotated[
 ]
 FsOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    optional(
         "--fs-option",
         metavar="KEY=VALUE",
         help="Storage setting passed to fsspec (repeatable), e.g. "
         "endpoint_url=http://127.0.0.1:9000.",
-        show_default=False,
     ),
 ]
 RateOpt = Annotated[
     float | None,
-    typer.Option(
+    optional(
         "--max-requests-per-second",
         min=0.1,
         help="Cap storage requests per second (object stores; transient errors "
         "such as 429/503/SlowDown are retried with backoff either way).",
-        show_default=False,
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
@@ -66,12 +74,11 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only essent
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")]
 PlanOpt = Annotated[
     Path | None,
-    typer.Option(
+    optional(
         "--plan",
         help="Apply a plan saved from --dry-run --json (the document or its plan) instead of "
         "planning: re-checked first, and refused, never re-planned, when the table changed "
         "since.",
-        show_default=False,
         exists=True,
         dir_okay=False,
     ),
@@ -96,24 +103,22 @@ AllowUnsafeOpt = Annotated[
 ]
 WaitLeaseOpt = Annotated[
     str | None,
-    typer.Option(
+    optional(
         "--wait-lease",
         metavar="DURATION",
         help="When another paimon-cli run holds the table's lease, wait up to this long "
         "(e.g. 15m) for it instead of failing at once (a crashed holder's lease is taken over "
         "when it expires, at once on its own host).",
-        show_default=False,
     ),
 ]
 ParallelismOpt = Annotated[
     int | None,
-    typer.Option(
+    optional(
         "--parallelism",
         min=1,
         max=1024,
         help="Concurrent storage operations (default: 2 x CPUs, at least 4; on local "
         "disk listing and deleting run on one thread unless this is given).",
-        show_default=False,
     ),
 ]
 EngineOpt = Annotated[
@@ -126,44 +131,39 @@ EngineOpt = Annotated[
 ]
 SparkMasterOpt = Annotated[
     str | None,
-    typer.Option(
+    optional(
         "--spark-master",
         help="Spark master URL for --engine spark (default: local[*]).",
-        show_default=False,
     ),
 ]
 SparkRemoteOpt = Annotated[
     str | None,
-    typer.Option(
+    optional(
         "--spark-remote",
         help="Spark Connect URL (sc://host:15002) for --engine spark.",
-        show_default=False,
     ),
 ]
 SparkConfOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    optional(
         "--spark-conf",
         metavar="KEY=VALUE",
         help="Spark configuration for --engine spark (repeatable).",
-        show_default=False,
     ),
 ]
 TimezoneOpt = Annotated[
     str | None,
-    typer.Option(
+    optional(
         "--timezone",
         help="Zone for local date-times (default: this machine's).",
-        show_default=False,
     ),
 ]
 OptionsOpt = Annotated[
     str | None,
-    typer.Option(
+    optional(
         "--options",
         metavar="K=V,...",
         help="Dynamic table options applied before anything else, as in Paimon's procedures.",
-        show_default=False,
     ),
 ]
 

@@ -170,6 +170,13 @@ class Common:
     def debug(self) -> bool:
         return self.state.debug
 
+    def instant(self, param: str, text: str | None) -> int | None:
+        """A point in time given on the command line to option ``param`` (DECISIONS D4), in
+        epoch milliseconds, read against this run's clock and zone; None stays."""
+        from core.runtime.requests import instant
+
+        return instant(param, text, now_ms=self.now_ms, zone=self.zone)
+
     def run_request(self) -> RunRequest:
         """The lifecycle switches: dry run, a saved plan, quarantine, the recorded options."""
         from core.ops.lifecycle import RunRequest

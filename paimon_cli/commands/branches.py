@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from paimon_cli.completion import branch_names, tag_names
+from paimon_cli.params import optional
 from paimon_cli.render import branches as render
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import CHANGING, DELETING, PLAN, UNBRANCHED, Common, command
@@ -42,11 +43,10 @@ def create_branch(
     name: NewBranch,
     tag: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--tag",
             help="Start the branch at this tag's snapshot (default: an empty branch with the "
             "table's schemas and no snapshot).",
-            show_default=False,
             autocompletion=tag_names,
         ),
     ] = None,

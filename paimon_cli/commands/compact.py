@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.params import optional, partition_option
 from paimon_cli.render.compact import MANIFESTS, RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import CHANGING, ENGINE, OPTIONS, UNSAFE_COMMIT, Common, command
@@ -28,30 +29,25 @@ def compact(
     common: Common,
     partition: Annotated[
         list[str] | None,
-        typer.Option(
-            "--partition",
-            metavar="K=V[,K2=V2]",
-            help="Only this partition (repeatable: any of them). Values as in the partition "
-            "directory names, e.g. dt=2024-07-01,hr=10.",
-            show_default=False,
+        partition_option(
+            "Only this partition (repeatable: any of them). Values as in the partition "
+            "directory names, e.g. dt=2024-07-01,hr=10."
         ),
     ] = None,
     compact_strategy: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--compact-strategy",
             help="full or minor (default: full). minor only changes fixed-bucket append "
             "tables; primary-key tables support full only.",
-            show_default=False,
         ),
     ] = None,
     target_file_size: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--target-file-size",
             help="Size of the files written, e.g. '128 mb' (default: table option "
             "target-file-size, else 256 mb for append and 128 mb for primary-key tables).",
-            show_default=False,
         ),
     ] = None,
     manifests: Annotated[

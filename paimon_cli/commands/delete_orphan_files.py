@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.params import optional
 from paimon_cli.render.orphan_files import RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import DELETING, ENGINE, TIMEZONE, UNBRANCHED, Common, command
@@ -30,12 +31,11 @@ def delete_orphan_files(
     common: Common,
     older_than: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--older-than",
             help="Only files last modified strictly before this are candidates: "
             "a duration (3 d), epoch millis, ISO-8601 or 'YYYY-MM-DD HH:MM:SS' local time "
             "(default: 1 day ago, as Paimon). Less than 1 hour ago needs --allow-recent.",
-            show_default=False,
         ),
     ] = None,
     allow_recent: Annotated[
@@ -56,7 +56,7 @@ def delete_orphan_files(
     ] = False,
     inventory: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--inventory",
             metavar="SOURCE",
             help="Take the object listing from this storage inventory instead of listing "
@@ -64,16 +64,14 @@ def delete_orphan_files(
             "(Parquet or CSV with a 'path' column and optional 'size' and 'last_modified', "
             "else one path a line). Ages come from the inventory, which must be newer than "
             "the cut-off; every file is checked with a HEAD right before it is deleted.",
-            show_default=False,
         ),
     ] = None,
     report_file: Annotated[
         Path | None,
-        typer.Option(
+        optional(
             "--report-file",
             help="Also write every orphan as a JSON line to this file (the plan lists at "
             "most 10,000 with --engine spark).",
-            show_default=False,
             dir_okay=False,
         ),
     ] = None,
@@ -81,9 +79,8 @@ def delete_orphan_files(
     """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
     from core.ops.delete_orphan_files import delete_orphan_files
     from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest
-    from core.runtime.requests import instant
 
-    cutoff = instant("older_than", older_than, now_ms=common.now_ms, zone=common.zone)
+    cutoff = common.instant("older_than", older_than)
     request = OrphanRequest(
         common.now_ms - DEFAULT_AGE_MS if cutoff is None else cutoff,
         allow_recent=allow_recent,

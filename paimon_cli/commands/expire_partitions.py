@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from paimon_cli.params import optional
 from paimon_cli.render.expire_partitions import RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import CHANGING, OPTIONS, PLAN, TIMEZONE, UNSAFE_COMMIT, Common, command
@@ -27,47 +26,42 @@ def expire_partitions(
     common: Common,
     expiration_time: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--expiration-time",
             help="Partitions older than this expire, e.g. '7 d' (default: table option "
             "partition.expiration-time; one of the two is required).",
-            show_default=False,
         ),
     ] = None,
     timestamp_formatter: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--timestamp-formatter",
             help="Java DateTimeFormatter pattern for the partition time, e.g. yyyyMMdd "
             "(default: table option partition.timestamp-formatter, else 'y-M-d[ H:m:s]').",
-            show_default=False,
         ),
     ] = None,
     timestamp_pattern: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--timestamp-pattern",
             help="How partition values form the time, e.g. '$dt $hour:00:00' (default: table "
             "option partition.timestamp-pattern, else the first partition key).",
-            show_default=False,
         ),
     ] = None,
     expire_strategy: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--expire-strategy",
             help="values-time (parse the values) or update-time (newest file creation) "
             "(default: table option partition.expiration-strategy, else values-time).",
-            show_default=False,
         ),
     ] = None,
     max_expires: Annotated[
         int | None,
-        typer.Option(
+        optional(
             "--max-expires",
             help="At most this many partitions per run (default: table option "
             "partition.expiration-max-num, else 100).",
-            show_default=False,
         ),
     ] = None,
 ) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from paimon_cli.params import optional
 from paimon_cli.render.expire_snapshots import RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import CHANGING, DELETING, ENGINE, OPTIONS, TIMEZONE, Common, command
@@ -27,50 +26,42 @@ def expire_snapshots(
     common: Common,
     retain_min: Annotated[
         int | None,
-        typer.Option(
+        optional(
             "--retain-min",
             help="Newest snapshots always kept (default: table option "
             "snapshot.num-retained.min, else 10). Must be at least 1.",
-            show_default=False,
         ),
     ] = None,
     retain_max: Annotated[
         int | None,
-        typer.Option(
+        optional(
             "--retain-max",
             help="Snapshots beyond this count expire whatever their age (default: "
             "table option snapshot.num-retained.max, else unlimited).",
-            show_default=False,
         ),
     ] = None,
     older_than: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--older-than",
             help="Expire a snapshot once its successor is older than this: a "
             "duration (90m, 7 d), epoch millis, ISO-8601, or 'YYYY-MM-DD HH:MM:SS' in local time "
             "(default: now minus table option snapshot.time-retained, else 1 h).",
-            show_default=False,
         ),
     ] = None,
     max_deletes: Annotated[
         int | None,
-        typer.Option(
+        optional(
             "--max-deletes",
             help="At most this many snapshot ids per run (default: table option "
             "snapshot.expire.limit, else 50).",
-            show_default=False,
         ),
     ] = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
     from core.ops.expire_snapshots import ExpireFlags, ExpireSnapshots
-    from core.runtime.requests import instant
 
     flags = ExpireFlags(
-        retain_min,
-        retain_max,
-        instant("older_than", older_than, now_ms=common.now_ms, zone=common.zone),
-        max_deletes,
+        retain_min, retain_max, common.instant("older_than", older_than), max_deletes
     )
     run_operation(common, lambda _ex: ExpireSnapshots(flags), RENDERER)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from paimon_cli.completion import tag_names
+from paimon_cli.params import optional
 from paimon_cli.render.inspect import View
 from paimon_cli.shared import BRANCH, ENGINE, QUIET, TIMEZONE, Common, command
 
@@ -38,21 +39,19 @@ def inspect(
     ] = View.summary,
     snapshot: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--snapshot",
             metavar="ID|latest",
             help="Snapshot for files, manifests and partitions (default: latest); with "
             "--check, check only this snapshot.",
-            show_default=False,
         ),
     ] = None,
     tag: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--tag",
             help="Tag for files, manifests and partitions instead of a snapshot; with "
             "--check, check only this tag.",
-            show_default=False,
             autocompletion=tag_names,
         ),
     ] = None,
@@ -74,12 +73,11 @@ def inspect(
     ] = False,
     metrics_file: Annotated[
         Path | None,
-        typer.Option(
+        optional(
             "--metrics-file",
             help="Also write gauges to this Prometheus text file (replaced atomically; "
             "other tables' series are kept): the summary's paimon_table_*, or with --check "
             "the paimon_table_integrity_* of the check.",
-            show_default=False,
             dir_okay=False,
         ),
     ] = None,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.params import optional
 from paimon_cli.shared import (
     ENGINE,
     QUARANTINE,
@@ -40,11 +41,10 @@ def maintain(
     ] = False,
     orphans_older_than: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--orphans-older-than",
             help="Orphan cut-off with --orphans: a duration (3 d), epoch millis, ISO-8601 or "
             "'YYYY-MM-DD HH:MM:SS' local time (default: 1 day ago; at least 1 hour ago).",
-            show_default=False,
         ),
     ] = None,
     check: Annotated[
@@ -69,33 +69,30 @@ def maintain(
     ] = False,
     compact_max_bytes: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--compact-max-bytes",
             metavar="SIZE",
             help="With --compact: rewrite at most this many input bytes per table and run "
             "(e.g. '20 gb'; whole buckets, at least one), the rest in later runs "
             "(default: no bound).",
-            show_default=False,
         ),
     ] = None,
     metrics_file: Annotated[
         Path | None,
-        typer.Option(
+        optional(
             "--metrics-file",
             help="Write Prometheus metrics here (text format, replaced atomically; tables "
             "not run this time keep their previous values), e.g. for node_exporter's "
             "textfile collector. Not with --dry-run.",
-            show_default=False,
             dir_okay=False,
         ),
     ] = None,
     max_duration: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--max-duration",
             help="Start no new table after this long (e.g. 50m); the tables left are reported "
             "as skipped, so cron runs never pile up (default: no limit).",
-            show_default=False,
         ),
     ] = None,
     parallel_tables: Annotated[
@@ -106,7 +103,7 @@ def maintain(
     """Do what Paimon's commit-time maintenance would have, from each table's own options."""
     from core.format.options import parse_memory_size
     from core.ops.maintain import MaintainConfig
-    from core.runtime.requests import duration, instant, parsed
+    from core.runtime.requests import duration, parsed
     from paimon_cli.maintenance import maintain_tables
 
     if metrics_file is not None and common.dry_run:
@@ -118,9 +115,7 @@ def maintain(
         zone=common.zone,
         dry_run=common.dry_run,
         orphans=orphans,
-        orphans_older_than_ms=instant(
-            "orphans_older_than", orphans_older_than, now_ms=common.now_ms, zone=common.zone
-        ),
+        orphans_older_than_ms=common.instant("orphans_older_than", orphans_older_than),
         allow_unsafe_commit=common.allow_unsafe_commit,
         wait_lease_ms=common.wait_lease_ms,
         check=check,

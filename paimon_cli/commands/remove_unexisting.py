@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from paimon_cli.params import partition_option
 from paimon_cli.render.remove_unexisting import RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import CHANGING, PARALLELISM, PLAN, UNSAFE_COMMIT, Common, command
@@ -26,12 +25,7 @@ def remove_unexisting_files(
     common: Common,
     partition: Annotated[
         list[str] | None,
-        typer.Option(
-            "--partition",
-            metavar="K=V[,K2=V2]",
-            help="Only this partition (repeatable: any of them).",
-            show_default=False,
-        ),
+        partition_option("Only this partition (repeatable: any of them)."),
     ] = None,
 ) -> None:
     """Commit one snapshot marking the latest snapshot's missing data files DELETE (Paimon's

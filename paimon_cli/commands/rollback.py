@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from paimon_cli.completion import tag_names
+from paimon_cli.params import optional
 from paimon_cli.render.rollback import RENDERER
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import CHANGING, DELETING, TIMEZONE, Common, command
@@ -29,29 +30,26 @@ def rollback(
     common: Common,
     to_snapshot: Annotated[
         int | None,
-        typer.Option(
+        optional(
             "--to-snapshot",
             min=1,
             help="Keep this snapshot as the latest (an expired one a tag holds works too).",
-            show_default=False,
         ),
     ] = None,
     to_tag: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--to-tag",
             help="Roll back to this tag's snapshot (restored from the tag if it expired).",
-            show_default=False,
             autocompletion=tag_names,
         ),
     ] = None,
     to_timestamp: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--to-timestamp",
             help="Keep the latest snapshot committed at or before this time, as Paimon's "
             "rollback_to_timestamp (local time, a duration ago, epoch millis or ISO-8601).",
-            show_default=False,
         ),
     ] = None,
     force: Annotated[
@@ -65,8 +63,6 @@ def rollback(
 ) -> None:
     """Roll a table back to a snapshot, tag or time, as Paimon's rollback_to does."""
     from core.ops.rollback import Rollback
-    from core.runtime.requests import instant
 
-    at = instant("to_timestamp", to_timestamp, now_ms=common.now_ms, zone=common.zone)
-    op = Rollback(to_snapshot, to_tag, force, at)
+    op = Rollback(to_snapshot, to_tag, force, common.instant("to_timestamp", to_timestamp))
     run_operation(common, lambda _ex: op, RENDERER)

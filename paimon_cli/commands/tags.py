@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from paimon_cli.completion import tag_names
+from paimon_cli.params import optional
 from paimon_cli.render import tags as render
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import (
@@ -56,17 +57,14 @@ def create_tag(
     name: Annotated[str, typer.Argument(help="Tag name.", show_default=False)],
     snapshot: Annotated[
         int | None,
-        typer.Option(
-            "--snapshot", help="Snapshot id to tag (default: the latest).", show_default=False
-        ),
+        optional("--snapshot", help="Snapshot id to tag (default: the latest)."),
     ] = None,
     time_retained: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--time-retained",
             help="Keep the tag this long, e.g. '7 d' (default: no retention, as Paimon's "
             "create_tag procedure; table option tag.default-time-retained is not applied).",
-            show_default=False,
         ),
     ] = None,
     replace: Annotated[
@@ -74,21 +72,20 @@ def create_tag(
     ] = False,
     from_timestamp: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--from-timestamp",
             help="Tag the first snapshot committed at or after this time (or a tag's earlier "
             "one), as Paimon's create_tag_from_timestamp (local time, a duration ago, epoch "
             "millis or ISO-8601).",
-            show_default=False,
         ),
     ] = None,
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
     from core.ops.tag_operations import CreateTag
-    from core.runtime.requests import duration, instant
+    from core.runtime.requests import duration
 
     retained = duration("time_retained", time_retained or None)
-    at = instant("from_timestamp", from_timestamp, now_ms=common.now_ms, zone=common.zone)
+    at = common.instant("from_timestamp", from_timestamp)
     op = CreateTag(name, common.zone, snapshot, retained, replace, at)
     run_operation(common, lambda _ex: op, render.CREATE)
 
@@ -137,19 +134,16 @@ def expire_tags(
     common: Common,
     older_than: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--older-than",
             help="Also expire tags created before this (local time, a duration, epoch millis "
             "or ISO-8601); tags without retention use their file time (default: only tags "
             "whose tagTimeRetained has passed, plus table option tag.num-retained-max).",
-            show_default=False,
         ),
     ] = None,
 ) -> None:
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
     from core.ops.tag_operations import ExpireTags
-    from core.runtime.requests import instant
 
-    older_ms = instant("older_than", older_than, now_ms=common.now_ms, zone=common.zone)
-    op = ExpireTags(common.zone, older_ms)
+    op = ExpireTags(common.zone, common.instant("older_than", older_than))
     run_operation(common, lambda _ex: op, render.EXPIRE)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.params import optional
 from paimon_cli.render import restore as render
 from paimon_cli.selection import run_operation
 from paimon_cli.shared import TIMEZONE, UNBRANCHED, Common, command
@@ -47,18 +48,16 @@ def purge_quarantine(
     common: Common,
     older_than: Annotated[
         str | None,
-        typer.Option(
+        optional(
             "--older-than",
             help="Only runs quarantined before this: a duration (7d), epoch millis, "
             "ISO-8601 or 'YYYY-MM-DD HH:MM:SS' (default: every quarantined run).",
-            show_default=False,
         ),
     ] = None,
 ) -> None:
     """Delete quarantined runs for good (they can no longer be restored)."""
     from core.ops.purge_quarantine import PurgeQuarantine
-    from core.runtime.requests import instant
 
-    cutoff = instant("older_than", older_than, now_ms=common.now_ms, zone=common.zone)
+    cutoff = common.instant("older_than", older_than)
     op = PurgeQuarantine(common.now_ms + 1 if cutoff is None else cutoff)
     run_operation(common, lambda _ex: op, render.PURGE)
