@@ -27,6 +27,7 @@ from core.ops.orphan_inventory import (
 )
 from core.ops.orphan_listing import (
     CLOCK_TOLERANCE_MS,
+    OrphanSearch,
     check_manifest_listing,
     latest_manifest_lists,
     scan_for_orphans,
@@ -264,33 +265,13 @@ def plan_orphan_clean(
     used = collect_used(views, roots, executor, progress, spill=spill)
     check_used_set(used.written, roots)
     watch = frozenset(latest_manifest_lists(table))
-    if source is not None:
-        found = scan_inventory(
-            table,
-            views,
-            used,
-            source,
-            older_than_ms,
-            executor,
-            progress,
-            watch,
-            external_exclusive,
-            now_ms=now_ms,
-            spill=spill,
-        )
+    search = OrphanSearch(
+        table, views, used, older_than_ms, now_ms, watch, external_exclusive, spill
+    )
+    if source is None:
+        found = scan_for_orphans(search, executor, progress)
     else:
-        found = scan_for_orphans(
-            table,
-            views,
-            used,
-            older_than_ms,
-            executor,
-            progress,
-            watch,
-            external_exclusive,
-            now_ms=now_ms,
-            spill=spill,
-        )
+        found = scan_inventory(search, source, executor, progress)
     check_not_in_future(found.future, now_ms)
     check_manifest_listing(table, found.watched, older_than_ms)
     return build_plan(

@@ -37,6 +37,7 @@ from core.ops.orphan_inventory import (
     read_part,
 )
 from core.ops.orphan_listing import (
+    CANDIDATE_SCHEMA,
     CLOCK_TOLERANCE_MS,
     ListedDir,
     candidate_dirs,
@@ -54,6 +55,9 @@ from core.ops.orphan_roots import (
 )
 from core.ops.orphan_sets import Orphan
 from core.ops.orphan_spark_tasks import (
+    DELETE_SCHEMA,
+    MANIFEST_NAMES_SCHEMA,
+    ROOT_NAMES_SCHEMA,
     delete_batches,
     emit_manifest_names,
     emit_root_names,
@@ -74,8 +78,6 @@ from core.table.table import PaimonTable
 logger = logging.getLogger(__name__)
 
 SAMPLE = 10_000  # orphans listed in the plan; the rest are counted (and streamed on request)
-_CANDIDATE_SCHEMA = "row_type string, name string, path string, size long, mtime long, kind string"
-_RESULT_SCHEMA = "path string, kind string, outcome string, bytes long, error string"
 
 
 def _orphan(row: Any) -> Orphan:
@@ -175,14 +177,14 @@ class SparkOrphanClean:
             ex.dataframe(root_rows, "branch string, kind string, key string")
             .mapInArrow(
                 partial(emit_root_names, views_bytes),
-                "name string, manifest boolean, size long, entries long",
+                ROOT_NAMES_SCHEMA,
             )
             .persist()
         )
         manifests = root_names.filter("manifest").select("name", "size", "entries").distinct()
         manifests = manifests.repartition(ex.parallelism)
         entry_names = manifests.mapInArrow(
-            partial(emit_manifest_names, pickle.dumps(views[0])), "name string, missing boolean"
+            partial(emit_manifest_names, pickle.dumps(views[0])), MANIFEST_NAMES_SCHEMA
         ).persist()
         check_missing_manifests(
             views, [r["name"] for r in entry_names.filter("missing").select("name").collect()]
@@ -218,7 +220,7 @@ class SparkOrphanClean:
                     self.now_ms + CLOCK_TOLERANCE_MS,
                     fs_roots,
                 ),
-                _CANDIDATE_SCHEMA,
+                CANDIDATE_SCHEMA,
             )
             .persist()
         )
@@ -251,7 +253,7 @@ class SparkOrphanClean:
                     self.older_than_ms,
                     self.now_ms + CLOCK_TOLERANCE_MS,
                 ),
-                _CANDIDATE_SCHEMA,
+                CANDIDATE_SCHEMA,
             )
             .persist()
         )
@@ -326,7 +328,7 @@ class SparkOrphanClean:
                     pickle.dumps(quarantine),
                     self.older_than_ms if plan.details.inventory is not None else None,
                 ),
-                _RESULT_SCHEMA,
+                DELETE_SCHEMA,
             )
             .persist()
         )

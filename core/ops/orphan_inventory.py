@@ -34,19 +34,20 @@ from core.errors import CorruptMetadataError, InvalidOptionError, SafetyRefusalE
 from core.io.fileio import FileInfo, FileIO, join, protocol_of
 from core.ops.orphan_listing import (
     CLOCK_TOLERANCE_MS,
+    CandidateRow,
     NameShapes,
     OrphanScan,
+    OrphanSearch,
+    candidate_batch,
     candidate_dirs,
     name_shapes,
 )
 from core.ops.orphan_sets import (
     Candidate,
-    Candidates,
-    LazySpill,
-    Orphan,
-    OrphanSink,
-    UsedNames,
-    resolve,
+    candidate_orphan,
+    decide,
+    stat_candidate,
+    verdict,
 )
 from core.runtime.executors.base import Executor
 from core.runtime.plans import Phase
@@ -358,84 +359,41 @@ def _time_ms(value: Any) -> int | None:
 
 
 def scan_inventory(
-    table: PaimonTable,
-    views: list[PaimonTable],
-    used: UsedNames,
-    inventory: Inventory,
-    older_than_ms: int,
-    executor: Executor,
-    progress: Progress,
-    watch: AbstractSet[str],
-    external_exclusive: bool = False,
-    *,
-    now_ms: int,
-    spill: LazySpill | None = None,
+    search: OrphanSearch, inventory: Inventory, executor: Executor, progress: Progress
 ) -> OrphanScan:
     """``scan_for_orphans`` with the inventory as the listing (no empty directories: an
     inventory lists objects only). Rows without a time are HEADed once found unused."""
-    spill = spill or LazySpill()
-    future_ms = now_ms + CLOCK_TOLERANCE_MS
-    positions = Positions.of(table, views, external_exclusive)
-    read = partial(read_part, table.fileio, positions, frozenset(watch), older_than_ms, future_ms)
-    sink = OrphanSink(spill, table.paths.is_inside_table)
-    candidates = Candidates(used, spill) if used.spilled else None
-    found = OrphanScan([], [], set(), sink=sink)
+    table, used = search.table, search.used
+    older_than_ms, future_ms = search.older_than_ms, search.future_ms
+    positions = Positions.of(table, search.views, search.external_exclusive)
+    watch = frozenset(search.watch)
+    read = partial(read_part, table.fileio, positions, watch, older_than_ms, future_ms)
+    found = OrphanScan.begin(search)
     unknown: list[Candidate] = []
     progress.start("reading the inventory", len(inventory.parts))
     for part in executor.imap(read, inventory.parts, work="cpu"):
         progress.advance()
         found.watched.update(part.watched)
         for candidate in part.candidates:
-            if candidates is not None:
-                candidates.add(candidate)
+            if found.candidates is not None:
+                found.candidates.add(candidate)
                 continue
             assert used.names is not None
             if candidate[0] in used.names:
                 continue
-            if not candidate[2]:
+            orphan = candidate_orphan(candidate)
+            if orphan is None:  # a row without a time: HEADed below, in parallel
                 unknown.append(candidate)
-                continue
-            _decide(_orphan(candidate), older_than_ms, future_ms, sink, found.future)
+            else:
+                decide(orphan, older_than_ms, future_ms, found.sink, found.future)
     progress.finish()
     if unknown:
         infos = executor.map(table.fileio.info, [c[1] for c in unknown])
         for candidate, info in zip(unknown, infos, strict=True):
-            orphan = _stated(candidate, info)
+            orphan = candidate_orphan(candidate, info)
             if orphan is not None:
-                _decide(orphan, older_than_ms, future_ms, sink, found.future)
-    if candidates is not None:
-        progress.start("matching the inventory with used names", used.written)
-        found.used_count = resolve(
-            used,
-            candidates,
-            table.fileio,
-            older_than_ms=older_than_ms,
-            future_ms=future_ms,
-            sink=sink,
-            future=found.future,
-        )
-        progress.finish()
-    found.orphans = sink.result()
-    return found
-
-
-def _orphan(c: Candidate) -> Orphan:
-    return Orphan(c[1], c[0], int(c[2]), int(c[3]), c[4])
-
-
-def _stated(c: Candidate, info: FileInfo | None) -> Orphan | None:
-    if info is None or info.is_dir or info.is_symlink or info.mtime_ms is None:
-        return None
-    return Orphan(c[1], c[0], info.size, info.mtime_ms, c[4])
-
-
-def _decide(
-    orphan: Orphan, older_than_ms: int, future_ms: int, sink: OrphanSink, future: list[Orphan]
-) -> None:
-    if orphan.mtime_ms < older_than_ms:
-        sink.add(orphan)
-    elif orphan.mtime_ms > future_ms:
-        future.append(orphan)
+                decide(orphan, older_than_ms, future_ms, found.sink, found.future)
+    return found.finish(search, progress, "matching the inventory with used names")
 
 
 def candidate_batches(
@@ -444,40 +402,23 @@ def candidate_batches(
     """Spark executors: the candidate rows of inventory files (``read_part``), shaped as
     ``orphan_files_spark`` shapes a listing's; a row without a time (a plain list of
     paths) is HEADed here. ``payload``: the pickled (read, parts, fileio)."""
-    import pyarrow as pa
-
     read, parts, fileio = pickle.loads(payload)
-    schema = pa.schema(
-        [
-            ("row_type", pa.string()),
-            ("name", pa.string()),
-            ("path", pa.string()),
-            ("size", pa.int64()),
-            ("mtime", pa.int64()),
-            ("kind", pa.string()),
-        ]
-    )
     for batch in batches:
         for index in batch.column("part").to_pylist():
-            rows: list[tuple[str, str, str, int, int, str]] = []
-            for name, path, size, mtime, kind in read(parts[index]).candidates:
-                if mtime:
-                    stat: tuple[int, int] | None = (int(size), int(mtime))
-                else:
-                    info = fileio.info(path)
-                    usable = info is not None and not (info.is_dir or info.is_symlink)
-                    stat = (info.size, info.mtime_ms) if usable and info.mtime_ms else None
-                if stat is None:
-                    continue
-                if stat[1] < older_than_ms:
-                    rows.append(("file", name, path, stat[0], stat[1], kind))
-                elif stat[1] > future_ms:
-                    rows.append(("future", name, path, stat[0], stat[1], kind))
-            columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
-                schema=schema,
-            )
+            rows: list[CandidateRow] = []
+            for candidate in read(parts[index]).candidates:
+                orphan = stat_candidate(fileio, candidate)
+                row_type = None if orphan is None else verdict(orphan, older_than_ms, future_ms)
+                if orphan is not None and row_type is not None:
+                    name, path, size, mtime, kind = (
+                        orphan.name,
+                        orphan.path,
+                        orphan.size,
+                        orphan.mtime_ms,
+                        orphan.kind,
+                    )
+                    rows.append((row_type, name, path, size, mtime, kind))
+            yield candidate_batch(rows)
 
 
 # -- right before deleting --------------------------------------------------------------------

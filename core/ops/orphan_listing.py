@@ -8,11 +8,13 @@ from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from core.errors import SafetyRefusalError
 from core.io.fileio import FileInfo, FileIO, join
 from core.ops.orphan_sets import Candidates, LazySpill, Orphan, OrphanSink, UsedNames, resolve
 from core.runtime.executors.base import Executor
+from core.runtime.executors.spark import arrow_schema
 from core.runtime.progress import Progress
 from core.table.table import PaimonTable
 
@@ -192,51 +194,83 @@ def _scan_one(
     return out
 
 
+@dataclass(frozen=True)
+class OrphanSearch:
+    """What a scan looks for, whichever listing it reads: files at the places Paimon writes
+    for ``views`` whose names ``used`` lacks, older than the cut-off (those modified after
+    "now", plus the clock tolerance, are collected too: the caller refuses on any);
+    ``watch``: names in manifest/ it reports seen."""
+
+    table: PaimonTable
+    views: list[PaimonTable]
+    used: UsedNames
+    older_than_ms: int
+    now_ms: int
+    watch: AbstractSet[str] = frozenset()
+    external_exclusive: bool = False
+    spill: LazySpill = field(default_factory=LazySpill)
+
+    @property
+    def future_ms(self) -> int:
+        return self.now_ms + CLOCK_TOLERANCE_MS
+
+
 @dataclass(slots=True)
 class OrphanScan:
-    orphans: Sequence[Orphan]  # sorted by path
-    empty_dirs: list[str]
-    watched: set[str]  # names of ``watch`` listed in manifest/
+    sink: OrphanSink  # what the orphans add up to
+    # spilled used names: the candidates, spilled too, decided once all are found
+    candidates: Candidates | None
+    orphans: Sequence[Orphan] = ()  # sorted by path, once finished
+    empty_dirs: list[str] = field(default_factory=list)
+    watched: set[str] = field(default_factory=set)  # names of ``watch`` listed in manifest/
     future: list[Orphan] = field(default_factory=list)  # candidates modified after "now"
-    sink: OrphanSink | None = None  # what the orphans add up to
     used_count: int | None = None  # distinct used names, counted while resolving spilled ones
 
+    @classmethod
+    def begin(cls, search: OrphanSearch) -> OrphanScan:
+        used, spill = search.used, search.spill
+        sink = OrphanSink(spill, search.table.paths.is_inside_table)
+        return cls(sink, Candidates(used, spill) if used.spilled else None)
 
-def scan_for_orphans(
-    table: PaimonTable,
-    views: list[PaimonTable],
-    used: UsedNames,
-    older_than_ms: int,
-    executor: Executor,
-    progress: Progress,
-    watch: AbstractSet[str] = frozenset(),
-    external_exclusive: bool = False,
-    *,
-    now_ms: int,
-    spill: LazySpill | None = None,
-) -> OrphanScan:
+    def finish(self, search: OrphanSearch, progress: Progress, matching: str) -> OrphanScan:
+        """The scan's orphans, sorted; spilled candidates are decided first, partition by
+        partition against the spilled used names (``matching``: what the progress shows
+        meanwhile)."""
+        if self.candidates is not None:
+            progress.start(matching, search.used.written)
+            self.used_count = resolve(
+                search.used,
+                self.candidates,
+                search.table.fileio,
+                older_than_ms=search.older_than_ms,
+                future_ms=search.future_ms,
+                sink=self.sink,
+                future=self.future,
+            )
+            progress.finish()
+        self.orphans = self.sink.result()
+        return self
+
+
+def scan_for_orphans(search: OrphanSearch, executor: Executor, progress: Progress) -> OrphanScan:
     """Old, unused regular files in Paimon-shaped directories and old empty data
-    directories; listed level by level, directories in parallel. Candidates modified after
-    ``now_ms`` (plus the clock tolerance) are collected too: the caller refuses on any.
-    With spilled used names, candidates are spilled the same way and decided partition by
-    partition once everything is listed."""
-    spill = spill or LazySpill()
+    directories; listed level by level, directories in parallel. With spilled used names,
+    candidates are spilled the same way and decided partition by partition once everything
+    is listed."""
+    table = search.table
     roots = frozenset({table.paths.data_root, *table.paths.external_roots})
-    future_ms = now_ms + CLOCK_TOLERANCE_MS
     scan_one = partial(
         _scan_one,
         table.fileio,
         name_shapes(table),
-        used.names,
-        older_than_ms,
-        future_ms,
+        search.used.names,
+        search.older_than_ms,
+        search.future_ms,
         roots,
-        frozenset(watch),
+        frozenset(search.watch),
     )
-    sink = OrphanSink(spill, table.paths.is_inside_table)
-    candidates = Candidates(used, spill) if used.spilled else None
-    found = OrphanScan([], [], set(), sink=sink)
-    level = candidate_dirs(table, views, external_exclusive)
+    found = OrphanScan.begin(search)
+    level = candidate_dirs(table, search.views, search.external_exclusive)
     progress.start("listing", None)
     local = table.fileio.is_local(table.location)
     while level:
@@ -245,29 +279,33 @@ def scan_for_orphans(
         for listing in listings:
             progress.advance(listing.entries)
             level += listing.next_level
-            sink.extend(listing.orphans)
+            found.sink.extend(listing.orphans)
             found.future += listing.future
             found.watched.update(listing.watched)
             if listing.empty_dir is not None:
                 found.empty_dirs.append(listing.empty_dir)
-            if candidates is not None:
+            if found.candidates is not None:
                 for candidate in listing.unresolved:
-                    candidates.add(candidate)
+                    found.candidates.add(candidate)
     progress.finish()
-    if candidates is not None:
-        progress.start("matching listed files with used names", used.written)
-        found.used_count = resolve(
-            used,
-            candidates,
-            table.fileio,
-            older_than_ms=older_than_ms,
-            future_ms=future_ms,
-            sink=sink,
-            future=found.future,
-        )
-        progress.finish()
-    found.orphans = sink.result()
-    return found
+    return found.finish(search, progress, "matching listed files with used names")
+
+
+# The candidate rows of a Spark listing task (row_type: file, future or empty).
+CANDIDATE_SCHEMA = "row_type string, name string, path string, size long, mtime long, kind string"
+CandidateRow = tuple[str, str, str, int, int, str]
+
+
+def candidate_batch(rows: list[CandidateRow]) -> Any:
+    """Candidate rows as one Arrow record batch."""
+    import pyarrow as pa
+
+    schema = arrow_schema(CANDIDATE_SCHEMA)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
+    return pa.RecordBatch.from_arrays(
+        [pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
+        schema=schema,
+    )
 
 
 def latest_manifest_lists(table: PaimonTable) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from core.errors import SafetyRefusalError
-from core.io.fileio import FileIO
+from core.io.fileio import FileInfo, FileIO
 from core.runtime.spill import Partitions, SortedRuns, Spill, Spilled
 
 IN_MEMORY_NAMES = 2_000_000  # used names kept as one set up to here (~250 MB)
@@ -178,29 +178,50 @@ def resolve(
         for name, path, size, mtime, kind in listed:
             if name in names:
                 continue
-            orphan = _checked(fileio, path, name, size, mtime, kind)
-            if orphan is None:
-                continue
-            if orphan.mtime_ms < older_than_ms:
-                sink.add(orphan)
-            elif orphan.mtime_ms > future_ms:
-                future.append(orphan)
+            orphan = stat_candidate(fileio, (name, path, size, mtime, kind))
+            if orphan is not None:
+                decide(orphan, older_than_ms, future_ms, sink, future)
         os.unlink(listed.path)
         del names
     return distinct
 
 
-def _checked(
-    fileio: FileIO, path: str, name: str, size: str, mtime: str, kind: str
-) -> Orphan | None:
-    """The candidate as an Orphan; a file the listing did not stat is stat'ed now (None
-    when it went meanwhile, or is a link or a directory: never followed nor removed)."""
+def candidate_orphan(c: Candidate, info: FileInfo | None = None) -> Orphan | None:
+    """The candidate as an Orphan: as the listing stat'ed it, else as ``info`` (its stat now)
+    shows it; None when it went meanwhile, or is a link or a directory: never followed nor
+    removed."""
+    name, path, size, mtime, kind = c
     if size:
         return Orphan(path, name, int(size), int(mtime), kind)
-    info = fileio.info(path)
     if info is None or info.is_dir or info.is_symlink or info.mtime_ms is None:
         return None
     return Orphan(path, name, info.size, info.mtime_ms, kind)
+
+
+def stat_candidate(fileio: FileIO, c: Candidate) -> Orphan | None:
+    """``candidate_orphan``, stat'ing a candidate the listing did not stat."""
+    return candidate_orphan(c, None if c[2] else fileio.info(c[1]))
+
+
+def verdict(orphan: Orphan, older_than_ms: int, future_ms: int) -> str | None:
+    """``file``: an orphan (older than the cut-off); ``future``: modified after "now" (the
+    run refuses); None: too young to delete, kept."""
+    if orphan.mtime_ms < older_than_ms:
+        return "file"
+    if orphan.mtime_ms > future_ms:
+        return "future"
+    return None
+
+
+def decide(
+    orphan: Orphan, older_than_ms: int, future_ms: int, sink: OrphanSink, future: list[Orphan]
+) -> None:
+    """An unused file: into the orphans, the future ones, or kept (``verdict``)."""
+    found = verdict(orphan, older_than_ms, future_ms)
+    if found == "file":
+        sink.add(orphan)
+    elif found == "future":
+        future.append(orphan)
 
 
 __all__ = [

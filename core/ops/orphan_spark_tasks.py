@@ -13,8 +13,15 @@ from typing import Any
 from core.format.model import ManifestRef
 from core.io.fileio import FileIO, parent
 from core.ops.orphan_inventory import still_orphan
-from core.ops.orphan_listing import ListedDir, NameShapes, is_candidate_in
+from core.ops.orphan_listing import (
+    CandidateRow,
+    ListedDir,
+    NameShapes,
+    candidate_batch,
+    is_candidate_in,
+)
 from core.ops.orphan_roots import names_in_manifest_files, root_chunk
+from core.runtime.executors.spark import arrow_schema
 from core.runtime.quarantine import Quarantine
 from core.table.table import PaimonTable
 
@@ -38,6 +45,11 @@ def expand(
     return [], [ListedDir(d.path, d.kind + LEVEL, -1)]
 
 
+# What each task yields (the Spark DDL its job declares; the Arrow schema of its batches).
+ROOT_NAMES_SCHEMA = "name string, manifest boolean, size long, entries long"
+MANIFEST_NAMES_SCHEMA = "name string, missing boolean"
+DELETE_SCHEMA = "path string, kind string, outcome string, bytes long, error string"
+
 # Marks a partition level (or the data root) listed only to find it empty: Paimon writes
 # no file there, so none of its files is a candidate (local engine: ``_scan_one``).
 LEVEL = ":level"
@@ -53,26 +65,14 @@ def list_files(
 ) -> Iterator[Any]:
     """Executor side: list each directory, emit old candidate files and old empty dirs,
     and candidates modified after ``future_ms`` (the driver refuses on any)."""
-    import pyarrow as pa
-
     fileio: FileIO = pickle.loads(fileio_bytes)
-    schema = pa.schema(
-        [
-            ("row_type", pa.string()),
-            ("name", pa.string()),
-            ("path", pa.string()),
-            ("size", pa.int64()),
-            ("mtime", pa.int64()),
-            ("kind", pa.string()),
-        ]
-    )
     for batch in batches:
         for path, dir_kind in zip(
             batch.column("path").to_pylist(), batch.column("kind").to_pylist(), strict=True
         ):
             kind, level = dir_kind.removesuffix(LEVEL), dir_kind.endswith(LEVEL)
             # One Arrow batch per directory: a task never holds more than one listing.
-            rows: list[tuple[str, str, str, int, int, str]] = []
+            rows: list[CandidateRow] = []
             entries = fileio.list_dir(path)
             if not entries and kind in ("data", "external") and path not in roots:
                 info = fileio.info(path)
@@ -86,11 +86,7 @@ def list_files(
                 elif e.mtime_ms > future_ms and is_candidate_in(kind, e, shapes):
                     rows.append(("future", e.name, e.path, e.size, e.mtime_ms, kind))
             del entries
-            columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema.names)
-            yield pa.RecordBatch.from_arrays(
-                [pa.array(list(c), type=f.type) for c, f in zip(columns, schema, strict=True)],
-                schema=schema,
-            )
+            yield candidate_batch(rows)
 
 
 def emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
@@ -118,14 +114,7 @@ def emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]
                 entries.append(ref.entries if ref is not None else None)
         yield pa.RecordBatch.from_pydict(
             {"name": names, "manifest": flags, "size": sizes, "entries": entries},
-            schema=pa.schema(
-                [
-                    ("name", pa.string()),
-                    ("manifest", pa.bool_()),
-                    ("size", pa.int64()),
-                    ("entries", pa.int64()),
-                ]
-            ),
+            schema=arrow_schema(ROOT_NAMES_SCHEMA),
         )
 
 
@@ -147,7 +136,7 @@ def emit_manifest_names(reader_bytes: bytes, batches: Iterator[Any]) -> Iterator
         names = list(set(found))
         yield pa.RecordBatch.from_pydict(
             {"name": names + missing, "missing": [False] * len(names) + [True] * len(missing)},
-            schema=pa.schema([("name", pa.string()), ("missing", pa.bool_())]),
+            schema=arrow_schema(MANIFEST_NAMES_SCHEMA),
         )
 
 
@@ -170,15 +159,7 @@ def delete_batches(
     quarantine: Quarantine | None = pickle.loads(quarantine_bytes)
     depth = len(table.schema.partition_keys)
     roots = {table.location, table.paths.data_root, *table.paths.external_roots}
-    schema = pa.schema(
-        [
-            ("path", pa.string()),
-            ("kind", pa.string()),
-            ("outcome", pa.string()),
-            ("bytes", pa.int64()),
-            ("error", pa.string()),
-        ]
-    )
+    schema = arrow_schema(DELETE_SCHEMA)
     touched: dict[str, None] = {}
     for batch in batches:
         out: dict[str, list[Any]] = {k: [] for k in schema.names}

@@ -113,6 +113,20 @@ def _package_zip() -> bytes:
     return buf.getvalue()
 
 
+def arrow_schema(ddl: str) -> Any:
+    """The Arrow schema of a Spark DDL schema of plain columns (``"idx long, error binary"``):
+    what a ``mapInArrow`` task yields and what its job declares, from one text."""
+    import pyarrow as pa
+
+    types = {
+        "string": pa.string(),
+        "long": pa.int64(),
+        "binary": pa.binary(),
+        "boolean": pa.bool_(),
+    }
+    return pa.schema([(name, types[kind]) for name, kind in (c.split() for c in ddl.split(","))])
+
+
 def _run_batches(fn_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
     """Executor side: run the pickled function on each pickled item of each Arrow batch."""
     import pyarrow as pa
@@ -134,9 +148,7 @@ def _run_batches(fn_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:
             idxs.append(idx)
         yield pa.RecordBatch.from_pydict(
             {"idx": idxs, "result": results, "error": errors},
-            schema=pa.schema(
-                [("idx", pa.int64()), ("result", pa.binary()), ("error", pa.binary())]
-            ),
+            schema=arrow_schema(_RESULT_SCHEMA),
         )
 
 
