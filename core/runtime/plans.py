@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from core.errors import CorruptMetadataError
 from core.runtime.details import Details, RawDetails, Record
+from core.runtime.lazy import MadeOnAccess
 from core.runtime.timeparse import iso_utc
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ Op = Literal["delete", "write", "create", "rmdir", "move", "put-back"]
 OPS: tuple[Op, ...] = ("delete", "write", "create", "rmdir", "move", "put-back")
 
 
-class LazyRows(Sequence[Any]):
+class LazyRows(MadeOnAccess[Any]):
     """``fn`` applied to ``items`` on access: the JSON form of a big plan part (a million
     delete actions) without a million dicts held at once (``to_json(lazy=True)``)."""
 
@@ -42,14 +43,11 @@ class LazyRows(Sequence[Any]):
         self.items = items
         self.fn = fn
 
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Any]: ...
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return LazyRows(self.items[index], self.fn)
+    def _item(self, index: int) -> Any:
         return self.fn(self.items[index])
+
+    def _slice(self, index: slice) -> Sequence[Any]:
+        return LazyRows(self.items[index], self.fn)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -241,7 +239,7 @@ class Phase:
         )
 
 
-class LazyPhases(Sequence[Phase]):
+class LazyPhases(MadeOnAccess[Phase]):
     """Phases made on access (``make(i)``): a plan of millions of deletions (orphan cleaning
     on a table of 100 million files) without millions of FileActions held at once; the
     actions live where ``make`` reads them (spilled to local disk). ``totals`` is what
@@ -254,24 +252,11 @@ class LazyPhases(Sequence[Phase]):
         self.make = make
         self.totals = totals
 
-    @overload
-    def __getitem__(self, index: int) -> Phase: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Phase]: ...
-    def __getitem__(self, index: int | slice) -> Phase | Sequence[Phase]:
-        if isinstance(index, slice):
-            return [self.make(i) for i in range(*index.indices(self.length))]
-        if index < 0:
-            index += self.length
-        if not 0 <= index < self.length:
-            raise IndexError(index)
+    def _item(self, index: int) -> Phase:
         return self.make(index)
 
     def __len__(self) -> int:
         return self.length
-
-    def __iter__(self) -> Iterator[Phase]:
-        return map(self.make, range(self.length))
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,11 @@ import shutil
 import struct
 import tempfile
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Generic, TypeVar, overload
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
+
+from core.runtime.lazy import MadeOnAccess
 
 T = TypeVar("T")
 
@@ -72,28 +75,39 @@ def _decode(payload: bytes, count: int, arity: int) -> list[Record]:
     return list(zip(*(fields[i::arity] for i in range(arity)), strict=True))
 
 
-class RecordFile:
+class _Buffered(ABC):
+    """Records appended to a buffer in memory that goes out (``_flush``) once it holds
+    ``_limit`` of them."""
+
+    _buffer: list[Record]
+    _limit: int
+
+    def append(self, record: Record) -> None:
+        self._buffer.append(record)
+        if len(self._buffer) >= self._limit:
+            self._flush()
+
+    def extend(self, records: Iterable[Record]) -> None:
+        for record in records:
+            self.append(record)
+
+    @abstractmethod
+    def _flush(self) -> None: ...
+
+
+class RecordFile(_Buffered):
     """Records of ``arity`` text fields: appended, then read back in order or by block."""
 
     def __init__(self, spill: Spill, stem: str, arity: int) -> None:
         self.spill = spill  # kept alive as long as its files are
         self.path = spill.new_file(stem)
         self.arity = arity
-        self.block_records = BLOCK  # every block but the last holds this many
+        self.block_records = self._limit = BLOCK  # every block but the last holds this many
         self._out = open(self.path, "wb")  # noqa: SIM115 - closed by finish()
         self._buffer: list[Record] = []
         self.blocks: list[tuple[int, int]] = []  # (offset, records) of every block
         self._offset = 0
         self.count = 0
-
-    def append(self, record: Record) -> None:
-        self._buffer.append(record)
-        if len(self._buffer) >= self.block_records:
-            self._flush()
-
-    def extend(self, records: Iterable[Record]) -> None:
-        for record in records:
-            self.append(record)
 
     def _flush(self) -> None:
         if not self._buffer:
@@ -140,7 +154,7 @@ class RecordFile:
         return self.count
 
 
-class Spilled(Sequence[T], Generic[T]):
+class Spilled(MadeOnAccess[T]):
     """A finished ``RecordFile`` as a sequence of ``convert(record)``; index access reads the
     one block that holds it (the last block read is kept)."""
 
@@ -157,17 +171,7 @@ class Spilled(Sequence[T], Generic[T]):
             self._cached = (index, self.records.block(index))
         return self._cached[1]
 
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[T]: ...
-    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def _item(self, index: int) -> T:
         per = self.records.block_records
         return self.convert(self._block(index // per)[index % per])
 
@@ -202,7 +206,7 @@ class Partitions:
         return [f.finish() for f in self.files]
 
 
-class SortedRuns:
+class SortedRuns(_Buffered):
     """An external sort by the first field: records buffer in memory, each ``run`` of them
     goes to disk sorted, and ``finish`` merges the runs into one sorted record file."""
 
@@ -210,18 +214,9 @@ class SortedRuns:
         self.spill = spill
         self.stem = stem
         self.arity = arity
-        self.run = run or RUN
+        self._limit = run or RUN  # records per sorted run
         self._buffer: list[Record] = []
         self._runs: list[RecordFile] = []
-
-    def append(self, record: Record) -> None:
-        self._buffer.append(record)
-        if len(self._buffer) >= self.run:
-            self._spill_run()
-
-    def extend(self, records: Iterable[Record]) -> None:
-        for record in records:
-            self.append(record)
 
     @property
     def spilled(self) -> bool:
@@ -233,7 +228,7 @@ class SortedRuns:
         self._buffer.sort()
         return self._buffer
 
-    def _spill_run(self) -> None:
+    def _flush(self) -> None:
         self._buffer.sort()
         out = RecordFile(self.spill, f"{self.stem}-run", self.arity)
         out.extend(self._buffer)
@@ -243,7 +238,7 @@ class SortedRuns:
     def finish(self) -> RecordFile:
         """Every record in one sorted file (the runs are removed)."""
         if self._buffer or not self._runs:
-            self._spill_run()
+            self._flush()
         merged = RecordFile(self.spill, self.stem, self.arity)
         merged.extend(heapq.merge(*self._runs))
         for run in self._runs:
