@@ -18,27 +18,11 @@ from core.compaction.java_hash import JavaHashMap, double_bits, float_bits, murm
 from core.format import roaring
 from core.format.model import DataField
 from core.format.options import parse_memory_size
+from core.format.types import CHARACTER_STRINGS, DATETIMES, FLOATS, INTEGERS
 
 VERSION_1 = 1
 VERSION_2 = 2
-BITMAP_TYPES = frozenset(
-    {
-        "CHAR",
-        "VARCHAR",
-        "STRING",
-        "BOOLEAN",
-        "TINYINT",
-        "SMALLINT",
-        "INT",
-        "BIGINT",
-        "FLOAT",
-        "DOUBLE",
-        "DATE",
-        "TIME",
-        "TIMESTAMP",
-        "TIMESTAMP_LTZ",
-    }
-)
+BITMAP_TYPES = CHARACTER_STRINGS | {"BOOLEAN"} | INTEGERS | FLOATS | DATETIMES
 
 
 class _Kind:

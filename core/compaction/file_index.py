@@ -35,6 +35,7 @@ from core.compaction import bitmap_index
 from core.compaction.java_hash import JavaHashMap, double_bits, float_bits
 from core.format.model import DataField
 from core.format.options import parse_memory_size
+from core.format.types import BINARY_STRINGS, CHARACTER_STRINGS, DATETIMES, FLOATS, INTEGERS
 
 MAGIC = 1493475289347502
 VERSION = 1
@@ -49,26 +50,7 @@ DEFAULT_FPP = 0.1
 _M64 = (1 << 64) - 1
 
 # Paimon types FastHash hashes (others throw in Paimon's writer).
-_BLOOM_TYPES = frozenset(
-    {
-        "CHAR",
-        "VARCHAR",
-        "STRING",
-        "BINARY",
-        "VARBINARY",
-        "BYTES",
-        "TINYINT",
-        "SMALLINT",
-        "INT",
-        "BIGINT",
-        "FLOAT",
-        "DOUBLE",
-        "DATE",
-        "TIME",
-        "TIMESTAMP",
-        "TIMESTAMP_LTZ",
-    }
-)
+_BLOOM_TYPES = CHARACTER_STRINGS | BINARY_STRINGS | INTEGERS | FLOATS | DATETIMES
 
 
 # -- hashing -------------------------------------------------------------------------------------

@@ -13,12 +13,19 @@ from decimal import Decimal
 from typing import Any
 
 from core.errors import CorruptMetadataError
-from core.format.types import DataType
+from core.format.types import BINARY_STRINGS, CHARACTER_STRINGS, DataType
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
-_STRINGS = frozenset({"CHAR", "VARCHAR", "STRING"})
-_BINARIES = frozenset({"BINARY", "VARBINARY", "BYTES"})
+# Numbers stored as themselves in their 8-byte slot: the struct format of each
+_NUMBERS = {
+    "TINYINT": "<b",
+    "SMALLINT": "<h",
+    "INT": "<i",
+    "BIGINT": "<q",
+    "FLOAT": "<f",
+    "DOUBLE": "<d",
+}
 
 
 def null_width(arity: int) -> int:
@@ -70,26 +77,16 @@ def _read_field(row: memoryview, slot: int, t: DataType) -> Any:
     root = t.root
     if root == "BOOLEAN":
         return row[slot] != 0
-    if root == "TINYINT":
-        return struct.unpack_from("<b", row, slot)[0]
-    if root == "SMALLINT":
-        return struct.unpack_from("<h", row, slot)[0]
-    if root == "INT":
-        return struct.unpack_from("<i", row, slot)[0]
+    if root in _NUMBERS:
+        return struct.unpack_from(_NUMBERS[root], row, slot)[0]
     if root == "DATE":
         return _EPOCH_DATE + dt.timedelta(days=struct.unpack_from("<i", row, slot)[0])
     if root == "TIME":
         ms = struct.unpack_from("<i", row, slot)[0]
         return (dt.datetime.min + dt.timedelta(milliseconds=ms)).time()
-    if root == "BIGINT":
-        return struct.unpack_from("<q", row, slot)[0]
-    if root == "FLOAT":
-        return struct.unpack_from("<f", row, slot)[0]
-    if root == "DOUBLE":
-        return struct.unpack_from("<d", row, slot)[0]
-    if root in _STRINGS:
+    if root in CHARACTER_STRINGS:
         return _read_var(row, slot).decode("utf-8")
-    if root in _BINARIES:
+    if root in BINARY_STRINGS:
         return _read_var(row, slot)
     if root == "DECIMAL":
         scale = t.scale or 0
@@ -122,7 +119,7 @@ def encode(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
             fixed[bit >> 3] |= 1 << (bit & 7)
             continue
         root = t.root
-        if root in _STRINGS or root in _BINARIES:
+        if root in CHARACTER_STRINGS or root in BINARY_STRINGS:
             raw = value.encode("utf-8") if isinstance(value, str) else bytes(value)
             if len(raw) <= 7:
                 fixed[slot : slot + len(raw)] = raw
@@ -133,23 +130,13 @@ def encode(values: Sequence[Any], types: Sequence[DataType]) -> bytes:
                 var += raw + b"\0" * (-len(raw) % 8)
         elif root == "BOOLEAN":
             fixed[slot] = 1 if value else 0
-        elif root == "TINYINT":
-            struct.pack_into("<b", fixed, slot, value)
-        elif root == "SMALLINT":
-            struct.pack_into("<h", fixed, slot, value)
-        elif root == "INT":
-            struct.pack_into("<i", fixed, slot, value)
+        elif root in _NUMBERS:
+            struct.pack_into(_NUMBERS[root], fixed, slot, value)
         elif root == "DATE":
             struct.pack_into("<i", fixed, slot, (value - _EPOCH_DATE).days)
         elif root == "TIME":
             ms = ((value.hour * 60 + value.minute) * 60 + value.second) * 1000
             struct.pack_into("<i", fixed, slot, ms + value.microsecond // 1000)
-        elif root == "BIGINT":
-            struct.pack_into("<q", fixed, slot, value)
-        elif root == "FLOAT":
-            struct.pack_into("<f", fixed, slot, value)
-        elif root == "DOUBLE":
-            struct.pack_into("<d", fixed, slot, value)
         elif root == "DECIMAL":
             unscaled = int(Decimal(value).scaleb(t.scale or 0))
             if (t.precision or 10) <= 18:

@@ -14,6 +14,14 @@ _ATOMIC = re.compile(
 )
 
 
+# Type families (Paimon's DataTypeFamily), by root name
+CHARACTER_STRINGS = frozenset({"CHAR", "VARCHAR", "STRING"})
+BINARY_STRINGS = frozenset({"BINARY", "VARBINARY", "BYTES"})
+INTEGERS = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT"})
+FLOATS = frozenset({"FLOAT", "DOUBLE"})
+DATETIMES = frozenset({"DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"})
+
+
 @dataclass(frozen=True, slots=True)
 class DataType:
     """A parsed type: ``root`` is Paimon's type name (``TIMESTAMP_LTZ`` for local-zone)."""

@@ -306,25 +306,36 @@ class Lease:
         with self._lock:
             if self.lost is not None or self._stop.is_set():
                 return False
-            now = self.now()
-            mine = replace(
-                self.record,
-                generation=self.record.generation + 1,
-                renewed_ms=now,
-                expires_ms=now + self.ttl_ms,
-            )
-            theirs = _create(self.fileio, self.table_root, mine)
-            if theirs is not None:
-                self.lost = theirs
-                logger.warning(
-                    "the lease of %s was taken over by %s: this run stops at its next safe point",
-                    self.table_root,
-                    self.lost,
-                )
+            mine = self._next_generation(self.ttl_ms, ": this run stops at its next safe point")
+            if mine is None:
                 return False
-            self.record = mine
         _remove_below(self.fileio, self.table_root, mine.generation)
         return True
+
+    def _next_generation(
+        self, ttl_ms: int, if_lost: str, state: str | None = None
+    ) -> LeaseRecord | None:
+        """Create the lease's next generation, renewed now and valid ``ttl_ms`` more (with
+        ``state``, when given), and hold it; None when another run's generation is there
+        first: the lease is lost (logged, ``if_lost`` saying what that means here). Called
+        with the lock held."""
+        now = self.now()
+        mine = replace(
+            self.record,
+            generation=self.record.generation + 1,
+            state=state or self.record.state,
+            renewed_ms=now,
+            expires_ms=now + ttl_ms,
+        )
+        theirs = _create(self.fileio, self.table_root, mine)
+        if theirs is not None:
+            self.lost = theirs
+            logger.warning(
+                "the lease of %s was taken over by %s" + if_lost, self.table_root, self.lost
+            )
+            return None
+        self.record = mine
+        return mine
 
     def check(self) -> None:
         """Raise :class:`LeaseLostError` when this run must stop (called at safe points:
@@ -354,24 +365,9 @@ class Lease:
         with self._lock:
             if self.lost is not None or self._remove_first():
                 return
-            now = self.now()
-            done = replace(
-                self.record,
-                generation=self.record.generation + 1,
-                state="released",
-                renewed_ms=now,
-                expires_ms=now,
-            )
-            theirs = _create(self.fileio, self.table_root, done)
-            if theirs is not None:
-                self.lost = theirs
-                logger.warning(
-                    "the lease of %s was taken over by %s before this run released it",
-                    self.table_root,
-                    self.lost,
-                )
+            done = self._next_generation(0, " before this run released it", "released")
+            if done is None:
                 return
-            self.record = done
         _remove_below(self.fileio, self.table_root, done.generation)
 
     def _remove_first(self) -> bool:
