@@ -14,6 +14,19 @@ _JSON_ATTEMPTS = 3
 _JSON_RETRY_S = 0.1
 
 
+class KindDirectory:
+    """Paimon's layout for one kind of metadata under a root: ``<kind>/<kind>-<name>``
+    (snapshots, changelogs, tags, consumers, branches)."""
+
+    def __init__(self, fileio: FileIO, root: str, kind: str) -> None:
+        self.fileio = fileio
+        self.directory = join(root, kind)
+        self.prefix = f"{kind}-"
+
+    def path(self, name: str | int) -> str:
+        return join(self.directory, f"{self.prefix}{name}")
+
+
 def read_json(fileio: FileIO, path: str) -> dict[str, Any]:
     """Read a JSON object; FileNotFoundError when absent, CorruptMetadataError when bad."""
     for attempt in range(_JSON_ATTEMPTS):

@@ -12,9 +12,10 @@ The check covers every root of every branch, or one root (``CheckScope``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import partial
+from typing import TypeVar
 
 from core.errors import CorruptMetadataError, MissingFileError
 from core.format.model import (
@@ -40,6 +41,7 @@ from core.table.scan import LiveSet, ManifestCache, full_live_set, next_live_set
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 
+T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 
@@ -202,26 +204,23 @@ class _TolerantTable(PaimonTable):
         else:
             self.collector.problem(path, "unreadable", role, exc.message)
 
-    def manifest_list(self, root: Snapshot, name: str) -> list[ManifestFileMeta]:
+    def _or_empty(self, read: Callable[[], list[T]], role: str) -> list[T]:
+        """What ``read`` reads; nothing when the file is missing or unreadable (recorded)."""
         try:
-            return super().manifest_list(root, name)
+            return read()
         except (MissingFileError, CorruptMetadataError) as exc:
-            self._record(exc, "manifest-list")
+            self._record(exc, role)
             return []
+
+    def manifest_list(self, root: Snapshot, name: str) -> list[ManifestFileMeta]:
+        return self._or_empty(partial(super().manifest_list, root, name), "manifest-list")
 
     def manifest_list_names(self, root: Snapshot, name: str) -> list[ManifestRef]:
-        try:
-            return super().manifest_list_names(root, name)
-        except (MissingFileError, CorruptMetadataError) as exc:
-            self._record(exc, "manifest-list")
-            return []
+        return self._or_empty(partial(super().manifest_list_names, root, name), "manifest-list")
 
     def manifest(self, ref: ManifestFileMeta | ManifestRef) -> Iterator[ManifestEntry]:
-        try:
-            return iter(list(super().manifest(ref)))
-        except (MissingFileError, CorruptMetadataError) as exc:
-            self._record(exc, "manifest")
-            return iter(())
+        read = super().manifest
+        return iter(self._or_empty(lambda: list(read(ref)), "manifest"))
 
     def index_manifest(self, root: Snapshot) -> list[IndexManifestEntry]:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.errors import InvalidOptionError
+from core.format.metadata_io import KindDirectory
 from core.io.fileio import FileIO, join
 
 MAIN = "main"
@@ -25,14 +26,11 @@ def validate_branch_name(name: str) -> str:
     return name
 
 
-class BranchManager:
-    def __init__(self, fileio: FileIO, table_root: str) -> None:
-        self.fileio = fileio
-        self.directory = join(table_root, "branch")
+class BranchManager(KindDirectory):
+    """``path(name)`` is the branch's root directory."""
 
-    def path(self, name: str) -> str:
-        """The branch's root directory."""
-        return join(self.directory, f"branch-{name}")
+    def __init__(self, fileio: FileIO, table_root: str) -> None:
+        super().__init__(fileio, table_root, "branch")
 
     def branches(self) -> list[str]:
         """Names of non-main branches (directories only). A directory left without any
@@ -40,11 +38,11 @@ class BranchManager:
         references a file, and it is what a delete-branch leaves when it is stopped right
         after its schemas went (its journal removes the empty directories)."""
         return sorted(
-            info.name[len("branch-") :]
+            info.name[len(self.prefix) :]
             for info in self.fileio.list_dir(self.directory)
             if info.is_dir
-            and info.name.startswith("branch-")
-            and len(info.name) > 7
+            and info.name.startswith(self.prefix)
+            and len(info.name) > len(self.prefix)
             and not self._remnant(info.path)
         )
 

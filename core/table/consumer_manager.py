@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from core.format.metadata_io import list_named, read_json
+from core.format.metadata_io import KindDirectory, list_named, read_json
 from core.format.model import Consumer
-from core.io.fileio import FileIO, join
+from core.io.fileio import FileIO
 
 
-class ConsumerManager:
+class ConsumerManager(KindDirectory):
     def __init__(self, fileio: FileIO, branch_root: str) -> None:
-        self.fileio = fileio
-        self.directory = join(branch_root, "consumer")
+        super().__init__(fileio, branch_root, "consumer")
 
     def consumers(self) -> list[Consumer]:
         out = []
-        for cid, info in sorted(list_named(self.fileio, self.directory, "consumer-").items()):
+        for cid, info in sorted(list_named(self.fileio, self.directory, self.prefix).items()):
             try:
                 data = read_json(self.fileio, info.path)
             except FileNotFoundError:

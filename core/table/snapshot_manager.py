@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 from core.errors import CorruptMetadataError, MissingFileError
-from core.format.metadata_io import list_versioned, read_hint, read_json
+from core.format.metadata_io import KindDirectory, list_versioned, read_hint, read_json
 from core.format.model import Snapshot
-from core.io.fileio import FileInfo, FileIO, join
+from core.io.fileio import FileInfo, FileIO
 
 
-class SnapshotManager:
+class SnapshotManager(KindDirectory):
     """Also serves long-lived changelogs, which share the snapshot layout."""
 
     def __init__(self, fileio: FileIO, branch_root: str, *, kind: str = "snapshot") -> None:
-        self.fileio = fileio
+        super().__init__(fileio, branch_root, kind)
         self.kind = kind
-        self.directory = join(branch_root, kind)
-        self.prefix = f"{kind}-"
-
-    def path(self, snapshot_id: int) -> str:
-        return join(self.directory, f"{self.prefix}{snapshot_id}")
 
     def listing(self) -> dict[int, FileInfo]:
         return list_versioned(self.fileio, self.directory, self.prefix)

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from core.errors import MissingFileError
-from core.format.metadata_io import list_named, read_json
+from core.format.metadata_io import KindDirectory, list_named, read_json
 from core.format.model import Tag
-from core.io.fileio import FileInfo, FileIO, join
+from core.io.fileio import FileInfo, FileIO
 
 
-class TagManager:
+class TagManager(KindDirectory):
     def __init__(self, fileio: FileIO, branch_root: str) -> None:
-        self.fileio = fileio
-        self.directory = join(branch_root, "tag")
-
-    def path(self, name: str) -> str:
-        return join(self.directory, f"tag-{name}")
+        super().__init__(fileio, branch_root, "tag")
 
     def listing(self) -> dict[str, FileInfo]:
-        return list_named(self.fileio, self.directory, "tag-")
+        return list_named(self.fileio, self.directory, self.prefix)
 
     def names(self) -> list[str]:
         return sorted(self.listing())
