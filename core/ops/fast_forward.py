@@ -19,7 +19,7 @@ from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import Phase, SnapshotIdentity
-from core.runtime.races import ActionGuard, NewestFirstGuard
+from core.runtime.races import ActionGuard, NewestFirstGuard, SnapshotRaceWatch
 from core.runtime.requests import parsed
 from core.table.branch_manager import validate_branch_name
 from core.table.table import PaimonTable
@@ -84,30 +84,23 @@ def _raced(table: PaimonTable, plan: ForwardPlan, landed: list[int]) -> FastForw
     )
 
 
-class _RaceWatch:
+class _RaceWatch(SnapshotRaceWatch):
     """Once the target's replaced snapshots went, before each later phase and at the end:
     any snapshot from the branch's earliest on that is neither kept nor copied by the plan
     is a writer's commit; stop there (it stays) and fail."""
 
     def __init__(self, table: PaimonTable, plan: ForwardPlan) -> None:
-        self.table = table
-        self.plan = plan
-        self.deleted = False
+        super().__init__(
+            lambda: _foreign_snapshots(table, plan, copied=self.copied),
+            lambda landed: _raced(table, plan, landed),
+        )
         self.copied = False
 
     def before_phase(self, phase: Phase) -> Phase:
-        if self.deleted:
-            self.check()
-        if phase.name == "snapshot-files":
-            self.deleted = True
+        super().before_phase(phase)
         if phase.name == "new-snapshot-files":
             self.copied = True
         return phase
-
-    def check(self) -> None:
-        landed = _foreign_snapshots(self.table, self.plan, copied=self.copied)
-        if landed:
-            raise _raced(self.table, self.plan, landed)
 
 
 @dataclass(frozen=True)

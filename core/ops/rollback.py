@@ -33,7 +33,7 @@ from core.runtime.apply import BeforePhase
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
-from core.runtime.races import ActionGuard, NewestFirstGuard
+from core.runtime.races import ActionGuard, NewestFirstGuard, SnapshotRaceWatch
 from core.runtime.requests import at_least, refuse
 from core.runtime.resume import commit_problem
 from core.runtime.timeparse import iso_utc
@@ -343,43 +343,6 @@ def recheck(table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
     return plan
 
 
-def resume_problem(table: PaimonTable, plan: RollbackPlan) -> str | None:
-    """Why an interrupted rollback must not be finished, or None: a writer committed after
-    it planned (an id above its latest), or the snapshot it keeps is another commit now. A
-    commit that reused a removed id is caught by the identities on its deletes
-    (``core.runtime.resume.replaced_commit``)."""
-    latest_then = plan.requirements.latest_snapshot
-    newer = [i for i in table.snapshots.ids() if latest_then is None or i > latest_then]
-    if newer:
-        return (
-            f"snapshot {newer[0]} was committed after the rollback was planned (the latest "
-            f"was {latest_then})"
-        )
-    if plan.details.snapshot_restored_from_tag:
-        target = plan.details.target_snapshot
-        below = [i for i in table.snapshots.ids() if i < target]
-        if below:
-            return (
-                f"snapshot {below[-1]} was committed while the rollback ran (the table had "
-                f"no snapshot before snapshot {target} was written from its tag)"
-            )
-    identity = plan.details.journal_guard.target
-    if identity is None:
-        return None
-    return commit_problem(
-        table.fileio,
-        table.snapshots.path(identity.id),
-        identity,
-        must_exist=True,
-        role="the rollback's target",
-    )
-
-
-def filter_for_resume(table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
-    """Nothing to drop: ``resume_problem`` refuses every journal the table moved away from."""
-    return plan
-
-
 def landed_commits(table: PaimonTable, plan: RollbackPlan) -> list[int]:
     """Snapshot ids present now that the rollback neither keeps nor writes, once its
     snapshot files went: commits a writer made while it ran (each on the snapshot before
@@ -424,28 +387,14 @@ def _span(ids: list[int]) -> str:
     return f"{min(ids)}..{max(ids)}" if len(ids) > 1 else str(ids[0])
 
 
-class RaceWatch:
+def race_watch(table: PaimonTable, plan: RollbackPlan) -> SnapshotRaceWatch:
     """Before each phase after the snapshot files went: a snapshot id above the target means
     a writer committed while the rollback ran; stop there (tags, changelogs and EARLIEST
     stay) and fail (issue 22 defect 7). Within the snapshot files, ``Rollback.action_guard``
     stops before a removal that would leave a gap below a writer's commit."""
-
-    def __init__(self, table: PaimonTable, plan: RollbackPlan) -> None:
-        self.table = table
-        self.plan = plan
-        self.snapshots_gone = False
-
-    def before_phase(self, phase: Phase) -> Phase:
-        if self.snapshots_gone:
-            self.check()
-        if phase.name == "snapshot-files":
-            self.snapshots_gone = True
-        return phase
-
-    def check(self) -> None:
-        landed = landed_commits(self.table, self.plan)
-        if landed:
-            raise raced_error(self.table, self.plan, landed)
+    return SnapshotRaceWatch(
+        lambda: landed_commits(table, plan), lambda landed: raced_error(table, plan, landed)
+    )
 
 
 @dataclass(frozen=True)
@@ -495,12 +444,12 @@ class Rollback(Deletion[RollbackDetails]):
         return recheck(table, plan)
 
     def before_phase(self, table: PaimonTable, plan: RollbackPlan, env: Env) -> BeforePhase:
-        return RaceWatch(table, plan).before_phase
+        return race_watch(table, plan).before_phase
 
     def after_phases(
         self, table: PaimonTable, plan: RollbackPlan, env: Env, before_phase: BeforePhase | None
     ) -> None:
-        RaceWatch(table, plan).check()
+        race_watch(table, plan).check()
 
     @classmethod
     def action_guard(cls, table: PaimonTable, plan: RollbackPlan) -> ActionGuard:
@@ -508,8 +457,33 @@ class Rollback(Deletion[RollbackDetails]):
 
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: RollbackPlan) -> str | None:
-        return resume_problem(table, plan)
-
-    @classmethod
-    def filter_for_resume(cls, table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
-        return filter_for_resume(table, plan)
+        """Why an interrupted rollback must not be finished, or None: a writer committed after
+        it planned (an id above its latest), or the snapshot it keeps is another commit now. A
+        commit that reused a removed id is caught by the identities on its deletes
+        (``core.runtime.resume.replaced_commit``). Nothing is filtered from its journal
+        (``filter_for_resume``): this refuses every journal the table moved away from."""
+        latest_then = plan.requirements.latest_snapshot
+        newer = [i for i in table.snapshots.ids() if latest_then is None or i > latest_then]
+        if newer:
+            return (
+                f"snapshot {newer[0]} was committed after the rollback was planned (the latest "
+                f"was {latest_then})"
+            )
+        if plan.details.snapshot_restored_from_tag:
+            target = plan.details.target_snapshot
+            below = [i for i in table.snapshots.ids() if i < target]
+            if below:
+                return (
+                    f"snapshot {below[-1]} was committed while the rollback ran (the table had "
+                    f"no snapshot before snapshot {target} was written from its tag)"
+                )
+        identity = plan.details.journal_guard.target
+        if identity is None:
+            return None
+        return commit_problem(
+            table.fileio,
+            table.snapshots.path(identity.id),
+            identity,
+            must_exist=True,
+            role="the rollback's target",
+        )

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from core.errors import PaimonError
 from core.io.fileio import basename
-from core.runtime.plans import FileAction
+from core.runtime.plans import FileAction, Phase
 from core.table.table import PaimonTable
 
 
@@ -90,3 +90,29 @@ class NewestFirstGuard:
             fileio.write_if_absent(path, content)
         elif not fileio.exists(path):
             fileio.write_bytes(path, content)
+
+
+class SnapshotRaceWatch:
+    """Once the run's snapshot files went (its phase ``snapshot-files``), before each later
+    phase and at the end (``check``): ``landed()`` names the snapshots a writer committed
+    meanwhile; any stops the run there with ``raced(landed)`` (what was done stands).
+    ``before_phase`` is the operation's before-phase hook."""
+
+    def __init__(
+        self, landed: Callable[[], list[int]], raced: Callable[[list[int]], PaimonError]
+    ) -> None:
+        self.landed = landed
+        self.raced = raced
+        self.snapshots_gone = False
+
+    def before_phase(self, phase: Phase) -> Phase:
+        if self.snapshots_gone:
+            self.check()
+        if phase.name == "snapshot-files":
+            self.snapshots_gone = True
+        return phase
+
+    def check(self) -> None:
+        landed = self.landed()
+        if landed:
+            raise self.raced(landed)
