@@ -10,6 +10,7 @@ from typing import Literal
 
 from core.errors import PaimonError
 from core.retention.references import RootKind
+from core.runtime.details import Record
 
 #: Problem kinds, in the order reports and metrics list them.
 PROBLEM_KINDS = ("missing", "size-mismatch", "unreadable")
@@ -18,7 +19,7 @@ _NAMED_SPANS = 3
 
 
 @dataclass(frozen=True, slots=True)
-class RootSpan:
+class RootSpan(Record):
     """Roots of one branch that need a file: the snapshots (or long-lived changelogs)
     ``first..last`` with contiguous ids, or one tag (``tag``; ``first`` = ``last`` = its
     snapshot id)."""
@@ -42,16 +43,6 @@ class RootSpan:
         ids = str(self.first) if self.first == self.last else f"{self.first}..{self.last}"
         noun = self.kind if self.first == self.last else f"{self.kind}s"
         return f"{prefix}{noun} {ids}" + (" (latest)" if self.latest else "")
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "branch": self.branch,
-            "kind": self.kind,
-            "first": self.first,
-            "last": self.last,
-            "tag": self.tag,
-            "latest": self.latest,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +71,7 @@ class Problem:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckScope:
+class CheckScope(Record):
     """What a check covers: every root of every branch (``all``), or one root of the
     table's branch: its latest snapshot, a snapshot, or a tag."""
 
@@ -97,9 +88,6 @@ class CheckScope:
         if snapshot is not None:
             return cls("snapshot", snapshot=snapshot)
         return cls()
-
-    def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "snapshot": self.snapshot, "tag": self.tag}
 
 
 @dataclass(frozen=True, slots=True)
