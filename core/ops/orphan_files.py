@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from core.errors import InvalidOptionError, SafetyRefusalError
 from core.io.fileio import parent
-from core.ops.details.orphans import InventorySummary, OrphanDetails
+from core.ops.details.orphans import OrphanDetails
 from core.ops.orphan_inventory import (
     Inventory,
     InventoryRecheck,
@@ -197,7 +197,7 @@ def build_plan(
         branches=tuple(v.branch for v in views),
         external_roots_skipped=tuple(skipped_external_roots(table, external_exclusive)),
         # its files are HEADed before deletion
-        inventory=None if inventory is None else InventorySummary.from_json(inventory.to_json()),
+        inventory=None if inventory is None else inventory.summary(),
     )
     requirements = Requirements(
         latest_snapshot=table.snapshots.latest_id(),

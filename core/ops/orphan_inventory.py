@@ -32,6 +32,7 @@ from urllib.parse import unquote_plus
 
 from core.errors import CorruptMetadataError, InvalidOptionError, SafetyRefusalError
 from core.io.fileio import FileInfo, FileIO, join, protocol_of
+from core.ops.details.orphans import InventorySummary
 from core.ops.orphan_listing import (
     CLOCK_TOLERANCE_MS,
     CandidateRow,
@@ -84,14 +85,11 @@ class Inventory:
     taken_ms: int  # when the inventory was taken (S3: creationTimestamp; else the file's time)
     parts: tuple[InventoryPart, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "format": self.fmt,
-            "taken_ms": self.taken_ms,
-            "taken": iso_utc(self.taken_ms),
-            "files": len(self.parts),
-        }
+    def summary(self) -> InventorySummary:
+        """What the plan's details say of it."""
+        return InventorySummary(
+            self.source, self.fmt, self.taken_ms, iso_utc(self.taken_ms), len(self.parts)
+        )
 
 
 def read_inventory(fileio: FileIO, source: str, table: PaimonTable) -> Inventory:
