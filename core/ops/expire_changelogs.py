@@ -11,13 +11,13 @@ remaining changelog or the nearest earlier tag still needs are kept (D3).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
 
-from core.errors import InvalidOptionError, StalePlanError
-from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
+from core.errors import InvalidOptionError, PaimonError, StalePlanError
+from core.format.model import FileKind, Snapshot, Tag
 from core.io.fileio import join
 from core.ops.details.expiry import (
     ChangelogExpiryConfig,
@@ -26,6 +26,7 @@ from core.ops.details.expiry import (
     Kept,
 )
 from core.ops.details.expiry import changelog_config as config_details
+from core.ops.snapshot_deletion import DeleteActions, delta_deletions, skipping_names
 from core.retention.changelog_range import (
     ChangelogConfig,
     ChangelogFlags,
@@ -61,38 +62,21 @@ COMMAND = "expire-changelogs"
 
 
 @dataclass
-class _Actions:
-    table: PaimonTable
-    protected: Mapping[str, str]  # path -> what keeps it
+class _Actions(DeleteActions):
+    """A changelog expiry's deletes; a file ``protected`` (path -> what keeps it) is kept."""
+
+    protected: Mapping[str, str] = field(default_factory=dict)
     pointers: list[FileAction] = field(default_factory=list)
-    manifests: list[FileAction] = field(default_factory=list)
-    data: list[FileAction] = field(default_factory=list)
     kept: list[Kept] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)
-    buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)
 
-    def add(
-        self, into: list[FileAction], path: str, kind: str, size: int | None, reason: str
-    ) -> None:
-        if path in self.seen:
-            return
-        self.seen.add(path)
-        if path in self.protected:
-            self.kept.append(Kept(path, self.protected[path]))
-            return
-        if not self.table.paths.is_inside_table(path):
-            raise InvalidOptionError(
-                f"metadata references {path} ({kind}), outside the table root and its "
-                "declared external paths; refusing to plan any deletion"
-            )
-        into.append(FileAction("delete", path, kind, size, reason))
+    def keeps(self, path: str) -> bool:
+        if path not in self.protected:
+            return False
+        self.kept.append(Kept(path, self.protected[path]))
+        return True
 
-    def add_entry(self, entry: ManifestEntry, kind: str, reason: str) -> None:
-        paths = self.table.paths
-        self.add(self.data, paths.data_file_path(entry), kind, entry.file.file_size, reason)
-        for extra in paths.extra_file_paths(entry.partition, entry.bucket, entry.file):
-            self.add(self.data, extra, "extra", None, reason)
-        self.buckets[(entry.partition, entry.bucket)] = None
+    def outside(self, message: str) -> PaimonError:
+        return InvalidOptionError(message)
 
 
 def _exists_in(table: PaimonTable, absent: AbstractSet[str]) -> Callable[[str | None], bool]:
@@ -107,25 +91,6 @@ def _exists_in(table: PaimonTable, absent: AbstractSet[str]) -> Callable[[str | 
     return exists
 
 
-def _skipping_set(
-    table: PaimonTable, roots: Iterable[Snapshot], exists: Callable[[str | None], bool]
-) -> set[str]:
-    """ChangelogDeletion.manifestSkippingSet: lists (if present) and their manifests, index
-    manifest and files (if present), statistics."""
-    names: set[str] = set()
-    for snap in roots:
-        for name in (snap.base_manifest_list, snap.delta_manifest_list):
-            if exists(name):
-                names.add(name)
-                names.update(m.file_name for m in table.manifest_list_names(snap, name))
-        if snap.index_manifest and exists(snap.index_manifest):
-            names.add(snap.index_manifest)
-            names.update(e.file_name for e in table.index_manifest(snap))
-        if snap.statistics:
-            names.add(snap.statistics)
-    return names
-
-
 def _unused_list(acts: _Actions, root: Snapshot, name: str, skip: set[str], reason: str) -> None:
     """collectUnusedManifestList: the list's manifests, then the list, unless skipped."""
     table = acts.table
@@ -136,17 +101,6 @@ def _unused_list(acts: _Actions, root: Snapshot, name: str, skip: set[str], reas
     if name not in skip:
         skip.add(name)
         acts.add(acts.manifests, table.paths.manifest_path(name), "manifest-list", None, reason)
-
-
-def _delta_deletes(table: PaimonTable, snap: Snapshot) -> list[ManifestEntry]:
-    pending: dict[str, ManifestEntry] = {}
-    for entry in table.entries(table.manifest_list(snap, snap.delta_manifest_list)):
-        path = table.paths.data_file_path(entry)
-        if entry.kind is FileKind.ADD:
-            pending.pop(path, None)
-        else:
-            pending[path] = entry
-    return list(pending.values())
 
 
 def _plan_one(
@@ -168,7 +122,7 @@ def _plan_one(
         return
     tag = tag_keys(cl.id)
     if exists(cl.delta_manifest_list):
-        for entry in _delta_deletes(table, cl):
+        for _path, entry in delta_deletions(table, cl):
             key = (entry.partition, entry.bucket, entry.file.file_name)
             if tag is not None and key in tag[1]:
                 acts.kept.append(Kept(table.paths.data_file_path(entry), tag[0]))
@@ -228,9 +182,9 @@ def plan_changelog_part(
         skipping.append(end_cl)
     skipping.append(state.earliest_snapshot)
     exists = _exists_in(table, absent_lists)
-    skip = _skipping_set(table, skipping, exists)
+    skip = skipping_names(table, skipping, exists)
     protected = _protected(table, state, rng.ids, protected_extra, executor)
-    acts = _Actions(table, protected)
+    acts = _Actions(table, protected=protected)
     tag_keys = _previous_tag_keys(table, tags, executor)
     for cl in expiring:
         _plan_one(acts, cl, skip, tag_keys, exists)
@@ -291,14 +245,9 @@ def _pointer_actions(
     table: PaimonTable, expiring: list[Snapshot], end: int, *, delete_all: bool
 ) -> list[FileAction]:
     """The changelog-N files (with the commit each holds), then the changelog hints."""
+    reason = "expired long-lived changelog"
     actions = [
-        FileAction.commit_delete(
-            table.changelogs.path(cl.id),
-            "changelog-json",
-            None,
-            "expired long-lived changelog",
-            cl,
-        )
+        FileAction.commit_delete(table.changelogs.path(cl.id), "changelog-json", None, reason, cl)
         for cl in expiring
     ]
     hint_dir = table.changelogs.directory
@@ -309,14 +258,7 @@ def _pointer_actions(
             )
     else:
         actions.append(
-            FileAction(
-                "write",
-                join(hint_dir, "EARLIEST"),
-                "hint",
-                None,
-                "new earliest long-lived changelog",
-                str(end),
-            )
+            FileAction.write_hint(hint_dir, "EARLIEST", end, "new earliest long-lived changelog")
         )
     return actions
 

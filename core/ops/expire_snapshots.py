@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 from core.format.manifest import merge_entries
 from core.format.model import Consumer, FileKind, ManifestEntry, ManifestFileMeta, Snapshot, Tag
 from core.format.options import ExpireConfig
-from core.io.fileio import join
 from core.ops.details.expiry import (
     DecoupledChangelogExpiry,
     ExpireSnapshotsDetails,
@@ -273,14 +272,8 @@ def _nothing_to_expire(e: _Expiry) -> ExpiryPlan:
     hint_phases: list[Phase] = []
     if earliest is not None and table.snapshots.earliest_hint() is None:
         # Paimon writes EARLIEST when it finds nothing to expire and the hint is absent.
-        hint = FileAction(
-            "write",
-            join(table.snapshots.directory, "EARLIEST"),
-            "hint",
-            None,
-            "EARLIEST hint absent",
-            str(earliest),
-        )
+        directory = table.snapshots.directory
+        hint = FileAction.write_hint(directory, "EARLIEST", earliest, "EARLIEST hint absent")
         hint_phases.append(Phase("hints", (hint,), sequential=True))
     part = None
     if e.config.changelog_decoupled:

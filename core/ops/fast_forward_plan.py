@@ -238,23 +238,10 @@ def _copies(table: PaimonTable, name: str, branch: _Side, merge: _Merge) -> tupl
     )
     reason = f"fast-forward to branch {name}"
     earliest = min([*merge.kept_snapshots, merge.earliest])
+    directory = table.snapshots.directory
     hints = (
-        FileAction(
-            "write",
-            join(table.snapshots.directory, "LATEST"),
-            "hint",
-            None,
-            reason,
-            str(branch.snapshots[-1]),
-        ),
-        FileAction(
-            "write",
-            join(table.snapshots.directory, "EARLIEST"),
-            "hint",
-            None,
-            reason,
-            str(earliest),
-        ),
+        FileAction.write_hint(directory, "LATEST", branch.snapshots[-1], reason),
+        FileAction.write_hint(directory, "EARLIEST", earliest, reason),
     )
     return (
         Phase("new-schema-files", schema_creates, sequential=True),

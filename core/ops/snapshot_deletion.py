@@ -11,10 +11,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar
 
-from core.errors import MissingFileError, SafetyRefusalError
+from core.errors import MissingFileError, PaimonError, SafetyRefusalError
 from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
 from core.format.options import ExpireConfig
-from core.io.fileio import join
 from core.ops.details.expiry import KeptByBranch, KeptByChangelog, KeptByTag
 from core.retention.protection import empty_dir_actions
 from core.runtime.executors.base import Executor
@@ -27,33 +26,59 @@ KeySet = set[tuple[bytes, int, str]]
 
 
 @dataclass
-class DeletionBuilder:
-    """Accumulates actions; a path is planned at most once."""
+class DeleteActions:
+    """The deletes an expiry plans, data files and manifests apart; a path is planned at
+    most once, and one outside the table root and its declared external paths refuses the
+    whole plan (``outside``)."""
 
     table: PaimonTable
     seen: set[str] = field(default_factory=set)
     data: list[FileAction] = field(default_factory=list)
     manifests: list[FileAction] = field(default_factory=list)
-    kept_by_tag: list[KeptByTag] = field(default_factory=list)
-    kept_by_branch: list[KeptByBranch] = field(default_factory=list)
-    kept_for_changelog: int = 0
-    kept_by_changelog: list[KeptByChangelog] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)
+    buckets: dict[tuple[bytes, int], None] = field(default_factory=dict)  # data removed from
 
     def add(
         self, into: list[FileAction], path: str, kind: str, size: int | None, reason: str
     ) -> None:
         if path in self.seen:
             return
-        if not self.table.paths.is_inside_table(path):
-            raise SafetyRefusalError(
-                f"metadata references {path} ({kind}), outside the table root and its declared "
-                "external paths; refusing to plan any deletion",
-                hint="check data-file.external-paths, or the manifest is corrupt",
-            )
         self.seen.add(path)
+        if self.keeps(path):
+            return
+        if not self.table.paths.is_inside_table(path):
+            raise self.outside(
+                f"metadata references {path} ({kind}), outside the table root and its declared "
+                "external paths; refusing to plan any deletion"
+            )
         into.append(FileAction("delete", path, kind, size, reason))
+
+    def add_entry(self, entry: ManifestEntry, kind: str, reason: str) -> None:
+        """A data (or changelog) file of a manifest entry, with its extra files."""
+        paths = self.table.paths
+        self.add(self.data, paths.data_file_path(entry), kind, entry.file.file_size, reason)
+        for extra in paths.extra_file_paths(entry.partition, entry.bucket, entry.file):
+            self.add(self.data, extra, "extra", None, reason)
+        self.buckets[(entry.partition, entry.bucket)] = None
+
+    def keeps(self, path: str) -> bool:
+        """Whether a path to delete is kept instead (recording why)."""
+        return False
+
+    def outside(self, message: str) -> PaimonError:
+        return SafetyRefusalError(
+            message, hint="check data-file.external-paths, or the manifest is corrupt"
+        )
+
+
+@dataclass
+class DeletionBuilder(DeleteActions):
+    """A snapshot expiry's deletes, and what it keeps and why."""
+
+    kept_by_tag: list[KeptByTag] = field(default_factory=list)
+    kept_by_branch: list[KeptByBranch] = field(default_factory=list)
+    kept_for_changelog: int = 0
+    kept_by_changelog: list[KeptByChangelog] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def vanished_or_raise(table: PaimonTable, snap: Snapshot, read: Callable[[], T]) -> T | None:
@@ -72,7 +97,7 @@ def vanished_or_raise(table: PaimonTable, snap: Snapshot, read: Callable[[], T])
         raise err from None
 
 
-def _delta_deletions(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]]:
+def delta_deletions(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]]:
     """Files DELETEd by a snapshot's delta and not re-ADDed in it, keyed by physical path."""
     pending: dict[str, ManifestEntry] = {}
     for meta in table.manifest_list(snap, snap.delta_manifest_list):
@@ -101,16 +126,22 @@ def check_retained(
 
 
 def _read_delta(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]] | None:
-    return vanished_or_raise(table, snap, partial(_delta_deletions, table, snap))
+    return vanished_or_raise(table, snap, partial(delta_deletions, table, snap))
 
 
-def skipping_names(table: PaimonTable, roots: Iterable[Snapshot]) -> set[str]:
+def skipping_names(
+    table: PaimonTable, roots: Iterable[Snapshot], exists: Callable[[str], bool] = bool
+) -> set[str]:
+    """manifestSkippingSet: the roots' manifest lists and their manifests, index manifest
+    and index files, statistics; ``exists`` (ChangelogDeletion's): a list or index
+    manifest not there is skipped."""
     names: set[str] = set()
     for snap in roots:
         for list_name in (snap.base_manifest_list, snap.delta_manifest_list):
-            names.add(list_name)
-            names.update(m.file_name for m in table.manifest_list_names(snap, list_name))
-        if snap.index_manifest:
+            if exists(list_name):
+                names.add(list_name)
+                names.update(m.file_name for m in table.manifest_list_names(snap, list_name))
+        if snap.index_manifest and exists(snap.index_manifest):
             names.add(snap.index_manifest)
             names.update(e.file_name for e in table.index_manifest(snap))
         if snap.statistics:
@@ -212,15 +243,10 @@ def plan_deleted_data(
             if (entry.partition, entry.bucket, f.file_name) in keys:
                 b.kept_by_tag.append(KeptByTag(path, previous[-1].name))
                 continue
-            extras = b.table.paths.extra_file_paths(entry.partition, entry.bucket, f)
             if path in branch_files:
                 b.kept_by_branch.append(KeptByBranch(path, branch_files[path]))
                 continue
-            reason = f"removed by snapshot {snap.id}"
-            b.add(b.data, path, "data", f.file_size, reason)
-            for extra in extras:
-                b.add(b.data, extra, "extra", None, reason)
-            b.buckets[(entry.partition, entry.bucket)] = None
+            b.add_entry(entry, "data", f"removed by snapshot {snap.id}")
 
 
 def plan_coupled_changelogs(
@@ -242,11 +268,7 @@ def plan_coupled_changelogs(
             if path in branch_files:
                 b.kept_by_branch.append(KeptByBranch(path, branch_files[path]))
                 continue
-            reason = f"changelog of expired snapshot {snap.id}"
-            b.add(b.data, path, "changelog", entry.file.file_size, reason)
-            for extra in table.paths.extra_file_paths(entry.partition, entry.bucket, entry.file):
-                b.add(b.data, extra, "extra", None, reason)
-            b.buckets[(entry.partition, entry.bucket)] = None
+            b.add_entry(entry, "changelog", f"changelog of expired snapshot {snap.id}")
 
 
 def plan_unused_metadata(
@@ -288,24 +310,12 @@ def pointer_phases(
     if config.changelog_decoupled:
         phases.append(_changelog_pointers(table, expiring))
     snapshot_actions = [
-        FileAction.commit_delete(
-            table.snapshots.path(s.id),
-            "snapshot",
-            None,
-            "expired",
-            s,
-        )
+        FileAction.commit_delete(table.snapshots.path(s.id), "snapshot", None, "expired", s)
         for s in expiring
     ]
+    directory = table.snapshots.directory
     snapshot_actions.append(
-        FileAction(
-            "write",
-            join(table.snapshots.directory, "EARLIEST"),
-            "hint",
-            None,
-            "new earliest snapshot",
-            str(end),
-        )
+        FileAction.write_hint(directory, "EARLIEST", end, "new earliest snapshot")
     )
     phases.append(Phase("snapshot-files", tuple(snapshot_actions), sequential=True))
     phases.append(Phase("manifests", tuple(b.manifests)))
@@ -337,14 +347,8 @@ def _changelog_pointers(table: PaimonTable, expiring: list[Snapshot]) -> Phase:
 
 def changelog_latest_hint(table: PaimonTable, latest: int) -> FileAction:
     """Write the long-lived changelogs' ``LATEST`` hint (``-1``: none left, as Paimon)."""
-    return FileAction(
-        "write",
-        join(table.changelogs.directory, "LATEST"),
-        "hint",
-        None,
-        "long-lived changelog hint",
-        str(latest),
-    )
+    directory = table.changelogs.directory
+    return FileAction.write_hint(directory, "LATEST", latest, "long-lived changelog hint")
 
 
 def read_deltas(

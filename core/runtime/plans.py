@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from core.errors import CorruptMetadataError
+from core.io.fileio import join
 from core.runtime.details import Details, RawDetails, Record
 from core.runtime.lazy import MadeOnAccess
 from core.runtime.timeparse import iso_utc
@@ -164,6 +165,11 @@ class FileAction:
         """Delete a snapshot, changelog or tag file, with the identity of the commit it
         holds: a resume deletes it only while it still holds that commit."""
         return cls("delete", path, kind, size, reason, identity=SnapshotIdentity.of(commit))
+
+    @classmethod
+    def write_hint(cls, directory: str, hint: str, value: int, reason: str) -> FileAction:
+        """(Over)write a snapshot or changelog directory's ``EARLIEST`` or ``LATEST`` hint."""
+        return cls("write", join(directory, hint), "hint", None, reason, str(value))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
