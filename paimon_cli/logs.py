@@ -19,6 +19,16 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+class _Py4jRootRecords(logging.Filter):
+    """py4j's gateway logs through the root logger (``logging.exception``), so a Spark JVM
+    that dies mid-run printed py4j's own traceback before our one-line error, whatever the
+    level of the ``py4j`` loggers. Below DEBUG those records are dropped: the error the CLI
+    reports says what happened, and ``-vv`` shows them."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "root" and f"{os.sep}py4j{os.sep}" in record.pathname)
+
+
 def configure(verbosity: int, level_name: str | None) -> None:
     name = level_name or os.environ.get("PAIMON_LOG_LEVEL")
     if name:
@@ -43,6 +53,8 @@ def configure(verbosity: int, level_name: str | None) -> None:
     else:
         handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    if level > logging.DEBUG:
+        handler.addFilter(_Py4jRootRecords())
     setattr(handler, "_paimon_cli", True)  # noqa: B010 - marks our handler for reconfiguration
     root.addHandler(handler)
     root.setLevel(level)
