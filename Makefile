@@ -21,6 +21,7 @@ dev: $(BIN)/python
 
 test: dev
 	$(BIN)/ruff check core paimon_cli tests bench scripts
+	$(BIN)/ruff format --check core paimon_cli tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -rs
 
@@ -30,6 +31,7 @@ plain-install-check: dev
 
 lint: $(BIN)/python
 	$(BIN)/ruff check core paimon_cli tests bench scripts
+	$(BIN)/ruff format --check core paimon_cli tests bench scripts
 	$(BIN)/ruff format --check core paimon_cli
 	$(BIN)/mypy
 

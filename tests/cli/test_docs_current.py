@@ -148,8 +148,10 @@ def test_paimon_cli_has_its_own_completion_scripts(generated: Path) -> None:
     bash = (completions / "paimon-cli.bash").read_text(encoding="utf-8")
     assert "_PAIMON_CLI_COMPLETE=complete_bash" in bash
     assert bash.rstrip().endswith("-F _paimon_cli_completion paimon-cli")
-    assert (completions / "_paimon-cli").read_text(encoding="utf-8").startswith(
-        "#compdef paimon-cli\n"
+    assert (
+        (completions / "_paimon-cli")
+        .read_text(encoding="utf-8")
+        .startswith("#compdef paimon-cli\n")
     )
     assert "complete --command paimon-cli" in (completions / "paimon-cli.fish").read_text(
         encoding="utf-8"

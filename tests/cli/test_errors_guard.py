@@ -69,7 +69,10 @@ def test_s3_without_credentials_is_a_hint_not_a_bug(run) -> None:  # type: ignor
         "AWS_CONFIG_FILE": "/nonexistent/config",
     }
     result = run(
-        "inspect", "s3://nocreds/wh/db.db/t", "--fs-option", "endpoint_url=http://127.0.0.1:9",
+        "inspect",
+        "s3://nocreds/wh/db.db/t",
+        "--fs-option",
+        "endpoint_url=http://127.0.0.1:9",
         env=env,
     )
     assert result.exit_code == 1

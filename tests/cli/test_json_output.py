@@ -38,9 +38,7 @@ def test_streamed_document_equals_json_dumps(capsys: pytest.CaptureFixture[str])
         1,
         (Phase("orphan-files-1", actions), Phase("empty", ())),
         Requirements(1, None, {}, (), None),
-        RawDetails(
-            {"orphans": LazyRows(list(range(3)), _Row), "none": LazyRows([], _Row), "n": 2}
-        ),
+        RawDetails({"orphans": LazyRows(list(range(3)), _Row), "none": LazyRows([], _Row), "n": 2}),
     )
     eager = {"plan": plan.to_json(), "nested": {"x": [1, {"y": None}]}, "s": "é"}
     Output(Mode.JSON).json({**eager, "plan": plan.to_json(lazy=True)})

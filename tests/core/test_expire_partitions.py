@@ -138,9 +138,7 @@ def test_pattern_over_two_columns_with_comma_value(dated) -> None:
         s.root, expiration_time="8 d", timestamp_pattern="$dt $hr:00:00", max_expires=10
     )
     # threshold 2024-07-01 10:00: hr=00 expires, hr=11 does not; 'a,b' does not parse
-    assert [p.partition for p in plan.details.partitions] == [
-        {"dt": "2024-07-01", "hr": "00"}
-    ]
+    assert [p.partition for p in plan.details.partitions] == [{"dt": "2024-07-01", "hr": "00"}]
     skipped = {tuple(p.partition.values()) for p in plan.details.skipped}
     assert ("2024-07-01", "a,b") in skipped
     apply_partition_expire(table, plan)

@@ -419,6 +419,4 @@ def test_worker_process_decoding_plans_the_same(
         plan = plan_orphan_clean(table, older_than_ms=now - DAY * 1000, now_ms=now, executor=ex)
         assert ex._processes is not None  # the work really went to worker processes
     assert plan.details.used_names == threads.details.used_names > 0
-    assert [o.path for o in plan.details.orphans] == [
-        o.path for o in threads.details.orphans
-    ]
+    assert [o.path for o in plan.details.orphans] == [o.path for o in threads.details.orphans]

@@ -265,9 +265,7 @@ def _message_lines(stderr: str) -> list[str]:
     return [
         line
         for line in stderr.splitlines()
-        if line.strip()
-        and not line.startswith(("Usage: ", "Try '"))
-        and not _LOG_LINE.match(line)
+        if line.strip() and not line.startswith(("Usage: ", "Try '")) and not _LOG_LINE.match(line)
     ]
 
 

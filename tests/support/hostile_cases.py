@@ -722,6 +722,7 @@ def same_as_pristine(
 # The corpus
 # =============================================================================================
 
+
 def fail_all(phrase: str = "{culprit}", **xfails: str) -> dict[str, Expect]:
     return {k: Expect(1, phrase, xfails.get(k)) for k in COMMANDS}
 
