@@ -16,7 +16,12 @@ from typing import Any
 
 import pytest
 from support import pypaimon_writer as pw
-from support.invariants import assert_no_dangling_references, copy_scenario, tree_state
+from support.invariants import (
+    assert_no_dangling_references,
+    copy_scenario,
+    restore_refused,
+    tree_state_without_runs,
+)
 from support.java_paimon import assert_java_ok
 
 from core.table.table import open_table
@@ -33,17 +38,6 @@ def _reads(wh: Path, s: pw.Scenario, root: Path) -> dict[int, list[pw.Row]]:
     return {i: pw.read_rows(wh, s.identifier, snapshot_id=i) for i in ids}
 
 
-def _outside_runs(root: Path) -> dict[str, tuple[int, int]]:
-    runs = str(root / ".paimon-cli" / "runs")
-    return {p: v for p, v in tree_state(root).items() if not p.startswith(runs)}
-
-
-def _refused(run: Any, root: Path) -> str:
-    result = run("restore", root, "--last")
-    assert result.exit_code == 1, result.stdout
-    return " ".join(result.stderr.split())
-
-
 @pytest.mark.java
 def test_restore_of_a_rollback_after_the_writers_commits_expired_is_refused(
     run: Any, scenarios: dict[str, pw.Scenario], tmp_path: Path, java: Any
@@ -57,12 +51,12 @@ def test_restore_of_a_rollback_after_the_writers_commits_expired_is_refused(
     expired = run("expire-snapshots", root, "--retain-max", "1", "--retain-min", "1")
     assert expired.exit_code == 0, expired.stderr
     assert open_table(str(root)).snapshots.ids() == [31]
-    state, rows = _outside_runs(root), _reads(wh, s, root)
+    state, rows = tree_state_without_runs(root), _reads(wh, s, root)
 
-    message = _refused(run, root)
+    message = restore_refused(run, root, "--last")
     assert "snapshot 31 in" in message and "was committed since the run removed" in message
     assert "snapshots 26..30 (the newest then)" in message
-    assert _outside_runs(root) == state
+    assert tree_state_without_runs(root) == state
     assert _reads(wh, s, root) == rows
     assert_no_dangling_references(root)
     assert_java_ok(java.verify(root))
@@ -78,12 +72,12 @@ def test_restore_refuses_when_the_commit_below_the_run_is_another_now(
     pw.open_table(wh, s.identifier).rollback_to(24)
     _write(wh, s, 101)
     assert open_table(str(root)).snapshots.ids() == list(range(1, 26))
-    state = _outside_runs(root)
+    state = tree_state_without_runs(root)
 
-    message = _refused(run, root)
+    message = restore_refused(run, root, "--last")
     assert "snapshot 25 in" in message
     assert "is another commit than the one next to snapshots 26..30" in message
-    assert _outside_runs(root) == state
+    assert tree_state_without_runs(root) == state
 
 
 def test_restore_still_goes_ahead_where_the_history_is_the_same(

@@ -21,7 +21,9 @@ from support.invariants import (
     assert_no_dangling_references,
     assert_rows_intact,
     copy_scenario,
+    restore_refused,
     tree_state,
+    tree_state_without_runs,
 )
 from support.invariants import tree_digests as digests
 from support.java_paimon import assert_java_ok
@@ -32,21 +34,9 @@ QUARANTINE = (".paimon-cli", "quarantine")
 EXPIRE = ["--retain-max", "5", "--retain-min", "1"]
 
 
-def _outside_runs(root: Path) -> dict[str, tuple[int, int]]:
-    """The tree without the run history (every real run adds its record there)."""
-    runs = str(root / ".paimon-cli" / "runs")
-    return {p: v for p, v in tree_state(root).items() if not p.startswith(runs)}
-
-
 def _record(root: Path, run_id: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(root.joinpath(*QUARANTINE, f"{run_id}.json").read_text())
     return data
-
-
-def _refused(run: Any, root: Path, *args: str) -> str:
-    result = run("restore", root, *args)
-    assert result.exit_code == 1, result.stdout
-    return " ".join(result.stderr.split())
 
 
 # -- defect 3: restore checks completeness before the first move ---------------------------------
@@ -61,7 +51,7 @@ def test_restore_after_orphan_cleaning_refuses_naming_the_lost_files(
     assert run("rollback", root, "--to-snapshot", "25", "--quarantine").exit_code == 0
     orphans = run.json("delete-orphan-files", root)
     assert orphans["plan"]["details"]["orphan_count"] > 0
-    state = _outside_runs(root)
+    state = tree_state_without_runs(root)
 
     dry = run("restore", root, "--last", "--dry-run", "--json")
     assert dry.exit_code == 1
@@ -71,10 +61,10 @@ def test_restore_after_orphan_cleaning_refuses_naming_the_lost_files(
     assert {p["referenced_by"].split(" (")[0] for p in incomplete} <= {
         f"snapshot {i}" for i in range(26, 31)
     }
-    message = _refused(run, root, "--last")
+    message = restore_refused(run, root, "--last")
     assert "in neither the table nor the run's quarantine" in message
     assert Path(incomplete[0]["path"]).name in message
-    assert _outside_runs(root) == state
+    assert tree_state_without_runs(root) == state
     assert open_table(str(root)).snapshots.ids() == list(range(1, 26))
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
@@ -92,11 +82,11 @@ def test_restore_after_the_tag_that_held_the_data_went_refuses(
     assert run("expire-snapshots", root, *EXPIRE, "--quarantine").exit_code == 0
     deleted = run.json("delete-tag", root, "old")
     assert deleted["plan"]["totals"]["by_kind"].get("data", {}).get("files")
-    state = _outside_runs(root)
-    message = _refused(run, root, "--last")
+    state = tree_state_without_runs(root)
+    message = restore_refused(run, root, "--last")
     assert "in neither the table nor the run's quarantine" in message
     assert "(snapshot " in message
-    assert _outside_runs(root) == state
+    assert tree_state_without_runs(root) == state
     assert open_table(str(root)).snapshots.ids() == list(range(26, 31))
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
@@ -124,9 +114,9 @@ def test_restore_refuses_when_the_runs_newest_snapshot_is_lost(
     _s, _wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
     doc = run.json("rollback", root, "--to-snapshot", "25", "--quarantine")
     root.joinpath(*QUARANTINE, doc["run_id"], "snapshot", "snapshot-30").unlink()
-    state = _outside_runs(root)
-    assert "snapshot 30 of this run is in neither" in _refused(run, root, "--last")
-    assert _outside_runs(root) == state
+    state = tree_state_without_runs(root)
+    assert "snapshot 30 of this run is in neither" in restore_refused(run, root, "--last")
+    assert tree_state_without_runs(root) == state
 
 
 # -- defect 6: records are bound to the table they lie in ----------------------------------------
@@ -279,11 +269,11 @@ def test_restore_refuses_a_record_naming_a_path_outside_the_table(
     record["plans"][0]["phases"][0]["actions"][0]["path"] = str(victim / "a.parquet")
     root.joinpath(*QUARANTINE, f"{run_id}.json").write_text(json.dumps(record))
     victim_state, table_files = tree_state(victim), digests(root)
-    message = _refused(run, root, run_id)
+    message = restore_refused(run, root, run_id)
     assert f"names {victim / 'a.parquet'}, which is not inside" in message
     record["plans"][0]["phases"][0]["actions"][0]["path"] = "../../victim/a.parquet"
     root.joinpath(*QUARANTINE, f"{run_id}.json").write_text(json.dumps(record))
-    assert "which is not inside" in _refused(run, root, run_id)
+    assert "which is not inside" in restore_refused(run, root, run_id)
     assert tree_state(victim) == victim_state and digests(root) == table_files
 
 

@@ -77,6 +77,20 @@ def tree_state(*roots: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def restore_refused(run: Any, root: Path, *args: str) -> str:
+    """``paimon restore ROOT ARGS`` exits 1: its error, on one line."""
+    result = run("restore", root, *args)
+    assert result.exit_code == 1, result.stdout
+    return " ".join(result.stderr.split())
+
+
+def tree_state_without_runs(root: Path) -> dict[str, tuple[int, int]]:
+    """``tree_state`` without the run history: every real run adds its record there, one
+    that refuses too."""
+    runs = str(root / ".paimon-cli" / "runs")
+    return {p: v for p, v in tree_state(root).items() if not p.startswith(runs)}
+
+
 def tree_digests(*roots: Path) -> dict[str, tuple[int, str]]:
     """Every file outside .paimon-cli/, relative to its root: size and content digest."""
     out = {}
