@@ -23,7 +23,7 @@ test: dev
 	$(BIN)/ruff check core paimon_cli tests bench scripts
 	$(BIN)/ruff format --check core paimon_cli tests bench scripts
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -rs
+	$(BIN)/python -m pytest -q -rs -n 2 --dist loadfile
 
 # A fresh venv with `pip install .` (no extras) maintains Java- and pypaimon-rust-written tables.
 plain-install-check: dev
