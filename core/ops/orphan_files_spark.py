@@ -35,6 +35,7 @@ from core.ops.orphan_inventory import (
     check_inventory_age,
     read_inventory,
     read_part,
+    unknown_batches,
 )
 from core.ops.orphan_listing import (
     CANDIDATE_SCHEMA,
@@ -116,19 +117,29 @@ class SparkOrphanClean:
 
         progress.start("listing on Spark", None)
         if self.inventory is not None:
-            listing = self._inventory_listing(views)
+            listed = self._inventory_listing(views)
+            # a plain list's rows carry no time: only the unused ones are HEADed
+            listing = (
+                listed.filter(F.col("row_type") != "unknown")
+                .unionByName(self._stat_unknown(listed, used))
+                .persist()
+            )
         else:
-            listing = self._listing(views)
+            listed = listing = self._listing(views)
         progress.finish()
         future = listing.filter(F.col("row_type") == "future").collect()
         check_not_in_future([_orphan(r) for r in future], self.now_ms)
         candidates = listing.filter(F.col("row_type") == "file")
         wanted = list(latest_manifest_lists(table))
+        # The latest manifest lists are used names: a listing shows them among its old
+        # files, a plain list among the rows it has no time for (before the HEADs).
         seen = (
             {
                 r["name"]
-                for r in candidates.filter(
-                    (F.col("kind") == "manifest") & F.col("name").isin(wanted)
+                for r in listed.filter(
+                    F.col("row_type").isin("file", "unknown")
+                    & (F.col("kind") == "manifest")
+                    & F.col("name").isin(wanted)
                 )
                 .select("name")
                 .collect()
@@ -249,13 +260,28 @@ class SparkOrphanClean:
             .mapInArrow(
                 partial(
                     candidate_batches,
-                    pickle.dumps((read, inventory.parts, table.fileio)),
+                    pickle.dumps((read, inventory.parts)),
                     self.older_than_ms,
                     self.now_ms + CLOCK_TOLERANCE_MS,
                 ),
                 CANDIDATE_SCHEMA,
             )
             .persist()
+        )
+
+    def _stat_unknown(self, listed: Any, used: Any) -> Any:
+        """The rows a plain list gave no time, less the used names, HEADed on executors."""
+        unknown = listed.filter(listed["row_type"] == "unknown").join(
+            used, on="name", how="left_anti"
+        )
+        return unknown.repartition(self.executor.parallelism).mapInArrow(
+            partial(
+                unknown_batches,
+                pickle.dumps(self.table.fileio),
+                self.older_than_ms,
+                self.now_ms + CLOCK_TOLERANCE_MS,
+            ),
+            CANDIDATE_SCHEMA,
         )
 
     def _record(self, orphans: Any, plan: OrphanPlan, quarantine: Quarantine) -> None:

@@ -45,6 +45,7 @@ from core.ops.orphan_listing import (
 )
 from core.ops.orphan_sets import (
     Candidate,
+    Orphan,
     candidate_orphan,
     decide,
     stat_candidate,
@@ -398,25 +399,45 @@ def candidate_batches(
     payload: bytes, older_than_ms: int, future_ms: int, batches: Iterator[Any]
 ) -> Iterator[Any]:
     """Spark executors: the candidate rows of inventory files (``read_part``), shaped as
-    ``orphan_files_spark`` shapes a listing's; a row without a time (a plain list of
-    paths) is HEADed here. ``payload``: the pickled (read, parts, fileio)."""
-    read, parts, fileio = pickle.loads(payload)
+    ``orphan_files_spark`` shapes a listing's. A row without a time (a plain list of paths)
+    becomes an ``unknown`` row, HEADed by ``unknown_batches`` only once the used names have
+    left it, as the local scan does (a HEAD per used file was the cost of a plain list).
+    ``payload``: the pickled (read, parts)."""
+    read, parts = pickle.loads(payload)
     for batch in batches:
         for index in batch.column("part").to_pylist():
             rows: list[CandidateRow] = []
             for candidate in read(parts[index]).candidates:
-                orphan = stat_candidate(fileio, candidate)
-                row_type = None if orphan is None else verdict(orphan, older_than_ms, future_ms)
-                if orphan is not None and row_type is not None:
-                    name, path, size, mtime, kind = (
-                        orphan.name,
-                        orphan.path,
-                        orphan.size,
-                        orphan.mtime_ms,
-                        orphan.kind,
-                    )
-                    rows.append((row_type, name, path, size, mtime, kind))
+                orphan = candidate_orphan(candidate)
+                if orphan is None:
+                    name, path, _size, _mtime, kind = candidate
+                    rows.append(("unknown", name, path, 0, 0, kind))
+                    continue
+                row_type = verdict(orphan, older_than_ms, future_ms)
+                if row_type is not None:
+                    rows.append(_row(row_type, orphan))
             yield candidate_batch(rows)
+
+
+def unknown_batches(
+    fileio_bytes: bytes, older_than_ms: int, future_ms: int, batches: Iterator[Any]
+) -> Iterator[Any]:
+    """Spark executors: ``unknown`` rows that no root uses, HEADed and decided (old: a
+    ``file`` row, modified after now: ``future``; young, gone, a link: dropped)."""
+    fileio = pickle.loads(fileio_bytes)
+    for batch in batches:
+        rows: list[CandidateRow] = []
+        for r in batch.to_pylist():
+            candidate = (r["name"], r["path"], "", "", r["kind"])
+            orphan = stat_candidate(fileio, candidate)
+            row_type = None if orphan is None else verdict(orphan, older_than_ms, future_ms)
+            if orphan is not None and row_type is not None:
+                rows.append(_row(row_type, orphan))
+        yield candidate_batch(rows)
+
+
+def _row(row_type: str, orphan: Orphan) -> CandidateRow:
+    return (row_type, orphan.name, orphan.path, orphan.size, orphan.mtime_ms, orphan.kind)
 
 
 # -- right before deleting --------------------------------------------------------------------

@@ -16,6 +16,7 @@ from support.fixtures import dev_dependency, java_tables
 from support.invariants import assert_no_dangling_references, files_under
 from support.lifecycle import apply
 
+from core.errors import SafetyRefusalError
 from core.format.model import ManifestRef
 from core.ops.check import check_table
 from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
@@ -406,6 +407,73 @@ def test_orphans_from_an_inventory_identical_and_headed(
     assert not any(Path(p).exists() for p in orphans[1:])
     assert any("since the inventory" in n for n in report.notes)
     assert_no_dangling_references(spark_root)
+
+
+def _plain_list(root: Path, dest: Path) -> Path:
+    """Every file of the table as a plain list of paths: no sizes, no times."""
+    paths = [str(Path(d) / n) for d, _dirs, names in os.walk(root) for n in names]
+    dest.write_text("\n".join(paths) + "\n")
+    return dest
+
+
+def test_orphans_from_a_plain_list_identical_to_local(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path
+) -> None:
+    """A plain list of paths on Spark: its rows carry no time, so the unused ones are
+    HEADed after the used names left them (not every listed file), and the plan is the
+    one the local engine makes from the same kind of list."""
+    local_root, spark_root = _twins(scenarios["append_partitioned"].root, tmp_path)
+    now = int(time.time() * 1000)
+    cutoff = now - DAY * 1000
+    with LocalExecutor(4) as ex:
+        local_plan = plan_orphan_clean(
+            open_table(str(local_root)),
+            older_than_ms=cutoff,
+            now_ms=now,
+            executor=ex,
+            inventory=str(_plain_list(local_root, tmp_path / "local.txt")),
+        )
+    inventory = str(_plain_list(spark_root, tmp_path / "spark.txt"))
+    clean = SparkOrphanClean(
+        open_table(str(spark_root)), spark_executor, cutoff, now, inventory=inventory
+    )
+    spark_plan = clean.plan()
+
+    def drop_inventory(p: OrphanPlan) -> OrphanPlan:  # the two lists' own times differ
+        return replace(p, details=replace(p.details, inventory=None))
+
+    assert len(spark_plan.details.orphans) >= 4
+    assert _plan_json(drop_inventory(spark_plan), spark_root) == _plan_json(
+        drop_inventory(local_plan), local_root
+    )
+    report = clean.apply(spark_plan, ExecutionReport())
+    assert report.status == "ok"
+    assert not any(Path(o.path).exists() for o in spark_plan.details.orphans)
+    assert_no_dangling_references(spark_root)
+
+
+def test_a_plain_list_missing_the_latest_manifest_lists_is_refused_on_spark(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path
+) -> None:
+    """The latest manifest lists are used names, so their rows never reach a HEAD: the
+    completeness check reads them among the rows without a time. A list without them is
+    refused, with one that has them the plan goes ahead."""
+    _local, root = _twins(scenarios["append_partitioned"].root, tmp_path)
+    now = int(time.time() * 1000)
+    complete = _plain_list(root, tmp_path / "all.txt")
+    partial_list = tmp_path / "partial.txt"
+    partial_list.write_text(
+        "".join(line + "\n" for line in complete.read_text().split() if "manifest-list" not in line)
+    )
+    clean = SparkOrphanClean(
+        open_table(str(root)), spark_executor, now - DAY * 1000, now, inventory=str(partial_list)
+    )
+    with pytest.raises(SafetyRefusalError, match="listing is unreliable"):
+        clean.plan()
+    whole = SparkOrphanClean(
+        open_table(str(root)), spark_executor, now - DAY * 1000, now, inventory=str(complete)
+    )
+    assert whole.plan().details.orphans
 
 
 def test_the_shipped_package_is_the_whole_engine(tmp_path) -> None:  # type: ignore[no-untyped-def]
