@@ -391,7 +391,7 @@ def plan_expire_snapshots(
     )
     plan_unused_metadata(e.b, expiring, skip, e.config, branch_files, changelog_files)
     note_tagged_changelogs(e.b, expiring, tags, e.config.changelog_decoupled)
-    phases = pointer_phases(e.b, expiring, end, e.config)
+    phases = pointer_phases(e.b, expiring, end, e.rng.latest or end, e.config)
     _explain_kept(e.b, bool(branch_files))
     return e.finish(phases, part)
 

@@ -301,7 +301,7 @@ def plan_unused_metadata(
 
 
 def pointer_phases(
-    b: DeletionBuilder, expiring: list[Snapshot], end: int, config: ExpireConfig
+    b: DeletionBuilder, expiring: list[Snapshot], end: int, latest: int, config: ExpireConfig
 ) -> list[Phase]:
     """Step 4, pointers first: changelog-N (decoupled), snapshot files ascending and
     EARLIEST, then manifests, then data files, then empty directories."""
@@ -309,11 +309,12 @@ def pointer_phases(
     phases: list[Phase] = []
     if config.changelog_decoupled:
         phases.append(_changelog_pointers(table, expiring))
-    snapshot_actions = [
+    directory = table.snapshots.directory
+    snapshot_actions = _stale_latest_hint(table, directory, end, latest)
+    snapshot_actions += [
         FileAction.commit_delete(table.snapshots.path(s.id), "snapshot", None, "expired", s)
         for s in expiring
     ]
-    directory = table.snapshots.directory
     snapshot_actions.append(
         FileAction.write_hint(directory, "EARLIEST", end, "new earliest snapshot")
     )
@@ -325,6 +326,26 @@ def pointer_phases(
             Phase("empty-directories", tuple(empty_dir_actions(table, b.buckets)), sequential=True)
         )
     return phases
+
+
+def _stale_latest_hint(
+    table: PaimonTable, directory: str, end: int, latest: int
+) -> list[FileAction]:
+    """A LATEST hint below the new earliest snapshot is rewritten first (safer than Paimon,
+    whose expiry leaves it): readers, Java's too, take the hint as the latest whenever the
+    next snapshot is absent, so once the expiry removes that one they would read a snapshot
+    that is gone. Such a hint is left by a writer whose hint write failed (pypaimon only
+    warns) or by a rollback that stopped for a commit landing beside its own hint write. A
+    hint at or below the real latest is always safe: with the next snapshot present,
+    readers list the directory."""
+    hint = table.snapshots.latest_hint()
+    if hint is None or hint >= end:
+        return []
+    return [
+        FileAction.write_hint(
+            directory, "LATEST", latest, f"the LATEST hint named snapshot {hint}, which expires"
+        )
+    ]
 
 
 def _changelog_pointers(table: PaimonTable, expiring: list[Snapshot]) -> Phase:
