@@ -8,8 +8,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.fixtures import dev_dependency, java_tables
@@ -367,11 +369,16 @@ def _file_list(root: Path, dest: Path) -> Path:
     return dest
 
 
-def test_orphans_from_an_inventory_identical_and_headed(
-    spark_executor: SparkExecutor, scenarios, tmp_path: Path
-) -> None:
-    """--inventory on Spark: the plan the local engine makes from the same list; a file
-    rewritten after planning is kept by the HEAD on the executor."""
+def _inventory_twins(
+    spark_executor: SparkExecutor,
+    scenarios: Any,
+    tmp_path: Path,
+    make_list: Callable[[Path, Path], Path],
+    suffix: str,
+) -> tuple[SparkOrphanClean, OrphanPlan, Path]:
+    """Twin copies planned from a list of their own files, locally and on Spark: the Spark
+    clean, its plan and root, after checking the plan equals the local one (the two lists'
+    own times aside)."""
     local_root, spark_root = _twins(scenarios["append_partitioned"].root, tmp_path)
     now = int(time.time() * 1000)
     cutoff = now - DAY * 1000
@@ -381,24 +388,35 @@ def test_orphans_from_an_inventory_identical_and_headed(
             older_than_ms=cutoff,
             now_ms=now,
             executor=ex,
-            inventory=str(_file_list(local_root, tmp_path / "local.csv")),
+            inventory=str(make_list(local_root, tmp_path / f"local.{suffix}")),
         )
-    inventory = str(_file_list(spark_root, tmp_path / "spark.csv"))
+    inventory = str(make_list(spark_root, tmp_path / f"spark.{suffix}"))
     clean = SparkOrphanClean(
         open_table(str(spark_root)), spark_executor, cutoff, now, inventory=inventory
     )
     spark_plan = clean.plan()
-    assert spark_plan.details.inventory is not None
-    assert spark_plan.details.inventory.format == "csv"
 
-    def drop_inventory(p: OrphanPlan) -> OrphanPlan:  # the two lists' own times differ
+    def drop_inventory(p: OrphanPlan) -> OrphanPlan:
         return replace(p, details=replace(p.details, inventory=None))
 
     assert _plan_json(drop_inventory(spark_plan), spark_root) == _plan_json(
         drop_inventory(local_plan), local_root
     )
+    assert len(spark_plan.details.orphans) >= 4
+    return clean, spark_plan, spark_root
+
+
+def test_orphans_from_an_inventory_identical_and_headed(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path
+) -> None:
+    """--inventory on Spark: the plan the local engine makes from the same list; a file
+    rewritten after planning is kept by the HEAD on the executor."""
+    clean, spark_plan, spark_root = _inventory_twins(
+        spark_executor, scenarios, tmp_path, _file_list, "csv"
+    )
+    assert spark_plan.details.inventory is not None
+    assert spark_plan.details.inventory.format == "csv"
     orphans = [o.path for o in spark_plan.details.orphans]
-    assert len(orphans) >= 4
     rewritten = Path(orphans[0])
     rewritten.write_bytes(b"a writer's file of the same name")
     report = clean.apply(spark_plan, ExecutionReport())
@@ -422,29 +440,8 @@ def test_orphans_from_a_plain_list_identical_to_local(
     """A plain list of paths on Spark: its rows carry no time, so the unused ones are
     HEADed after the used names left them (not every listed file), and the plan is the
     one the local engine makes from the same kind of list."""
-    local_root, spark_root = _twins(scenarios["append_partitioned"].root, tmp_path)
-    now = int(time.time() * 1000)
-    cutoff = now - DAY * 1000
-    with LocalExecutor(4) as ex:
-        local_plan = plan_orphan_clean(
-            open_table(str(local_root)),
-            older_than_ms=cutoff,
-            now_ms=now,
-            executor=ex,
-            inventory=str(_plain_list(local_root, tmp_path / "local.txt")),
-        )
-    inventory = str(_plain_list(spark_root, tmp_path / "spark.txt"))
-    clean = SparkOrphanClean(
-        open_table(str(spark_root)), spark_executor, cutoff, now, inventory=inventory
-    )
-    spark_plan = clean.plan()
-
-    def drop_inventory(p: OrphanPlan) -> OrphanPlan:  # the two lists' own times differ
-        return replace(p, details=replace(p.details, inventory=None))
-
-    assert len(spark_plan.details.orphans) >= 4
-    assert _plan_json(drop_inventory(spark_plan), spark_root) == _plan_json(
-        drop_inventory(local_plan), local_root
+    clean, spark_plan, spark_root = _inventory_twins(
+        spark_executor, scenarios, tmp_path, _plain_list, "txt"
     )
     report = clean.apply(spark_plan, ExecutionReport())
     assert report.status == "ok"
