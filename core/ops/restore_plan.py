@@ -294,20 +294,15 @@ def _lineage_conflicts(
         recorded = beside.get(relative_to_table(table, directory))
         if not isinstance(recorded, dict):
             continue
-        run_ids = set(back) | set(_snapshot_dirs(items, lost=True).get(directory, []))
-        run_ids |= {
+        # every snapshot file of the run here: removed (back, lost or in conflict) or
+        # written by it (the restore removes those)
+        run_ids = {
             int(m.group(1))
             for i in items
             if parent(i.path) == directory and (m := _SNAPSHOT.match(basename(i.path)))
         }
-        made = {  # snapshot files the run wrote, which the restore removes
-            int(m.group(1))
-            for i in items
-            if i.op == "remove"
-            and parent(i.path) == directory
-            and (m := _SNAPSHOT.match(basename(i.path)))
-        }
-        present = _present_ids(fileio, directory) - run_ids - made
+        present = _present_ids(fileio, directory) - run_ids
+        snapshots = SnapshotManager(fileio, parent(directory))
         low, high = min(back), max(back)
         ids = f"snapshot {low}" if low == high else f"snapshots {low}..{high}"
         it = "it" if low == high else "they"
@@ -326,7 +321,7 @@ def _lineage_conflicts(
                     )
                 continue
             then_id = SnapshotIdentity.from_json(was)
-            snap = SnapshotManager(fileio, parent(directory)).try_snapshot(then_id.id)
+            snap = snapshots.try_snapshot(then_id.id)
             if snap is None:
                 continue  # gone since: the gap checks above speak for it
             changed = then_id.differences(SnapshotIdentity.of(snap))
