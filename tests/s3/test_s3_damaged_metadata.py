@@ -31,3 +31,31 @@ def test_orphan_cleaning_aborts_on_s3(
     assert result.exit_code == 1, result.stdout
     assert damaged.name in result.stderr, result.stderr
     assert s3_server.files(uri) == before
+
+
+CUTS = [d for d in REMOTE_DAMAGES if d.mode == "cut"]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("damage", CUTS, ids=lambda d: d.id)
+def test_spark_orphan_cleaning_aborts_on_a_cut_file_on_s3(
+    run: Any,
+    s3_server: Any,
+    s3_prefix: str,
+    scenarios: dict[str, pw.Scenario],
+    tmp_path: Path,
+    damage: Damage,
+    spark_cli: Any,
+) -> None:
+    """Issue 28 defect 2 on the Spark engine against S3: a manifest or list cut at an Avro
+    block boundary decodes as zero entries; its recorded size stops the run, nothing goes."""
+    root, damaged, orphan = damaged_copy(scenarios, damage, tmp_path)
+    uri = s3_server.upload(root, f"{s3_prefix}/{root.name}")
+    before = s3_server.files(uri)
+    opts = [*s3_server.cli_options(), "--older-than", "0 ms", "--allow-recent"]
+    result = run("delete-orphan-files", uri, "--engine", "spark", *opts)
+    assert result.exit_code == 1, result.stdout
+    message = " ".join(result.stderr.split())
+    assert damaged.name in message and "truncated or altered" in message, result.stderr
+    assert f"manifest/{orphan.name}" in before
+    assert s3_server.files(uri) == before

@@ -115,6 +115,30 @@ def test_expire_partitions_commit_answered_500_is_ours(
     read_back(s3_server, uri, tmp_path / "back")
 
 
+def test_remove_unexisting_files_commit_answered_500_is_ours(
+    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, tmp_path: Path
+) -> None:
+    """The repair's snapshot stored but answered 500: the commit is ours, and its head
+    (without the lost files) reads; older snapshots still name them, as Paimon leaves them."""
+    s = scenarios["append_partitioned"]
+    src = tmp_path / "src" / s.root.parent.name / s.root.name
+    shutil.copytree(s.root, src)
+    lost = {name for kind, name in pw.delta_entries(s.root.parents[1], s.identifier, 6) if not kind}
+    for name in lost:
+        (path,) = src.rglob(name)
+        path.unlink()
+    uri = upload(s3_server, src, s3_prefix)
+    before = snapshot_ids(s3_server, uri)
+    rule = faults.add(Rule("PUT", SNAPSHOT_PUT, "error-after"))
+    doc = run.json("remove-unexisting-files", uri, *faulty_s3.cli_options())
+    assert rule.hits == 1
+    assert doc["report"]["status"] == "ok" and doc["report"]["attempts"] == 1
+    assert snapshot_ids(s3_server, uri) == [*before, before[-1] + 1]
+    root = s3_server.download(uri, tmp_path / "back" / "wh" / "db.db" / src.name)
+    head = pw.read_rows_at_root(root)
+    assert head and len(head) < len(pw.read_rows_at_root(s.root))
+
+
 def test_tag_create_and_rename_answered_500_are_ours(
     run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, tmp_path: Path
 ) -> None:
@@ -219,11 +243,22 @@ def test_refused_orphan_deletions_are_failures(
         assert s3_server.files(uri) == live
 
 
+@pytest.mark.parametrize("engine", ["local", "spark"])
 def test_refused_expiry_deletions_keep_the_journal(
-    run, s3_server, faulty_s3, faults: FaultProxy, s3_prefix, scenarios, tmp_path: Path
+    run,
+    s3_server,
+    faulty_s3,
+    faults: FaultProxy,
+    s3_prefix,
+    scenarios,
+    tmp_path: Path,
+    engine,
+    request,
 ) -> None:
-    """Spark runs the same batch code on its executors (the JVM test below deletes there)."""
-    engine = "local"
+    """Expiry's data phase in batches (on Spark, batches sent by the executors): the keys a
+    bucket policy refuses are failures, the journal stays and a rerun finishes it."""
+    if engine == "spark":
+        request.getfixturevalue("spark_cli")
     src = scenarios["many_commits"].root
     local = tmp_path / "local" / src.name
     shutil.copytree(src, local)
