@@ -406,7 +406,7 @@ class FileIO:
         except (NotImplementedError, ValueError) as exc:
             raise StorageError(
                 f"{protocol_of(path)}:// cannot create files atomically: {exc}",
-                hint="this store has no conditional create; see README 'Object stores'",
+                hint="this store has no conditional create; see README 'How paimon-cli commits'",
             ) from exc
         except OSError as exc:
             # A 5xx, a dropped connection or a timeout: the store may have applied it.

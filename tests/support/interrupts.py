@@ -167,9 +167,13 @@ class HookedFileIO(FileIO):
             )
         )
 
-    def delete_many(self, paths: list[str]) -> None:
-        if paths:
-            self.hook.mutate("delete", paths[0], lambda: FileIO.delete_many(self, paths))
+    def delete_many(self, paths: list[str]) -> dict[str, StorageError]:
+        if not paths:
+            return {}
+        failed: dict[str, StorageError] = self.hook.mutate(
+            "delete", paths[0], lambda: FileIO.delete_many(self, paths)
+        )
+        return failed
 
 
 @functools.cache
