@@ -143,6 +143,49 @@ def _refuse_schema_swaps(table: PaimonTable, target: _Side, merge: _Merge) -> No
         )
 
 
+def _refuse_broken_lineage(
+    table: PaimonTable, branch: _Side, merge: _Merge, name: str, *, force: bool
+) -> None:
+    """The branch's earliest snapshot must follow the target's newest one below it (safer
+    than Paimon, which splices them whatever they are). Snapshot files name no parent, but a
+    parent is committed before its child: a target snapshot below the branch's earliest
+    that is newer than it was committed after the branch forked (a rollback, then new
+    commits), and fast-forward would leave those commits out of the history above them. A
+    hole below the branch's earliest (the target rolled back below the fork) would leave the
+    target with a snapshot id missing, which no reader expects."""
+    kept, earliest = merge.kept_snapshots, merge.earliest
+    if not kept or earliest in merge.unchanged_snapshots:
+        return  # the branch starts on the target's own snapshot, or below all of it
+    target = table.branch
+    if kept[-1] < earliest - 1:
+        missing = (
+            f"{kept[-1] + 1}" if kept[-1] + 2 == earliest else f"{kept[-1] + 1}..{earliest - 1}"
+        )
+        raise SafetyRefusalError(
+            f"refusing to fast-forward {target} to branch {name}: the branch starts at snapshot "
+            f"{earliest} but {target} ends at {kept[-1]}, so snapshot {missing} would be missing "
+            f"from {target}'s history",
+            hint=f"{target} was rolled back below the snapshot the branch was created from; "
+            "create the branch again from a snapshot or tag that is still there",
+        )
+    forked = int(json.loads(branch.texts[earliest])["timeMillis"])
+    later: list[int] = []
+    for sid in reversed(kept):
+        snapshot = table.snapshots.try_snapshot(sid)
+        if snapshot is None or snapshot.time_millis <= forked:
+            break
+        later.append(sid)
+    if later and not force:
+        ids = f"{later[-1]}" if len(later) == 1 else f"{later[-1]}..{later[0]}"
+        raise SafetyRefusalError(
+            f"refusing to fast-forward {target} to branch {name}: {target}'s snapshot {ids} "
+            f"was committed after the branch's snapshot {earliest}, so the branch does not hold "
+            f"it, and {target}'s history would lose it while it stays below the branch's "
+            "snapshots",
+            hint="pass --force to fast-forward anyway (as Paimon does)",
+        )
+
+
 def _dependents(
     table: PaimonTable, merge: _Merge, name: str, *, force: bool
 ) -> tuple[list[Consumer], dict[str, list[str]]]:
@@ -274,6 +317,7 @@ def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int
     target = _Side.of(table, earliest)
     merge = _decide(target, branch, earliest, schema)
     _refuse_schema_swaps(table, target, merge)
+    _refuse_broken_lineage(table, branch, merge, name, force=force)
     consumers, branches = _dependents(table, merge, name, force=force)
     changelogs = [i for i in table.changelogs.ids() if i >= earliest]
     notes: list[str] = (

@@ -76,7 +76,8 @@ def fast_forward(
         typer.Option(
             "--force",
             help="Fast-forward even when a consumer has read, or a branch was created from a "
-            "tag on, a snapshot that is replaced.",
+            "tag on, a snapshot that is replaced, or the table holds commits made after the "
+            "branch's earliest snapshot below it (they leave the table's history, as in Paimon).",
         ),
     ] = False,
 ) -> None:

@@ -296,6 +296,55 @@ def test_fast_forward_refusals(run: Run, scenarios: dict[str, pw.Scenario], tmp_
     assert tree_state(root) == state
 
 
+def _main_forked_after_b1(s: pw.Scenario, tmp_path: Path, *, commit: bool) -> Path:
+    """main rolled back to 2 below b1's fork (its snapshot 4), then (``commit``) a writer's
+    commit on 2 as snapshot 3 that b1 does not hold; consumers aside."""
+    root = _copy(s, tmp_path)
+    shutil.rmtree(root / "consumer")
+    table = _pypaimon_table(tmp_path, s)
+    table.rollback_to(2)
+    if commit:
+        pw.append(_pypaimon_table(tmp_path, s), [{"id": 777, "v": "after-rollback"}])
+    return root
+
+
+def test_fast_forward_refuses_to_drop_commits_made_after_the_fork(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path, java: Any
+) -> None:
+    """Snapshot files name no parent: without this refusal main's new snapshot 3 stays with
+    its row while b1's 4..6, which descend from the old 3, sit above it, and the writer's
+    acknowledged row leaves main's head (Paimon splices them; --force does as Paimon)."""
+    s = scenarios[SCENARIO]
+    root = _main_forked_after_b1(s, tmp_path, commit=True)
+    state = tree_state(root)
+    refused = run("fast-forward", root, "b1")
+    assert refused.exit_code == 1, refused.stderr
+    assert "main's snapshot 3 was committed after the branch's snapshot 4" in refused.stderr
+    assert "--force" in refused.stderr and tree_state(root) == state
+    assert {"id": 777, "v": "after-rollback"} in pw.read_rows_at_root(root)
+    forced = run.json("fast-forward", root, "b1", "--force")
+    assert forced["plan"]["details"]["snapshots_copied"] == [4, 5, 6]
+    assert pw.read_rows_at_root(root) == s.branch_expected["b1"]
+    assert {"id": 777, "v": "after-rollback"} in pw.read_rows_at_root(root, snapshot_id=3)
+    assert_no_dangling_references(root)
+    assert_java_ok(java.verify(root))
+
+
+def test_fast_forward_refuses_a_hole_below_the_branch(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path
+) -> None:
+    """main rolled back to 2 below b1's fork at 4: copying 4..6 would leave no snapshot 3,
+    which inspect --check reports and no reader expects; --force does not change that."""
+    root = _main_forked_after_b1(scenarios[SCENARIO], tmp_path, commit=False)
+    state = tree_state(root)
+    for force in ([], ["--force"]):
+        refused = run("fast-forward", root, "b1", *force)
+        assert refused.exit_code == 1, refused.stderr
+        assert "snapshot 3 would be missing from main's history" in refused.stderr
+    assert tree_state(root) == state
+    assert run("inspect", root, "--check").exit_code == 0
+
+
 class _WriterRaces(FileIO):
     """A writer commits to main right after fast-forward removed main's snapshots."""
 

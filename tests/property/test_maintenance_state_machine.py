@@ -997,7 +997,9 @@ class MaintenanceMachine(RuleBasedStateMachine):
 
     def _fast_forward_args(self, data: st.DataObject) -> list[Any] | None:
         """The branch's history becomes main's: main's commits from the branch's earliest
-        snapshot id on are undone (the branch's own ones aside) with the tags on them."""
+        snapshot id on are undone (the branch's own ones aside) with the tags on them, and
+        with --force those below it that the branch does not descend from (committed after
+        it forked: without --force that is refused, as a hole below the branch always is)."""
         names = sorted(b for b in self._branch_names() if self._branch_snapshots(b))
         if not names:
             return None
@@ -1009,9 +1011,7 @@ class MaintenanceMachine(RuleBasedStateMachine):
         snaps = self._snapshots()
         main_head = self._head(snaps)
         undone = {i for sid, i in snaps.items() if sid >= first}
-        undone |= (
-            {i for i in self.history.ancestry(main_head) if i.sid >= first} if main_head else set()
-        )
+        undone |= set(self.history.ancestry(main_head)) if main_head else set()
         undone -= set(self.history.ancestry(head))
         self.history.ask_undo(undone)
         self.history.removable_tags.update(
