@@ -226,6 +226,23 @@ def test_a_whole_partition_directory_gone_is_refused_until_it_is_there(
     assert_java_ok(java.verify(root))
 
 
+def test_a_whole_bucket_directory_gone_is_refused(run, scenarios, copy_table) -> None:
+    """The same one level down: the partition directory is there, its bucket is not."""
+    root = copy_table(scenarios["append_partitioned"].root)
+    bucket = root.joinpath(*PARTITION, "bucket-0")
+    shutil.rmtree(bucket)
+    state = tree_state(root)
+    for args in (["--dry-run"], []):
+        refused = run("remove-unexisting-files", root, *args)
+        assert refused.exit_code == 1
+        message = " ".join(refused.stderr.split())
+        assert f"refusing to mark the files of {bucket} DELETE" in message
+        assert f"while {bucket.parent} exists" in message
+    assert _snapshots(root) == list(range(1, 7))
+    runs = str(root / ".paimon-cli")
+    assert {p: v for p, v in tree_state(root).items() if not p.startswith(runs)} == state
+
+
 def test_files_back_before_the_commit_refuse_it(broken) -> None:
     """Re-checked right before committing: a file that is readable again is not deleted."""
     s, _wh, root, lost = broken
