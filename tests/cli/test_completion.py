@@ -1,5 +1,6 @@
-"""Tab completion of tag and branch names: read from the table typed earlier on the command
-line (TABLE, -w, --branch), for arguments and options alike, and never an error."""
+"""Tab completion of tag and branch names in bash, zsh and fish: read from the table typed
+earlier on the command line (TABLE, -w, --branch), for arguments and options alike, and
+never an error."""
 
 from __future__ import annotations
 
@@ -90,3 +91,30 @@ def test_an_error_never_reaches_the_shell(table: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(branch_manager.BranchManager, "branches", broken)
     assert _complete(f"paimon delete-tag {table} ") == []
     assert _complete(f"paimon fast-forward {table} ") == []
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_zsh_and_fish_pass_the_line_their_own_way(table: Path, shell: str) -> None:
+    """zsh and fish give the program the whole line (``_TYPER_COMPLETE_ARGS``, as the
+    checked-in scripts call it), not bash's words and cursor."""
+
+    def complete(line: str) -> str:
+        env = {"_PAIMON_COMPLETE": f"complete_{shell}", "_TYPER_COMPLETE_ARGS": line}
+        if shell == "fish":
+            env["_TYPER_COMPLETE_FISH_ACTION"] = "get-args"
+        result = CliRunner().invoke(app, [], env=env, prog_name="paimon")
+        assert result.exit_code == 0, result.output
+        assert not result.stderr
+        return result.stdout
+
+    tags = complete(f"paimon rollback {table} --to-tag t")
+    branches = complete(f"paimon delete-branch {table} e")
+    if shell == "fish":
+        assert tags.split() == ["t2", "t4", "t6"]
+        assert branches.split() == ["empty"]
+    else:
+        assert tags.startswith("_arguments") and '"t2"\n"t4"\n"t6"' in tags
+        assert branches == "_arguments '*: :((\"empty\"))'\n"
+    # No candidate: fish offers nothing, zsh its own file completion; never an error.
+    nothing = {"fish": "", "zsh": "_files"}[shell]
+    assert complete("paimon delete-tag /no/such/table ").strip() == nothing

@@ -216,3 +216,86 @@ def test_compaction_options_are_checked(
     result = run("maintain", "*.*", "-w", tmp_path, *args)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def _small_files_on_a_branch(wh: Path) -> Path:
+    """Main: six one-row files in partition a (one compaction task). Branch b1 from tag t2
+    (main's first two files) with six commits of its own, a file in b and one in c each
+    (two more tasks). Main has 6 data manifests and b1 8, both at least their
+    manifest.merge-min-count of 6."""
+    table = pw.create_table(
+        wh, "db.forked", SCHEMA, partition_keys=["dt"], options={"manifest.merge-min-count": "6"}
+    )
+    for i in range(6):
+        pw.append(table, [{"id": i, "dt": "a"}])
+    pw.create_tag(table, "t2", 2)
+    branch = pw.create_branch(table, "b1", "t2")
+    for i in range(6):
+        pw.append(branch, [{"id": 100 + i, "dt": "b"}, {"id": 200 + i, "dt": "c"}])
+    return pw.table_root(wh, "db.forked")
+
+
+def _compact_steps(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    (table_doc,) = doc["tables"]
+    assert table_doc["status"] == "ok", table_doc
+    return {(s["branch"], s["step"]): s for s in table_doc["steps"] if "compact" in s["step"]}
+
+
+def _tasks(step: dict[str, Any]) -> list[str]:
+    """The partitions a compact step compacted, in plan order."""
+    return [t["partition"]["dt"] for t in step["document"]["plan"]["details"]["tasks"]]
+
+
+def test_compaction_covers_every_branch_within_one_budget(
+    run: Run, java: Any, tmp_path: Path
+) -> None:
+    from support.java_paimon import assert_java_ok
+
+    wh = tmp_path / "wh"
+    root = _small_files_on_a_branch(wh)
+    main_rows = pw.read_rows(wh, "db.forked")
+    branch_rows = pw.read_rows(wh, "db.forked", branch="b1")
+    main_tags = sorted(open_table(str(root)).tags.names())
+    # The budget is the table's over all its branches: main takes it (at least one task).
+    first = _compact_steps(run.json("maintain", root, "--compact", "--compact-max-bytes", "1 b"))
+    assert _tasks(first[("main", "compact")]) == ["a"]
+    assert first[("b1", "compact")]["status"] == "skipped"
+    assert (
+        first[("b1", "compact")]["reason"] == "--compact-max-bytes used up by the branches before"
+    )
+    # Manifests are merged on each branch past its own count, whatever the data budget.
+    assert first[("main", "compact-manifests")]["document"]["plan"]["details"]["changed"] is True
+    assert first[("b1", "compact-manifests")]["document"]["plan"]["details"]["changed"] is True
+    # The next run finds main done and compacts one of the branch's partitions, then the other.
+    second = _compact_steps(run.json("maintain", root, "--compact", "--compact-max-bytes", "1 b"))
+    assert _tasks(second[("main", "compact")]) == []
+    assert len(_tasks(second[("b1", "compact")])) == 1
+    details = second[("b1", "compact")]["document"]["plan"]["details"]
+    assert details["deferred"]["tasks"] == 1
+    third = _compact_steps(run.json("maintain", root, "--compact"))
+    assert sorted(_tasks(second[("b1", "compact")]) + _tasks(third[("b1", "compact")])) == [
+        "b",
+        "c",
+    ]
+    fourth = _compact_steps(run.json("maintain", root, "--compact", "--dry-run"))
+    assert _tasks(fourth[("main", "compact")]) == _tasks(fourth[("b1", "compact")]) == []
+    # Each branch's commits went to its own snapshot directory; both read as before.
+    table = open_table(str(root))
+    b1 = table.for_branch("b1")
+    for view, files in ((table, 1), (b1, 2 + 1 + 1)):  # b1's two files of a stay (< 5)
+        latest = view.snapshots.latest()
+        assert latest is not None and latest.commit_kind == "COMPACT"
+        assert len(view.live_files(latest)) == files
+    assert sorted(table.tags.names()) == main_tags
+    assert pw.read_rows(wh, "db.forked") == main_rows
+    assert pw.read_rows(wh, "db.forked", branch="b1") == branch_rows
+    for sid in b1.snapshots.ids():
+        pw.read_rows(wh, "db.forked", snapshot_id=sid, branch="b1")
+    assert_no_dangling_references(root)
+    for branch, view in (("main", table), ("b1", b1)):
+        doc = java.verify(root, branch=None if branch == "main" else branch)
+        assert_java_ok(doc)
+        assert doc["snapshot_ids"] == view.snapshots.ids()
+        assert doc["entries"]["latest"]["rows"] == len(
+            main_rows if branch == "main" else branch_rows
+        )
