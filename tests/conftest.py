@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
-import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,7 +12,7 @@ from hypothesis import HealthCheck, Phase, settings
 from support import java_paimon, java_toolchain
 from support import java_writer as jw
 from support import pypaimon_writer as pw
-from support.fixtures import JAVA_BUILT, MISSING_DATA, Run
+from support.fixtures import JAVA_BUILT, MISSING_DATA, Run, require_spark
 from support.held import Held
 
 from core.runtime.executors.spark import SparkExecutor
@@ -128,23 +126,11 @@ settings.register_profile(
 
 
 # -- Spark ---------------------------------------------------------------------------------------
-def _why_no_spark() -> str | None:
-    if importlib.util.find_spec("pyspark") is None:
-        return "needs pyspark (a test dependency): pip install -e '.[dev]'"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return f"needs Java for Spark (no java on PATH, no JAVA_HOME): {java_toolchain.JDK_HINT}"
-    return None
-
-
 @pytest.fixture(scope="session")
 def spark_executor() -> Iterator[SparkExecutor]:
     """One local[2] Spark session for all Spark tests (start-up costs seconds); a failed
     task is tried twice (local[N,F]: spark.task.maxFailures 2), as clusters retry tasks."""
-    reason = _why_no_spark()
-    if reason:
-        if java_toolchain.REQUIRED:  # CI: Spark runs there, never skipped
-            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but Spark {reason}")
-        pytest.skip(f"Spark {reason}")
+    require_spark()
     executor = SparkExecutor.start(master="local[2,2]", parallelism=4)
     executor.owned = False  # shared: tests must not stop it
     yield executor

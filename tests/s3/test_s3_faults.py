@@ -5,7 +5,6 @@ Java where it reads the table)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -21,6 +20,7 @@ import pyarrow as pa
 import pytest
 from support import pypaimon_writer as pw
 from support.fault_proxy import FaultProxy, Rule, command_of, parent_pid, pid_of_client
+from support.fixtures import require_spark
 from support.invariants import assert_no_dangling_references
 from support.java_paimon import assert_java_ok
 
@@ -393,8 +393,7 @@ def test_a_host_clock_off_the_stores_is_refused(
 # -- Spark: a task retried after its worker died, and the JVM killed mid-run -------------------
 def _spark_cli(*args: object, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     """A CLI run in a process of its own: its own Spark JVM, which a test may kill."""
-    if importlib.util.find_spec("pyspark") is None or shutil.which("java") is None:
-        pytest.skip("needs pyspark and Java")
+    require_spark()
     return subprocess.run(
         [sys.executable, "-m", "paimon_cli", *map(str, args)],
         capture_output=True,

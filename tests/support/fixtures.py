@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.main import app
+from support import java_toolchain
 
 REPO = Path(__file__).resolve().parents[2]
 # Test data (tests/data/README.md): the paimon-cpp corpus of Java-written tables, and tables
@@ -25,6 +29,20 @@ def dev_dependency(module: str, package: str | None = None) -> Any:
     """Import a test dependency (pyproject's ``dev`` extra), or skip saying how to get it."""
     reason = f"needs {package or module} (a test dependency): pip install -e '.[dev]'"
     return pytest.importorskip(module, reason=reason)
+
+
+def require_spark() -> None:
+    """Skip, saying what is missing and how to get it, when a local Spark cannot start here;
+    fail instead when CI requires it (PAIMON_CLI_REQUIRE_JAVA=1: Spark runs there)."""
+    if importlib.util.find_spec("pyspark") is None:
+        reason = "needs pyspark (a test dependency): pip install -e '.[dev]'"
+    elif shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        reason = f"needs Java (no java on PATH, no JAVA_HOME): {java_toolchain.JDK_HINT}"
+    else:
+        return
+    if java_toolchain.REQUIRED:
+        pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but Spark {reason}")
+    pytest.skip(f"Spark {reason}")
 
 
 def java_tables() -> list[Path]:
