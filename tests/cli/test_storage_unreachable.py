@@ -1,10 +1,10 @@
 """A storage that cannot be reached is an environment problem, said as such (issue 25, bug 2).
 
-Through a real closed port on 127.0.0.1 and a real refused TLS handshake (a local TCP server
-that does not speak TLS behind an https endpoint), and HDFS without its native libraries:
-exit 1, ``storage_access`` in ``--json``, a hint, a stderr line announcing the retry, and
-nothing that calls it a bug. The retry budget is cut to a second here (the default bound is
-checked with a fake clock in tests/core/test_retry.py).
+Through a real closed port on 127.0.0.1, a host name that does not resolve, a real refused
+TLS handshake (a local TCP server that does not speak TLS behind an https endpoint), and
+HDFS without its native libraries: exit 1, ``storage_access`` in ``--json``, a hint, a
+stderr line announcing the retry, and nothing that calls it a bug. The retry budget is cut
+to a second here (the default bound is checked with a fake clock in tests/core/test_retry.py).
 """
 
 from __future__ import annotations
@@ -100,6 +100,17 @@ def test_a_closed_port_is_storage_access_after_an_announced_retry(
     assert human.exit_code == 1
     assert "Error: cannot reach the storage" in human.stderr and "Hint: check" in human.stderr
     assert "bug" not in human.stderr and "Traceback" not in human.stderr
+
+
+def test_a_host_name_that_does_not_resolve_is_storage_access_with_a_dns_hint(run: Run) -> None:
+    """`.invalid` never resolves (RFC 2606): the resolver answers at once, no network needed."""
+    result = _inspect(run, "http://paimon-cli-test.invalid:9000", "--json")
+    assert result.exit_code == 1 and result.stdout == ""
+    error = _json_error(result.stderr)
+    assert error["kind"] == "storage_access"
+    assert error["message"].startswith(f"cannot reach the storage for {TABLE}")
+    assert "DNS" in error["hint"] and "endpoint_url" in error["hint"]
+    assert "retrying for up to" in result.stderr and "bug" not in result.stderr
 
 
 def test_a_refused_tls_handshake_is_storage_access_with_a_tls_hint(
