@@ -1131,6 +1131,8 @@ class MaintenanceMachine(RuleBasedStateMachine):
             self.ops_seen[command] = max(len(step.hook.ops), 1)
         if not self._acted(step):
             self.history.retract(asked)  # refused before any change: it removes nothing later
+            if command == "delete-branch" and step.args:
+                self.removable_branches.discard(str(step.args[2]))
         self._account(step)
         self.step = None
 
@@ -1184,6 +1186,7 @@ class MaintenanceMachine(RuleBasedStateMachine):
         if step.exit_code == 0 and step.command == "create-branch":
             name, tag = step.args[2], step.args[4] if len(step.args) > 4 else None
             self.branch_rows[name] = self._rows_of(self._tags()[tag]) if tag else []
+            self.removable_branches.discard(name)  # a new branch of that name
         if step.exit_code == 0 and step.fast_forward_to is not None:
             self.history.adopt(step.fast_forward_to)
             self._check_undone_by(step, step.fast_forward_to)
@@ -1501,6 +1504,8 @@ class MaintenanceMachine(RuleBasedStateMachine):
             got = pw.read_rows(self.wh, IDENT, tag=name)
             assert got == self._rows_of(ident), (f"tag {name} {ident}", self.log[-8:])
         for branch, rows in self.branch_rows.items():
+            if branch in self.removable_branches:
+                continue  # being deleted: a killed delete-branch leaves it half gone
             if (self.root / "branch" / f"branch-{branch}" / "snapshot").is_dir():
                 assert pw.read_rows(self.wh, IDENT, branch=branch) == rows, branch
 
