@@ -1,4 +1,4 @@
-"""BinaryRow decoding/encoding against the real bytes quoted in paimon-format.md §14.3."""
+"""BinaryRow decoding/encoding against real partition bytes Apache Paimon (Java) writes."""
 
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ from core.write.manifest_writer import (
     encode_avro,
 )
 
-# Field layouts from paimon-format.md §10-§12 (Java master), as (name, Avro type) pairs.
+# Field layouts of Paimon's ManifestEntry, DataFileMeta and ManifestFileMeta row types (Java
+# master; _VERSION from its versioned serializer), as (name, Avro type) pairs.
 JAVA_ENTRY_TOP = [
     ("_VERSION", "int"),
     ("_KIND", "int"),
