@@ -1,4 +1,4 @@
-"""Generated man pages and completion scripts are current and complete (STYLE 10)."""
+"""Generated man pages and completion scripts are current and complete (`make docs`)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_every_page_has_the_required_sections(generated: Path) -> None:
         sections = _sections(page)
         missing = [s for s in REQUIRED_SECTIONS if s not in sections]
         assert not missing, f"{name} lacks {missing}" + (
-            " (give the command an epilog with '  paimon ...' example lines, STYLE 8)"
+            " (give the command an epilog with '  paimon ...' example lines)"
             if "EXAMPLES" in missing
             else ""
         )

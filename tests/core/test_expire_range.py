@@ -1,4 +1,4 @@
-"""Every worked example of semantics §2.3 (Paimon 2.x range rule), table-driven."""
+"""Worked examples of Paimon 2.x's expiry range rule (DECISIONS D1), table-driven."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def _tag(name: str, sid: int) -> Tag:
     return Tag(name, snap, None, None)
 
 
-def test_skipping_tags_example_of_section_2_6() -> None:
+def test_skipping_tags_run_from_the_newest_at_or_below_begin_to_the_last_below_end() -> None:
     tags = [_tag("T3", 3), _tag("T6", 6)]
     assert [t.name for t in find_skipping_tags(tags, 1, 8)] == ["T3", "T6"]
     assert [t.name for t in find_skipping_tags(tags, 4, 8)] == ["T3", "T6"]

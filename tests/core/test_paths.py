@@ -1,4 +1,4 @@
-"""Partition directory names exactly as Paimon writes them (format §15)."""
+"""Partition directory names exactly as Paimon writes them (PartitionPathUtils)."""
 
 from __future__ import annotations
 

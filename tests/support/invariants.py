@@ -1,4 +1,4 @@
-"""Invariants checked after destructive tests (STYLE §9): not counts, but truths."""
+"""Invariants checked after destructive tests: not counts, but truths."""
 
 from __future__ import annotations
 
