@@ -7,7 +7,7 @@ Usage: python bench/make_big_table.py --out DIR [--snapshots N] [--files-per-sna
 The table is ``DIR/bench.db/big`` (columns ``id BIGINT, p INT, v STRING``, partitioned
 by ``p``, an unaware-bucket append table). pypaimon writes snapshot 1 (one row per
 partition, so one data file per partition); snapshots 2..N are written here, the way
-pypaimon 2.1 commits without merging manifests (format §16.3):
+pypaimon 2.1 commits without merging manifests:
 
 * data files: byte copies of pypaimon's one-row parquet file of the same partition, so
   every path exists with its recorded size and pypaimon can read every row;
