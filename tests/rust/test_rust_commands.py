@@ -162,3 +162,95 @@ def test_compact_manifests_keeps_every_snapshot_and_tag(
     else:
         assert after.snapshots.latest_id() == table.latest
     _intact(wh, table, root)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_rename_and_expire_tags(run: Run, rust_copy: Copy, name: str) -> None:
+    """The tag alone holds its snapshot's files once the snapshots are expired: renamed, it
+    reads the same by time travel; expired, it takes them along and the latest still reads."""
+    wh, table, root = rust_copy(name)
+    tag, (_tag_snapshot, rows) = min(table.tags.items())
+    expired = run("expire-snapshots", root, "--retain-min", "1", "--retain-max", "1")
+    assert expired.exit_code == 0, expired.stderr
+    result = run("rename-tag", root, tag, "renamed")
+    assert result.exit_code == 0, result.stderr
+    assert open_table(str(root)).tags.names() == sorted({*table.tags, "renamed"} - {tag})
+    assert wh.read(name, version="renamed") == rows
+    result = run("expire-tags", root, "--older-than", "0 s")  # every tag was created before now
+    assert result.exit_code == 0, result.stderr
+    assert open_table(str(root)).tags.names() == []
+    _intact(wh, table, root)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_branch_from_tag_fast_forward_and_delete(run: Run, rust_copy: Copy, name: str) -> None:
+    wh, table, root = rust_copy(name)
+    tag, (tag_snapshot, rows) = min(table.tags.items())
+    result = run("create-branch", root, "b", "--tag", tag)
+    assert result.exit_code == 0, result.stderr
+    assert rw.sort_rows(wh.sql(f"SELECT * FROM {wh.qualified(name + '$branch_b')}")) == rows
+    result = run("fast-forward", root, "b")
+    assert result.exit_code == 0, result.stderr
+    assert open_table(str(root)).snapshots.latest_id() == tag_snapshot
+    assert wh.read(name) == rows  # main is the branch now, schema included
+    result = run("delete-branch", root, "b")
+    assert result.exit_code == 0, result.stderr
+    assert not (root / "branch" / "branch-b").exists()
+    _intact(wh, table, root)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_quarantined_expiry_restored_then_purged(run: Run, rust_copy: Copy, name: str) -> None:
+    wh, table, root = rust_copy(name)
+    args = ("--retain-min", "1", "--retain-max", "1", "--quarantine")
+    result = run("expire-snapshots", root, *args)
+    assert result.exit_code == 0, result.stderr
+    assert open_table(str(root)).snapshots.ids() == [table.latest]
+    result = run("restore", root, "--last")
+    assert result.exit_code == 0, result.stderr
+    assert open_table(str(root)).snapshots.ids() == sorted(table.snapshots)
+    _intact(wh, table, root)  # every snapshot reads again
+    result = run("purge-quarantine", root)
+    assert result.exit_code == 0, result.stderr
+    assert not any(p.is_file() for p in (root / ".paimon-cli" / "quarantine").rglob("*"))
+    _intact(wh, table, root)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_long_lived_changelogs_expired(run: Run, rust_copy: Copy, name: str) -> None:
+    """Snapshot expiry with changelog.num-retained.max above the snapshots' keeps each
+    expired snapshot's changelog (decoupled); expire-changelogs --delete-all removes them."""
+    wh, table, root = rust_copy(name)
+    decoupled = (
+        "snapshot.num-retained.min=1,snapshot.num-retained.max=1,changelog.num-retained.max=100"
+    )
+    result = run("expire-snapshots", root, "--options", decoupled)
+    assert result.exit_code == 0, result.stderr
+    kept = sorted((root / "changelog").glob("changelog-*"))
+    assert len(kept) == table.latest - 1
+    result = run("expire-changelogs", root, "--delete-all")
+    assert result.exit_code == 0, result.stderr
+    assert not any((root / "changelog").iterdir())
+    _intact(wh, table, root)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_remove_unexisting_files_after_a_lost_data_file(
+    run: Run, rust_copy: Copy, name: str
+) -> None:
+    wh, table, root = rust_copy(name)
+    before = open_table(str(root))
+    lost = before.live_files(before.snapshots.latest())[0]  # type: ignore[arg-type]
+    Path(before.paths.data_file_path(lost)).unlink()
+    result = run("remove-unexisting-files", root)
+    assert result.exit_code == 0, result.stderr
+    after = open_table(str(root))
+    assert after.snapshots.latest_id() == table.latest + 1
+    names = {e.file.file_name for e in after.live_files(after.snapshots.latest())}  # type: ignore[arg-type]
+    assert lost.file.file_name not in names
+    assert run("inspect", root, "--check", "--snapshot", "latest").exit_code == 0
+    rows = wh.read(name)  # readable again
+    if not table.primary_keys and "data-evolution.enabled" not in after.options.table:
+        # Append rows are the files' rows: exactly the lost file's are gone.
+        assert len(rows) == len(table.snapshots[table.latest]) - lost.file.row_count
+        assert all(r in table.snapshots[table.latest] for r in rows)
