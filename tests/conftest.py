@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, Phase, settings
 from support import java_paimon, java_toolchain
 from support import java_writer as jw
 from support import pypaimon_writer as pw
-from support.fixtures import JAVA_BUILT, MISSING_DATA, Run, require_spark
+from support.fixtures import JAVA_BUILT, MISSING_DATA, Run, missing, require_spark
 from support.held import Held
 
 from core.runtime.executors.spark import SparkExecutor
@@ -69,10 +69,7 @@ def _require_java() -> None:
     run here; fail instead when CI requires them (PAIMON_CLI_REQUIRE_JAVA=1)."""
     reason = java_toolchain.unavailable()
     if reason:
-        message = f"Apache Paimon (Java) {reason}"
-        if java_toolchain.REQUIRED:
-            pytest.fail(f"PAIMON_CLI_REQUIRE_JAVA=1 but {message}")
-        pytest.skip(message)
+        missing(f"Apache Paimon (Java) {reason}")
 
 
 @pytest.fixture(scope="session")

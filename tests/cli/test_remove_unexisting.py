@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from support import pypaimon_writer as pw
-from support.fixtures import REPO
+from support.fixtures import REPO, missing
 from support.invariants import assert_no_dangling_references, tree_state
 from support.java_paimon import assert_java_ok
 
@@ -128,8 +128,8 @@ def _as_service_user(root: Path, *args: str) -> subprocess.CompletedProcess[str]
     else:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
-            pytest.skip(
-                "running as root needs setpriv to drop to a user chmod denies: "
+            missing(
+                "run as root needs setpriv to drop to a user chmod denies: "
                 "apt-get install util-linux"
             )
         uid = 65534  # nobody

@@ -5,14 +5,19 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from support import rust_writer as rw
+
+if TYPE_CHECKING:
+    from support import rust_writer as rw
 
 
 @pytest.fixture(scope="session")
 def rust_tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, rw.RustTable]:
     """Every pypaimon-rust scenario, written once per session (read-only: copy to change)."""
+    from support import rust_writer as rw  # here: without pypaimon-rust the tests skip
+
     return rw.write_all(tmp_path_factory.mktemp("rust-wh"))
 
 
@@ -25,6 +30,8 @@ def rust_copy(
 
     def copy(name: str) -> tuple[rw.RustWarehouse, rw.RustTable, Path]:
         table = rust_tables[name]
+        from support import rust_writer as rw
+
         wh = rw.RustWarehouse(tmp_path / "wh")
         root = wh.table_root(name)
         shutil.copytree(table.root, root, symlinks=True)

@@ -31,7 +31,11 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import pyarrow as pa
-from pypaimon_rust.datafusion import SQLContext
+
+from support.fixtures import dev_dependency
+
+# a test dependency: without it every module using this one skips, saying how to get it
+SQLContext = dev_dependency("pypaimon_rust.datafusion", "pypaimon-rust").SQLContext
 
 Row: TypeAlias = dict[str, Any]
 
