@@ -121,3 +121,16 @@ def test_history_is_bounded_by_age_but_keeps_what_restore_needs(run, table: Path
     run.json("create-tag", table, "t3")
     assert quarantined not in {r.get("run_id") for r in _records(table)}
     assert run("inspect", table, "--check").exit_code == 0
+
+
+def test_maintain_bounds_the_history_too(run, table: Path) -> None:
+    """maintain writes its record through the same path and prunes after it: a record older
+    than paimon-cli.runs.time-retained goes, the newer ones and maintain's own stay."""
+    old = run.json("create-tag", table, "t1")["run_id"]
+    _aged(table, old)
+    kept = run.json("create-tag", table, "t2")["run_id"]
+    doc = run.json("maintain", table)
+    assert doc["tables"][0]["status"] == "ok", doc
+    ids = [r["run_id"] for r in _records(table)]
+    assert old not in ids and kept in ids and len(ids) == 2
+    assert any(r.get("command") == "maintain" for r in _records(table))
