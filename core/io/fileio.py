@@ -480,6 +480,29 @@ class FileIO:
         except OSError as exc:
             raise StorageError(f"cannot delete {path}: {exc}") from exc
 
+    def delete_each(self, paths: list[str]) -> list[bool | StorageError]:
+        """``delete`` of each path in order: True deleted, False already absent, or the
+        error it raised. Local files are unlinked in one tight loop: per-file calls cost more
+        than the unlinks when a plan deletes 200,000 orphans. A subclass that hooks
+        ``delete`` (fault injection) gets every call."""
+        plain = type(self).delete is FileIO.delete
+        out: list[bool | StorageError] = []
+        for path in paths:
+            if plain and self.is_local(path):
+                try:
+                    os.unlink(path)
+                    out.append(True)
+                except FileNotFoundError:
+                    out.append(False)
+                except OSError as exc:
+                    out.append(StorageError(f"cannot delete {path}: {exc.strerror or exc}"))
+                continue
+            try:
+                out.append(self.delete(path))
+            except StorageError as exc:
+                out.append(exc)
+        return out
+
     def delete_empty_dir(self, path: str) -> bool:
         """Remove a directory only if it is empty; never recursive."""
         if self.is_local(path):

@@ -180,6 +180,21 @@ def _delete_chunk(
     ]
 
 
+def _delete_each(
+    table: PaimonTable, actions: tuple[FileAction, ...]
+) -> list[tuple[FileAction, str, int, str | None]]:
+    """Plain deletes, one FileIO call for the chunk: the outcomes ``_run_one`` gives."""
+    outcomes = table.fileio.delete_each([a.path for a in actions])
+    return [
+        (a, "done", a.size or 0, None)
+        if outcome is True
+        else (a, "absent", 0, None)
+        if outcome is False
+        else (a, "failed", 0, outcome.message)
+        for a, outcome in zip(actions, outcomes, strict=True)
+    ]
+
+
 def _run_many(
     table: PaimonTable, quarantine: Quarantine | None, actions: tuple[FileAction, ...]
 ) -> list[tuple[FileAction, str, int, str | None]]:
@@ -223,7 +238,8 @@ def _run_phase(
             run, step, work = partial(_delete_chunk, table), DELETE_BATCH, "io"
         else:
             # Chunks, not one task per file: a million futures cost more than the deletes.
-            run = partial(_run_many, table, quarantine)
+            plain = quarantine is None and all(a.op == "delete" for a in phase.actions)
+            run = partial(_delete_each, table) if plain else partial(_run_many, table, quarantine)
             step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
             local = all(table.fileio.is_local(a.path) for a in phase.actions)
             work = "local" if local else "io"

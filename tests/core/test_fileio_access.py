@@ -87,3 +87,21 @@ def test_exists_on_an_object_store_raises_on_a_refused_permission(
     monkeypatch.setattr(fs, "info", denied)
     with pytest.raises(StorageAccessError):
         fileio.exists(f"{bucket}/data-1.parquet")
+
+
+def test_delete_each_answers_as_delete_does(tmp_path: Path) -> None:
+    """Deleted, already absent, or the error ``delete`` raises: locally in one loop, and on
+    another store (memory://) through ``delete`` itself."""
+    (tmp_path / "a").write_bytes(b"x")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "inner").write_bytes(b"x")
+    fileio = FileIO()
+    fileio.write_bytes("memory://each/b", b"x")
+    paths = [str(tmp_path / "a"), str(tmp_path / "gone"), str(tmp_path / "d")]
+    paths += ["memory://each/b", "memory://each/gone"]
+    outcomes = fileio.delete_each(paths)
+    assert outcomes[:2] == [True, False]
+    assert isinstance(outcomes[2], StorageError)
+    assert outcomes[2].message.startswith(f"cannot delete {tmp_path / 'd'}: ")
+    assert outcomes[3:] == [True, False]
+    assert not (tmp_path / "a").exists() and (tmp_path / "d" / "inner").exists()
