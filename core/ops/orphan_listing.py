@@ -4,7 +4,7 @@ into orphans (and finds old empty directories)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import partial
@@ -75,12 +75,19 @@ class NameShapes:
         return _FLAT_PREFIXES.get(kind, ((), True))
 
     def candidate(self, kind: str, name: str) -> bool:
-        prefixes, temp_only = self.prefixes(kind)
-        if not prefixes or name.endswith(".managed.blob"):
-            return False
-        if name.startswith(".") and name.endswith(".tmp"):
-            return name[1:].startswith(prefixes)
-        return not temp_only and name.startswith(prefixes)
+        return _matches(*self.prefixes(kind), name)
+
+    def matcher(self, kind: str) -> Callable[[str], bool]:
+        """``candidate`` for one kind, its prefixes looked up once (a listing asks per file)."""
+        return partial(_matches, *self.prefixes(kind))
+
+
+def _matches(prefixes: tuple[str, ...], temp_only: bool, name: str) -> bool:
+    if not prefixes or name.endswith(".managed.blob"):
+        return False
+    if name.startswith(".") and name.endswith(".tmp"):
+        return name[1:].startswith(prefixes)
+    return not temp_only and name.startswith(prefixes)
 
 
 _FLAT_PREFIXES: dict[str, tuple[tuple[str, ...], bool]] = {
@@ -171,19 +178,18 @@ def _scan_one(
     if d.depth >= 0:
         return out  # a partition level or the data root: Paimon writes no file there
     kind = d.kind
+    candidate = shapes.matcher(kind)
     if used is None:
         prefix = d.path.rstrip("/") + "/"
         out.unresolved = [
-            (name, prefix + name, "", "", kind)
-            for name in scan.known
-            if shapes.candidate(kind, name)
+            (name, prefix + name, "", "", kind) for name in scan.known if candidate(name)
         ]
     for e in scan.files:
         if e.is_symlink or e.mtime_ms is None:
             continue  # never follow or remove a link (D3)
         if not (e.mtime_ms < older_than_ms or e.mtime_ms > future_ms):
             continue
-        if not is_candidate_in(kind, e, shapes):
+        if not candidate(e.name):
             continue
         if used is None:
             out.unresolved.append((e.name, e.path, str(e.size), str(e.mtime_ms), kind))
