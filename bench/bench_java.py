@@ -12,9 +12,11 @@ every table file is aged to two days ago, so every file is a candidate for orpha
 (``--scale`` multiplies the files per commit and the orphans). ``--table DIR`` keeps the
 built table there and reuses it in later runs (it takes Java a few minutes to write).
 
-Each round copies the table twice (``cp -a``), runs ours on one copy and Java on the other
-(alternating which goes first), whole processes (start-up included), and keeps the best
-wall time of ``--rounds`` (3) for each side:
+Each round copies the table for each side (``cp -a``), runs ours on one copy and Java on
+another (rotating which goes first), whole processes (start-up included), and keeps the
+best wall time of ``--rounds`` (3) for each side; ``--before DIR`` runs another source
+tree of ours as a third side (``git archive main | tar -x -C DIR``: an optimisation
+measured before/after in the same run):
 - ``paimon expire-snapshots --retain-max 10 --retain-min 10 --max-deletes 100000000`` vs
   ``ExpireSnapshots`` with the same config (all but the last 10 snapshots expire);
 - ``paimon delete-orphan-files --older-than T`` vs ``OrphanFilesClean.olderThan(T)``, T a
@@ -121,34 +123,44 @@ def compare(
     table: Path,
     work: Path,
     rounds: int,
-    ours: Callable[[Path], list[str]],
-    java: Callable[[Path], list[str]],
+    sides: dict[str, Callable[[Path], list[str]]],
 ) -> tuple[float, set[str]]:
-    """Best wall time of ours; the files ours removed (relative paths)."""
-    best = {"ours": (1e9, 0.0), "java": (1e9, 0.0)}
+    """Best wall time of ``ours``; the files it removed (relative paths). ``sides``: ours,
+    java and maybe before (another source tree of ours), run in a rotating order."""
+    best = dict.fromkeys(sides, (1e9, 0.0))
     removed: set[str] = set()
     for r in range(rounds):
         copies = {side: work / f"{name}-{side}-{r}" for side in best}
         for path in copies.values():
             subprocess.run(["cp", "-a", str(table), str(path)], check=True)
-        order = ["ours", "java"] if r % 2 == 0 else ["java", "ours"]
+        order = list(sides)
+        order = order[r % len(order) :] + order[: r % len(order)]
         for side in order:
-            cmd = ours(copies[side]) if side == "ours" else java(copies[side])
-            result = timed(cmd)
-            best[side] = min(best[side], result)
+            best[side] = min(best[side], timed(sides[side](copies[side])))
         removed = tree(table) - tree(copies["ours"])
-        if tree(copies["ours"]) != tree(copies["java"]):
-            diff = tree(copies["ours"]) ^ tree(copies["java"])
-            print(f"  {name}: the copies DIFFER ({len(diff)} files, e.g. {sorted(diff)[:3]})")
+        for side in sides:
+            if side != "ours" and tree(copies["ours"]) != tree(copies[side]):
+                diff = tree(copies["ours"]) ^ tree(copies[side])
+                print(
+                    f"  {name}: ours and {side} DIFFER ({len(diff)} files, e.g. {sorted(diff)[:3]})"
+                )
         for path in copies.values():
             shutil.rmtree(path)
     (ow, oc), (jw, jc) = best["ours"], best["java"]
     goal = "meets" if ow <= 0.2 * jw else "MISSES"
+    load = f"[load {os.getloadavg()[0]:.1f}]"
     print(
         f"{name}: ours {ow:.2f} s (CPU {oc:.2f} s), Java {jw:.2f} s (CPU {jc:.2f} s): "
-        f"{ow / jw:.2f}x ({goal} <= 0.2x)  [load {os.getloadavg()[0]:.1f}]",
+        f"{ow / jw:.2f}x ({goal} <= 0.2x)  {load}",
         flush=True,
     )
+    if "before" in best:
+        bw, bc = best["before"]
+        print(
+            f"{name}: before {bw:.2f} s (CPU {bc:.2f} s) -> ours {ow:.2f} s (CPU {oc:.2f} s): "
+            f"{ow / bw:.2f}x, Java ratio before {bw / jw:.2f}x  {load}",
+            flush=True,
+        )
     return ow, removed
 
 
@@ -205,6 +217,9 @@ def main() -> int:
     parser.add_argument("--snapshots", type=int, default=2000)
     parser.add_argument("--table", type=Path, help="keep the built table here; reuse it")
     parser.add_argument("--commands", default="expire,orphans")
+    parser.add_argument(
+        "--before", type=Path, help="also run this source tree of ours (e.g. `git archive main`)"
+    )
     args = parser.parse_args()
     parent = args.workdir or (Path("/dev/shm") if Path("/dev/shm").is_dir() else None)
     with tempfile.TemporaryDirectory(prefix="bench-java-", dir=parent) as tmp:
@@ -219,6 +234,21 @@ def main() -> int:
         snapshots = len(os.listdir(table / "snapshot")) - 2
         print(f"table {table}: {files:,} files, {snapshots:,} snapshots", flush=True)
         paimon = [sys.executable, "-m", "paimon_cli"]
+        # -P: the source tree on PYTHONPATH, not the current directory, is imported.
+        before = (
+            []
+            if args.before is None
+            else ["env", f"PYTHONPATH={args.before}", sys.executable, "-P", "-m", "paimon_cli"]
+        )
+
+        def sides(
+            ours: Callable[[Path], list[str]], java: Callable[[Path], list[str]]
+        ) -> dict[str, Callable[[Path], list[str]]]:
+            out = {"ours": ours, "java": java}
+            if before:
+                out["before"] = lambda p: [*before, *ours(p)[len(paimon) :]]
+            return out
+
         wanted = args.commands.split(",")
         if "expire" in wanted:
             ours_s, removed = compare(
@@ -226,19 +256,21 @@ def main() -> int:
                 table,
                 work,
                 args.rounds,
-                lambda p: [
-                    *paimon,
-                    "expire-snapshots",
-                    str(p),
-                    "--retain-max",
-                    "10",
-                    "--retain-min",
-                    "10",
-                    "--max-deletes",
-                    "100000000",
-                    "-q",
-                ],
-                lambda p: [*java, "expire", str(p), "10"],
+                sides(
+                    lambda p: [
+                        *paimon,
+                        "expire-snapshots",
+                        str(p),
+                        "--retain-max",
+                        "10",
+                        "--retain-min",
+                        "10",
+                        "--max-deletes",
+                        "100000000",
+                        "-q",
+                    ],
+                    lambda p: [*java, "expire", str(p), "10"],
+                ),
             )
             copy = work / "floor"
             subprocess.run(["cp", "-a", str(table), str(copy)], check=True)
@@ -258,8 +290,17 @@ def main() -> int:
                 table,
                 work,
                 args.rounds,
-                lambda p: [*paimon, "delete-orphan-files", str(p), "--older-than", cutoff, "-q"],
-                lambda p: [*java, "orphans", str(p), cutoff],
+                sides(
+                    lambda p: [
+                        *paimon,
+                        "delete-orphan-files",
+                        str(p),
+                        "--older-than",
+                        cutoff,
+                        "-q",
+                    ],
+                    lambda p: [*java, "orphans", str(p), cutoff],
+                ),
             )
             copy = work / "floor"
             subprocess.run(["cp", "-a", str(table), str(copy)], check=True)
