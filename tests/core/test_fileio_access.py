@@ -105,3 +105,26 @@ def test_delete_each_answers_as_delete_does(tmp_path: Path) -> None:
     assert outcomes[2].message.startswith(f"cannot delete {tmp_path / 'd'}: ")
     assert outcomes[3:] == [True, False]
     assert not (tmp_path / "a").exists() and (tmp_path / "d" / "inner").exists()
+
+
+@pytest.mark.parametrize("where", ["class", "instance"])
+def test_delete_each_calls_a_patched_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Fault injection patches FileIO.delete on the class or on one FileIO: delete_each
+    must go through it for every path, not unlink inline (a refused delete was counted done)."""
+    (tmp_path / "a").write_bytes(b"x")
+    seen: list[str] = []
+
+    def refuse(*args: object) -> bool:
+        seen.append(str(args[-1]))
+        raise StorageError(f"cannot delete {args[-1]}: Permission denied")
+
+    fileio = FileIO()
+    if where == "class":
+        monkeypatch.setattr(FileIO, "delete", refuse)
+    else:
+        monkeypatch.setattr(fileio, "delete", refuse)
+    outcomes = fileio.delete_each([str(tmp_path / "a")])
+    assert seen == [str(tmp_path / "a")] and isinstance(outcomes[0], StorageError)
+    assert (tmp_path / "a").exists()
