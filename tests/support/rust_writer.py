@@ -32,10 +32,16 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-from support.fixtures import dev_dependency
+try:
+    from pypaimon_rust.datafusion import SQLContext
+except ModuleNotFoundError:
+    if "pytest" not in sys.modules:  # run as a script (scripts/plain_install_check.py)
+        raise
+    # a test dependency: without it every test module using this one skips, saying how to
+    # get it (or fails where every test must run)
+    from support.fixtures import missing
 
-# a test dependency: without it every module using this one skips, saying how to get it
-SQLContext = dev_dependency("pypaimon_rust.datafusion", "pypaimon-rust").SQLContext
+    missing("needs pypaimon-rust (a test dependency): pip install -e '.[dev]'")
 
 Row: TypeAlias = dict[str, Any]
 
