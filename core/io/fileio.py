@@ -464,13 +464,7 @@ class FileIO:
     def delete(self, path: str) -> bool:
         """Delete one file; False when it was already absent (deletes are idempotent)."""
         if self.is_local(path):
-            try:
-                os.unlink(path)
-                return True
-            except FileNotFoundError:
-                return False
-            except OSError as exc:
-                raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from exc
+            return _unlink(path)
         fs, p = self._fs(path)
         try:
             self._remote(lambda: fs.rm_file(p), path)
@@ -488,17 +482,8 @@ class FileIO:
         plain = type(self).delete is _UNHOOKED_DELETE and "delete" not in vars(self)
         out: list[bool | StorageError] = []
         for path in paths:
-            if plain and self.is_local(path):
-                try:
-                    os.unlink(path)
-                    out.append(True)
-                except FileNotFoundError:
-                    out.append(False)
-                except OSError as exc:
-                    out.append(StorageError(f"cannot delete {path}: {exc.strerror or exc}"))
-                continue
             try:
-                out.append(self.delete(path))
+                out.append(_unlink(path) if plain and self.is_local(path) else self.delete(path))
             except StorageError as exc:
                 out.append(exc)
         return out
@@ -593,6 +578,17 @@ class FileIO:
 # delete as defined here: delete_each unlinks inline only while nothing replaced it (a
 # subclass, a patch of the class or of one instance: the tests' fault injection)
 _UNHOOKED_DELETE = FileIO.delete
+
+
+def _unlink(path: str) -> bool:
+    """Delete one local file; False when it was already absent."""
+    try:
+        os.unlink(path)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from exc
 
 
 def _write_temp_beside(path: str, data: bytes) -> str:
