@@ -27,6 +27,7 @@ from core.format.model import (
     DataFileMeta,
     DeletionVectorRange,
     Expected,
+    ExpireFileEntry,
     FileKind,
     IndexManifestEntry,
     ManifestEntry,
@@ -182,6 +183,33 @@ def _to_entry(row: Mapping[str, Any], path: str) -> ManifestEntry:
     )
 
 
+_KINDS = (FileKind.ADD, FileKind.DELETE)
+
+
+def _to_expire_entry(row: Mapping[str, Any], path: str) -> ExpireFileEntry:
+    """``_to_entry``'s checks on the fields expiry reads; the others are not converted."""
+    if row.get("_VERSION", 2) != 2:
+        _check_version(row, 2, path)
+    kind = row["_KIND"]
+    if kind not in (0, 1):
+        raise CorruptMetadataError(path, f"unknown _KIND {kind}")
+    f = row["_FILE"]
+    name = f["_FILE_NAME"]
+    if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
+        _plain_name(name, path)  # raises; the inline test keeps the usual case fast
+    extra = f.get("_EXTRA_FILES")
+    return ExpireFileEntry(
+        _KINDS[kind],
+        bytes(row["_PARTITION"]),
+        int(row["_BUCKET"]),
+        name,
+        int(f["_FILE_SIZE"]),
+        tuple(_plain_name(n, path) for n in extra) if extra else (),
+        f.get("_EXTERNAL_PATH"),
+        f.get("_FILE_SOURCE"),
+    )
+
+
 def _to_index_entry(row: Mapping[str, Any], path: str) -> IndexManifestEntry:
     _check_version(row, 1, path)
     ranges = tuple(
@@ -278,6 +306,11 @@ def decode_manifest_list(data: bytes, path: str, *, expect: Expected) -> list[Ma
 
 def decode_manifest(data: bytes, path: str, *, expect: Expected) -> Iterator[ManifestEntry]:
     return _decode(data, path, expect, _to_entry)
+
+
+def decode_expire_entries(data: bytes, path: str, *, expect: Expected) -> Iterator[ExpireFileEntry]:
+    """A manifest's entries as expiry reads them (kind and location only)."""
+    return _decode(data, path, expect, _to_expire_entry)
 
 
 def decode_index_manifest(data: bytes, path: str, *, expect: Expected) -> list[IndexManifestEntry]:

@@ -402,6 +402,22 @@ class ManifestEntry:
         )
 
 
+class ExpireFileEntry(NamedTuple):
+    """What expiry reads of a manifest entry (Paimon's ExpireFileEntry): its kind and where
+    the file lives, not a whole ManifestEntry. An expiry reads every entry of every delta
+    it walks, and building 40,000 ManifestEntry objects cost more than decoding them
+    (issue 27)."""
+
+    kind: FileKind
+    partition: bytes
+    bucket: int
+    file_name: str
+    file_size: int
+    extra_files: tuple[str, ...]
+    external_path: str | None
+    file_source: int | None
+
+
 @dataclass(frozen=True, slots=True)
 class DeletionVectorRange:
     data_file: str

@@ -122,12 +122,12 @@ def _plan_one(
         return
     tag = tag_keys(cl.id)
     if exists(cl.delta_manifest_list):
-        for _path, entry in delta_deletions(table, cl):
-            key = (entry.partition, entry.bucket, entry.file.file_name)
+        for path, deleted in delta_deletions(table, cl):
+            key = (deleted.partition, deleted.bucket, deleted.file_name)
             if tag is not None and key in tag[1]:
-                acts.kept.append(Kept(table.paths.data_file_path(entry), tag[0]))
+                acts.kept.append(Kept(path, tag[0]))
                 continue
-            acts.add_entry(entry, "data", reason)
+            acts.add_deleted(path, deleted, "data", reason)
         _unused_list(acts, cl, cl.delta_manifest_list, skip, reason)
     if exists(cl.base_manifest_list):
         _unused_list(acts, cl, cl.base_manifest_list, skip, reason)

@@ -35,6 +35,7 @@ from core.ops.expire_snapshots_checks import (
 from core.ops.snapshot_deletion import (
     DeletionBuilder,
     KeySet,
+    ListCache,
     check_retained,
     note_tagged_changelogs,
     plan_coupled_changelogs,
@@ -378,10 +379,9 @@ def plan_expire_snapshots(
             by_id[end], expiring, _gone_lists(e, tags, begin, by_id[end], expiring)
         )
     changelog_files = changelog_protection(table, part[0].expired_ids if part else ())
-    deltas = read_deltas(table, [s for s in found if s.id > begin], executor, e.progress)
-    wanted = {
-        (en.partition, en.bucket, en.file.file_name) for _s, d in deltas for _p, en in d or ()
-    }
+    lists: ListCache = {}
+    deltas = read_deltas(table, [s for s in found if s.id > begin], executor, e.progress, lists)
+    wanted = {(en.partition, en.bucket, en.file_name) for _s, d in deltas for _p, en in d or ()}
     keys_of = _tag_keys(table, executor, wanted)
     plan_deleted_data(e.b, deltas, tags, keys_of, branch_files, e.config)
     if not e.config.changelog_decoupled:
@@ -389,7 +389,7 @@ def plan_expire_snapshots(
     skip = skipping_names(
         table, [*(t.snapshot for t in find_skipping_tags(tags, begin, end)), by_id[end]]
     )
-    plan_unused_metadata(e.b, expiring, skip, e.config, branch_files, changelog_files)
+    plan_unused_metadata(e.b, expiring, skip, e.config, branch_files, changelog_files, lists)
     note_tagged_changelogs(e.b, expiring, tags, e.config.changelog_decoupled)
     phases = pointer_phases(e.b, expiring, end, e.rng.latest or end, e.config)
     _explain_kept(e.b, bool(branch_files))

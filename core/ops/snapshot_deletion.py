@@ -12,17 +12,27 @@ from functools import partial
 from typing import TypeVar
 
 from core.errors import MissingFileError, PaimonError, SafetyRefusalError
-from core.format.model import FileKind, ManifestEntry, Snapshot, Tag
+from core.format.model import (
+    ExpireFileEntry,
+    FileKind,
+    ManifestEntry,
+    ManifestRef,
+    Snapshot,
+    Tag,
+)
 from core.format.options import ExpireConfig
 from core.ops.details.expiry import KeptByBranch, KeptByChangelog, KeptByTag
 from core.retention.protection import empty_dir_actions
 from core.runtime.executors.base import Executor
 from core.runtime.plans import FileAction, Phase
 from core.runtime.progress import Progress
+from core.table.paths import DataFileLocation
 from core.table.table import PaimonTable
 
 T = TypeVar("T")
 KeySet = set[tuple[bytes, int, str]]
+Deleted = list[tuple[str, ExpireFileEntry]]  # a delta's deleted files, by physical path
+ListCache = dict[str, list[ManifestRef]]  # manifest lists read once, by name
 
 
 @dataclass
@@ -54,11 +64,30 @@ class DeleteActions:
 
     def add_entry(self, entry: ManifestEntry, kind: str, reason: str) -> None:
         """A data (or changelog) file of a manifest entry, with its extra files."""
+        f = entry.file
+        self.add_file(entry.partition, entry.bucket, f, f.file_size, kind, reason)
+
+    def add_file(
+        self,
+        partition: bytes,
+        bucket: int,
+        f: DataFileLocation,
+        size: int,
+        kind: str,
+        reason: str,
+        path: str | None = None,
+    ) -> None:
+        """A data (or changelog) file, with its extra files; ``path``: its path if known."""
         paths = self.table.paths
-        self.add(self.data, paths.data_file_path(entry), kind, entry.file.file_size, reason)
-        for extra in paths.extra_file_paths(entry.partition, entry.bucket, entry.file):
-            self.add(self.data, extra, "extra", None, reason)
-        self.buckets[(entry.partition, entry.bucket)] = None
+        self.add(self.data, path or paths.file_path(partition, bucket, f), kind, size, reason)
+        if f.extra_files:
+            for extra in paths.extra_file_paths(partition, bucket, f):
+                self.add(self.data, extra, "extra", None, reason)
+        self.buckets[(partition, bucket)] = None
+
+    def add_deleted(self, path: str, entry: ExpireFileEntry, kind: str, reason: str) -> None:
+        """A file a delta deleted (``path``: its physical path, as ``delta_deletions``)."""
+        self.add_file(entry.partition, entry.bucket, entry, entry.file_size, kind, reason, path)
 
     def keeps(self, path: str) -> bool:
         """Whether a path to delete is kept instead (recording why)."""
@@ -97,12 +126,17 @@ def vanished_or_raise(table: PaimonTable, snap: Snapshot, read: Callable[[], T])
         raise err from None
 
 
-def delta_deletions(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]]:
-    """Files DELETEd by a snapshot's delta and not re-ADDed in it, keyed by physical path."""
-    pending: dict[str, ManifestEntry] = {}
-    for meta in table.manifest_list(snap, snap.delta_manifest_list):
-        for entry in table.manifest(meta):
-            path = table.paths.data_file_path(entry)
+def delta_deletions(table: PaimonTable, snap: Snapshot, lists: ListCache | None = None) -> Deleted:
+    """Files DELETEd by a snapshot's delta and not re-ADDed in it, keyed by physical path;
+    the delta list's manifests go into ``lists`` when given (step 3 needs them again)."""
+    pending: dict[str, ExpireFileEntry] = {}
+    file_path = table.paths.file_path
+    refs = table.manifest_list_names(snap, snap.delta_manifest_list)
+    if lists is not None:
+        lists[snap.delta_manifest_list] = refs
+    for ref in refs:
+        for entry in table.expire_entries(ref):
+            path = file_path(entry.partition, entry.bucket, entry)
             if entry.kind is FileKind.ADD:
                 pending.pop(path, None)
             else:
@@ -125,8 +159,8 @@ def check_retained(
             table.manifest_list_names(newest, name)
 
 
-def _read_delta(table: PaimonTable, snap: Snapshot) -> list[tuple[str, ManifestEntry]] | None:
-    return vanished_or_raise(table, snap, partial(delta_deletions, table, snap))
+def _read_delta(table: PaimonTable, lists: ListCache, snap: Snapshot) -> Deleted | None:
+    return vanished_or_raise(table, snap, partial(delta_deletions, table, snap, lists))
 
 
 def skipping_names(
@@ -177,18 +211,27 @@ def with_sizes(table: PaimonTable, executor: Executor, phases: list[Phase]) -> l
 
 
 def _plan_manifests(
-    b: DeletionBuilder, snap: Snapshot, skip: set[str], *, data_lists: bool, changelog_list: bool
+    b: DeletionBuilder,
+    snap: Snapshot,
+    skip: set[str],
+    lists: ListCache,
+    *,
+    data_lists: bool,
+    changelog_list: bool,
 ) -> None:
     table, paths = b.table, b.table.paths
     reason = f"only used by expired snapshot {snap.id}"
-    lists = [snap.base_manifest_list, snap.delta_manifest_list] if data_lists else []
+    names = [snap.base_manifest_list, snap.delta_manifest_list] if data_lists else []
     if changelog_list and snap.changelog_manifest_list:
-        lists.append(snap.changelog_manifest_list)
-    for list_name in lists:
+        names.append(snap.changelog_manifest_list)
+    for list_name in names:
         if list_name in skip:
             continue
         skip.add(list_name)
-        for name, size, _entries in table.manifest_list_names(snap, list_name):
+        refs = lists.get(list_name)
+        if refs is None:
+            refs = table.manifest_list_names(snap, list_name)
+        for name, size, _entries in refs:
             if name not in skip:
                 skip.add(name)
                 b.add(b.manifests, paths.manifest_path(name), "manifest", size, reason)
@@ -225,7 +268,7 @@ def note_tagged_changelogs(
 
 def plan_deleted_data(
     b: DeletionBuilder,
-    deltas: Iterable[tuple[Snapshot, list[tuple[str, ManifestEntry]] | None]],
+    deltas: Iterable[tuple[Snapshot, Deleted | None]],
     tags: list[Tag],
     keys_of: Callable[[Tag], KeySet],
     branch_files: Mapping[str, str],
@@ -241,18 +284,18 @@ def plan_deleted_data(
             continue
         previous = [t for t in tags if t.snapshot.id < snap.id]
         keys = keys_of(previous[-1]) if previous else set()
+        reason = f"removed by snapshot {snap.id}"
         for path, entry in deleted:
-            f = entry.file
-            if decoupled and not produce_changelog and f.file_source in (None, 0):
+            if decoupled and not produce_changelog and entry.file_source in (None, 0):
                 b.kept_for_changelog += 1  # producer none: APPEND files are the changelog
                 continue
-            if (entry.partition, entry.bucket, f.file_name) in keys:
+            if (entry.partition, entry.bucket, entry.file_name) in keys:
                 b.kept_by_tag.append(KeptByTag(path, previous[-1].name))
                 continue
             if path in branch_files:
                 b.kept_by_branch.append(KeptByBranch(path, branch_files[path]))
                 continue
-            b.add_entry(entry, "data", f"removed by snapshot {snap.id}")
+            b.add_deleted(path, entry, "data", reason)
 
 
 def plan_coupled_changelogs(
@@ -284,15 +327,22 @@ def plan_unused_metadata(
     config: ExpireConfig,
     branch_files: Mapping[str, str],
     changelog_files: Mapping[str, int],
+    lists: ListCache | None = None,
 ) -> None:
     """Step 3: manifests, index and statistics files not used by the new earliest snapshot
     or the skipping tags (``skip``); then what another branch or a long-lived changelog
-    still uses is kept."""
+    still uses is kept. ``lists``: manifest lists already read (``read_deltas``)."""
     decoupled = config.changelog_decoupled
     data_lists = not decoupled or config.changelog_producer != "none"
     for snap in expiring:
         plan_one = partial(
-            _plan_manifests, b, snap, skip, data_lists=data_lists, changelog_list=not decoupled
+            _plan_manifests,
+            b,
+            snap,
+            skip,
+            lists or {},
+            data_lists=data_lists,
+            changelog_list=not decoupled,
         )
         vanished_or_raise(b.table, snap, plan_one)
     for bucket in (b.manifests, b.data):
@@ -379,16 +429,21 @@ def changelog_latest_hint(table: PaimonTable, latest: int) -> FileAction:
 
 
 def read_deltas(
-    table: PaimonTable, snaps: list[Snapshot], executor: Executor, progress: Progress
-) -> list[tuple[Snapshot, list[tuple[str, ManifestEntry]] | None]]:
+    table: PaimonTable,
+    snaps: list[Snapshot],
+    executor: Executor,
+    progress: Progress,
+    lists: ListCache | None = None,
+) -> list[tuple[Snapshot, Deleted | None]]:
     """Each snapshot's delta deletions (None when the snapshot vanished meanwhile). On local
     disk they are read inline: decoding is CPU-bound, and threads shared one GIL (2,000
     deltas took longer on 4 threads than on one), while worker processes cost more CPU to
-    start than the decoding they would share on a busy 2-core machine."""
+    start than the decoding they would share on a busy 2-core machine. The delta lists
+    read go into ``lists`` (step 3 reads each list once)."""
     progress.start("reading deltas", len(snaps))
     local = table.fileio.is_local(table.location)
     deltas = executor.map(
-        partial(_read_delta, table),
+        partial(_read_delta, table, {} if lists is None else lists),
         snaps,
         on_result=lambda _r: progress.advance(),
         work="local" if local else "io",

@@ -7,13 +7,28 @@ import math
 import os
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from core.format import binary_row
-from core.format.model import DataFileMeta, IndexManifestEntry, ManifestEntry, TableSchema
+from core.format.model import IndexManifestEntry, ManifestEntry, TableSchema
 from core.format.options import TableOptions
 from core.format.types import DataType
 from core.io.fileio import is_under, join, normalize_path, parent, protocol_of
+
+
+class DataFileLocation(Protocol):
+    """Where a data file lives, as its manifest entry says: a DataFileMeta, or the
+    ExpireFileEntry expiry reads instead of a whole entry."""
+
+    @property
+    def file_name(self) -> str: ...
+
+    @property
+    def external_path(self) -> str | None: ...
+
+    @property
+    def extra_files(self) -> tuple[str, ...]: ...
+
 
 _ESCAPE = frozenset("\"#%'*/:=?\\{}[]^")
 
@@ -124,6 +139,7 @@ class PathFactory:
         self.partition_keys: tuple[str, ...] = schema.partition_keys
         self.partition_types: tuple[DataType, ...] = schema.partition_types
         self._partition_cache: dict[bytes, str] = {}
+        self._bucket_dirs: dict[tuple[bytes, int], str] = {}  # under data_root
         self.data_root = (
             join(self.root, options.path_directory) if options.path_directory else self.root
         )
@@ -179,18 +195,29 @@ class PathFactory:
         }
 
     def bucket_dir(self, partition: bytes, bucket: int, *, base: str | None = None) -> str:
+        if base is None:
+            # Every data file path passes here: an expiry builds tens of thousands.
+            cached = self._bucket_dirs.get((partition, bucket))
+            if cached is None:
+                cached = self._bucket_dirs[(partition, bucket)] = self._bucket_dir(
+                    self.data_root, partition, bucket
+                )
+            return cached
+        return self._bucket_dir(base, partition, bucket)
+
+    def _bucket_dir(self, base: str, partition: bytes, bucket: int) -> str:
         name = "bucket-postpone" if bucket == -2 else f"bucket-{bucket}"
         return join(base or self.data_root, self.partition_path(partition), name)
 
     def data_file_path(self, entry: ManifestEntry) -> str:
         return self.file_path(entry.partition, entry.bucket, entry.file)
 
-    def file_path(self, partition: bytes, bucket: int, f: DataFileMeta) -> str:
+    def file_path(self, partition: bytes, bucket: int, f: DataFileLocation) -> str:
         if f.external_path:
             return normalize_path(f.external_path)
         return join(self.bucket_dir(partition, bucket), f.file_name)
 
-    def extra_file_paths(self, partition: bytes, bucket: int, f: DataFileMeta) -> list[str]:
+    def extra_file_paths(self, partition: bytes, bucket: int, f: DataFileLocation) -> list[str]:
         directory = parent(self.file_path(partition, bucket, f))
         return [join(directory, name) for name in f.extra_files]
 

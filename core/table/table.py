@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from core.errors import MissingFileError, TableNotFoundError
 from core.format.manifest import (
+    decode_expire_entries,
     decode_index_manifest,
     decode_manifest,
     decode_manifest_list,
@@ -16,6 +17,7 @@ from core.format.manifest import (
 )
 from core.format.model import (
     UNRECORDED,
+    ExpireFileEntry,
     IndexManifestEntry,
     ManifestEntry,
     ManifestFileMeta,
@@ -91,6 +93,11 @@ class PaimonTable:
         """The entries of a manifest, as its list names it."""
         path, data = self._read(ref.file_name, "manifest")
         return decode_manifest(data, path, expect=ref.expected())
+
+    def expire_entries(self, ref: ManifestFileMeta | ManifestRef) -> Iterator[ExpireFileEntry]:
+        """The entries of a manifest as expiry reads them: kind and location only."""
+        path, data = self._read(ref.file_name, "manifest")
+        return decode_expire_entries(data, path, expect=ref.expected())
 
     def index_manifest(self, root: Snapshot) -> list[IndexManifestEntry]:
         """``root``'s index manifest (nothing records its size)."""

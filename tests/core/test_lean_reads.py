@@ -1,5 +1,6 @@
-"""The lean paths orphan cleaning takes for speed give exactly what the full paths give:
-names-only manifest decoding, listings that skip known names, CPU work in processes."""
+"""The lean paths orphan cleaning and expiry take for speed give exactly what the full
+paths give: names-only and expiry-only manifest decoding, listings that skip known names,
+CPU work in processes."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ from support import pypaimon_writer as pw
 from support.fixtures import java_table_params
 
 from core.errors import CorruptMetadataError, StorageError
-from core.format.manifest import decode_manifest, decode_manifest_file_names
-from core.format.model import UNRECORDED, ManifestFileMeta
+from core.format.manifest import (
+    decode_expire_entries,
+    decode_manifest,
+    decode_manifest_file_names,
+)
+from core.format.model import UNRECORDED, ExpireFileEntry, ManifestEntry, ManifestFileMeta
 from core.io.fileio import FileIO
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import PaimonTable, open_table
@@ -30,33 +35,52 @@ def _manifests(table: PaimonTable) -> dict[str, ManifestFileMeta]:
     return metas
 
 
+def _expire_view(entry: ManifestEntry) -> ExpireFileEntry:
+    f = entry.file
+    return ExpireFileEntry(
+        entry.kind,
+        entry.partition,
+        entry.bucket,
+        f.file_name,
+        f.file_size,
+        f.extra_files,
+        f.external_path,
+        f.file_source,
+    )
+
+
 def _assert_names_match_full_decode(table: PaimonTable) -> int:
+    """Names-only and expiry-only decoding against the full decode of every manifest."""
     checked = 0
     for name, meta in sorted(_manifests(table).items()):
         path = table.paths.manifest_path(name)
         data = Path(path).read_bytes()
         full: list[str] = []
-        for entry in decode_manifest(data, path, expect=meta.expected()):
+        entries = list(decode_manifest(data, path, expect=meta.expected()))
+        for entry in entries:
             full.append(entry.file.file_name)
             full.extend(entry.file.extra_files)
         assert decode_manifest_file_names(data, path, expect=meta.expected()) == full, path
+        lean = list(decode_expire_entries(data, path, expect=meta.expected()))
+        assert lean == [_expire_view(e) for e in entries], path
+        assert all(e.kind is f.kind for e, f in zip(lean, entries, strict=True))
         checked += 1
     return checked
 
 
 @pytest.mark.parametrize("root", java_table_params())
-def test_names_only_decoding_matches_full_decoding_java(root: Path) -> None:
+def test_lean_decoding_matches_full_decoding_java(root: Path) -> None:
     _assert_names_match_full_decode(open_table(str(root)))  # some fixtures have no snapshot
 
 
 @pytest.mark.parametrize("name", [*pw.BUILDERS, "external_paths"])
-def test_names_only_decoding_matches_full_decoding_pypaimon(
+def test_lean_decoding_matches_full_decoding_pypaimon(
     scenarios: dict[str, pw.Scenario], name: str
 ) -> None:
     assert _assert_names_match_full_decode(open_table(str(scenarios[name].root))) > 0
 
 
-def test_names_only_decoding_refuses_what_full_decoding_refuses(
+def test_lean_decoding_refuses_what_full_decoding_refuses(
     scenarios: dict[str, pw.Scenario],
 ) -> None:
     table = open_table(str(scenarios["append_partitioned"].root))
@@ -66,6 +90,8 @@ def test_names_only_decoding_refuses_what_full_decoding_refuses(
         decode_manifest_file_names(data[: len(data) // 2], path, expect=UNRECORDED)
     with pytest.raises(CorruptMetadataError):
         decode_manifest_file_names(b"", path, expect=UNRECORDED)
+    with pytest.raises(CorruptMetadataError):
+        list(decode_expire_entries(data[: len(data) // 2], path, expect=UNRECORDED))
     reader = fastavro.reader(io.BytesIO(data))
     rows = list(reader)
     rows[0]["_FILE"]["_FILE_NAME"] = "../../outside.parquet"
@@ -76,6 +102,17 @@ def test_names_only_decoding_refuses_what_full_decoding_refuses(
         list(decode_manifest(evil, path, expect=UNRECORDED))
     with pytest.raises(CorruptMetadataError, match="not a plain file name"):
         decode_manifest_file_names(evil, path, expect=UNRECORDED)
+    with pytest.raises(CorruptMetadataError, match="not a plain file name"):
+        list(decode_expire_entries(evil, path, expect=UNRECORDED))
+    rows = list(fastavro.reader(io.BytesIO(data)))
+    rows[0]["_KIND"] = 2
+    rows[-1]["_FILE"]["_EXTRA_FILES"] = ["sub/extra"]
+    for broken, why in ((rows[:1], "unknown _KIND 2"), (rows[-1:], "not a plain file name")):
+        out = io.BytesIO()
+        fastavro.writer(out, fastavro.parse_schema(reader.writer_schema), broken)
+        for decode in (decode_manifest, decode_expire_entries):
+            with pytest.raises(CorruptMetadataError, match=why):
+                list(decode(out.getvalue(), path, expect=UNRECORDED))
 
 
 # -- FileIO.scan_dir -----------------------------------------------------------------------
