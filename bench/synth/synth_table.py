@@ -887,6 +887,13 @@ class SyntheticFileSystem(AbstractFileSystem):  # type: ignore[misc]
             below = self.spec.root[len(path) + 1 :] if path else self.spec.root
             head = below.split("/", 1)[0]
             entries[head] = _dir(f"{path}/{head}" if path else head, self.spec.end_s)
+        self._add_written(path, entries)
+        if not entries and rel is not None and rel != "" and not self._is_generated_dir(rel):
+            return None
+        return [entries[k] for k in sorted(entries)]
+
+    def _add_written(self, path: str, entries: dict[str, dict[str, Any]]) -> None:
+        """What was written under ``path`` in this process, into its ``entries``."""
         with self._lock:
             for written, (data, mtime) in self._written.items():
                 if not written.startswith(path + "/"):
@@ -897,9 +904,33 @@ class SyntheticFileSystem(AbstractFileSystem):  # type: ignore[misc]
                     entries.setdefault(head, _dir(f"{path}/{head}", mtime))
                 else:
                     entries[head] = _file(written, len(data), mtime)
-        if not entries and rel is not None and rel != "" and not self._is_generated_dir(rel):
-            return None
-        return [entries[k] for k in sorted(entries)]
+
+    def ls_pages(self, path: str, size: int) -> Iterator[list[dict[str, Any]]]:
+        """``ls(detail=True)``, at most ``size`` entries at a time, in no set order: a
+        bucket directory of the 100M-file table holds 500,000 files, and paimon-cli's
+        FileIO streams a listing page by page when a filesystem offers this."""
+        path = self._strip_protocol(path)
+        rel = self._relative(path)
+        with self._lock:
+            generated = self._generated_files(rel) if rel is not None else None
+        if generated is None:
+            entries = self.ls(path)  # FileNotFoundError when nothing is there
+            for start in range(0, len(entries), size):
+                yield entries[start : start + size]
+            return
+        others: dict[str, dict[str, Any]] = {
+            name: _dir(f"{path}/{name}", self.spec.end_s) for name in self._subdirs(rel or "")
+        }
+        self._add_written(path, others)
+        page: list[dict[str, Any]] = []
+        for name, file_size, mtime in generated:
+            if name in others:
+                continue  # written over in this process
+            page.append(_file(f"{path}/{name}", file_size, mtime))
+            if len(page) == size:
+                yield page
+                page = []
+        yield page + [others[k] for k in sorted(others)]
 
     def _is_generated_dir(self, rel: str) -> bool:
         if rel in self._removed_dirs:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from core.errors import StorageAccessError, StorageError, WriteOutcomeUnknownError
 from core.io.locations import basename, is_under, join, normalize_path, parent, protocol_of
-from core.io.object_stores import BatchDelete, s3_date_ms
+from core.io.object_stores import BatchDelete, s3_date_ms, s3_pages
 from core.io.retry import RateLimiter, Retrier
 from core.io.storage_errors import (
     credential_errors,
@@ -72,8 +72,23 @@ def file_size(listing: Mapping[K, FileInfo], key: K) -> int | None:
     return None if info is None else info.size
 
 
+LIST_PAGE = 10_000  # entries a streamed listing holds at a time
+
+
+def _chunked(items: Iterator[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last one may be shorter, or the only one empty)."""
+    page: list[T] = []
+    for item in items:
+        if len(page) == size:
+            yield page
+            page = []
+        page.append(item)
+    yield page
+
+
 class DirScan(NamedTuple):
-    """One directory's entries, split for callers that already know most file names."""
+    """One directory's entries (or a page of them), split for callers that already know
+    most file names."""
 
     files: list[FileInfo]  # regular files and symlinks (``is_symlink``) not in ``known``
     dirs: list[FileInfo]  # directories (never symlinks)
@@ -249,67 +264,94 @@ class FileIO:
 
     def list_dir(self, path: str) -> list[FileInfo]:
         """Entries directly under ``path``; [] if it does not exist. Symlinks are not followed."""
+        return [info for page in self.list_dir_pages(path) for info in page]
+
+    def list_dir_pages(self, path: str) -> Iterator[list[FileInfo]]:
+        """``list_dir`` a page of at most ``LIST_PAGE`` entries at a time, so a directory
+        of millions of files is never held whole (on S3 each ListObjectsV2 page is asked and
+        retried on its own; a filesystem with an ``ls_pages`` method streams its own pages;
+        any other fsspec filesystem lists the whole directory at once)."""
         if self.is_local(path):
-            return list(self._scan_local(path))
+            yield from _chunked(self._scan_local(path), LIST_PAGE)
+            return
         fs, p = self._fs(path)
+        prefix = path.rstrip("/")
         try:
-            raw = self._remote(lambda: fs.ls(p, detail=True, refresh=True), path)
+            for raw in self._raw_pages(fs, p, path):
+                page = []
+                for entry in raw:
+                    name = basename(entry["name"])
+                    if not name or entry["name"].rstrip("/") == p.rstrip("/"):
+                        continue
+                    page.append(
+                        FileInfo(
+                            f"{prefix}/{name}",
+                            name,
+                            int(entry.get("size") or 0),
+                            _mtime_ms(entry),
+                            entry.get("type") == "directory",
+                        )
+                    )
+                yield page
         except FileNotFoundError:
-            return []
+            return
         except OSError as exc:
             raise StorageError(f"cannot list {path}: {exc}") from exc
-        out = []
-        prefix = path.rstrip("/")
-        for entry in raw:
-            name = basename(entry["name"])
-            if not name or entry["name"].rstrip("/") == p.rstrip("/"):
-                continue
-            out.append(
-                FileInfo(
-                    f"{prefix}/{name}",
-                    name,
-                    int(entry.get("size") or 0),
-                    _mtime_ms(entry),
-                    entry.get("type") == "directory",
-                )
-            )
-        return out
 
-    def scan_dir(self, path: str, *, known: AbstractSet[str] = frozenset()) -> DirScan:
-        """Entries directly under ``path`` ([] if absent); files named in ``known`` come back
-        by name only, which on local disk saves their ``lstat`` (orphan cleaning knows
-        every used name before listing). Symlinks are never followed."""
+    def _raw_pages(self, fs: Any, p: str, path: str) -> Iterator[list[dict[str, Any]]]:
+        """fsspec ``ls(detail=True)`` entries of ``p``, in pages."""
+        if protocol_of(path) in ("s3", "s3a") and hasattr(fs, "call_s3"):
+            yield from s3_pages(fs, p, self._remote, LIST_PAGE)
+        elif callable(getattr(fs, "ls_pages", None)):  # bench/synth: generated on the fly
+            yield from fs.ls_pages(p, LIST_PAGE)
+        else:
+            yield self._remote(lambda: fs.ls(p, detail=True, refresh=True), path)
+
+    def scan_dir_pages(
+        self, path: str, *, known: AbstractSet[str] = frozenset()
+    ) -> Iterator[DirScan]:
+        """Entries directly under ``path`` (none if absent), a page of at most ``LIST_PAGE``
+        at a time; files named in ``known`` come back by name only, which on local disk
+        saves their ``lstat`` (orphan cleaning knows every used name before listing).
+        Symlinks are never followed."""
         if not self.is_local(path):
-            scan = DirScan([], [], [])
-            for e in self.list_dir(path):
-                if e.is_dir:
-                    scan.dirs.append(e)
-                elif e.name in known:
-                    scan.known.append(e.name)
-                else:
-                    scan.files.append(e)
-            return scan
-        files: list[FileInfo] = []
-        dirs: list[FileInfo] = []
-        found: list[str] = []
+            for page in self.list_dir_pages(path):
+                scan = DirScan([], [], [])
+                for e in page:
+                    if e.is_dir:
+                        scan.dirs.append(e)
+                    elif e.name in known:
+                        scan.known.append(e.name)
+                    else:
+                        scan.files.append(e)
+                yield scan
+            return
+        scan = DirScan([], [], [])
+        held = 0
         with self._open_scandir(path) as it:
             for entry in it:
+                if held == LIST_PAGE:
+                    yield scan
+                    scan, held = DirScan([], [], []), 0
+                held += 1
                 name = entry.name
                 try:
                     # d_type answers without a stat on every common local filesystem
                     if entry.is_dir(follow_symlinks=False):
                         st = entry.stat(follow_symlinks=False)
-                        dirs.append(FileInfo(entry.path, name, 0, int(st.st_mtime * 1000), True))
+                        scan.dirs.append(
+                            FileInfo(entry.path, name, 0, int(st.st_mtime * 1000), True)
+                        )
                         continue
                     if name in known:
-                        found.append(name)
+                        scan.known.append(name)
                         continue
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue  # removed while listing
                 except OSError as exc:
                     raise StorageError(f"cannot stat {entry.path}: {exc.strerror or exc}") from exc
-                files.append(
+                scan.files.append(
                     FileInfo(
                         entry.path,
                         name,
@@ -319,7 +361,7 @@ class FileIO:
                         stat.S_ISLNK(st.st_mode),
                     )
                 )
-        return DirScan(files, dirs, found)
+        yield scan
 
     @staticmethod
     @contextlib.contextmanager

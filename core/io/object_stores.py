@@ -1,15 +1,17 @@
 """What object stores offer beyond single files: deleting many keys a request (S3
-DeleteObjects: up to 1,000, an error per key), and S3's ``Date`` header (the store's
-clock). Each call goes through the FileIO's ``remote`` (rate limit, retries, credential
-and permission errors)."""
+DeleteObjects: up to 1,000, an error per key), listing a prefix a page at a time (S3
+ListObjectsV2: 1,000 keys a page; s3fs's ``ls`` collects every page of a prefix first),
+and S3's ``Date`` header (the store's clock). Each call goes through the FileIO's
+``remote`` (rate limit, retries, credential and permission errors)."""
 
 from __future__ import annotations
 
 import email.utils
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timezone
+from functools import partial
 from typing import Any
 
 from core.errors import StorageAccessError, StorageError
@@ -29,6 +31,45 @@ _TRANSIENT_KEY_ERRORS = frozenset(
     {"InternalError", "SlowDown", "ServiceUnavailable", "RequestTimeout", "OperationAborted"}
 )
 DELETE_OBJECTS_MAX = 1000  # keys per S3 DeleteObjects request
+
+
+def s3_pages(fs: Any, path: str, remote: Remote, size: int) -> Iterator[list[dict[str, Any]]]:
+    """The entries directly under ``path`` (s3fs's bucket/key form), one ListObjectsV2 page
+    (of at most ``size`` keys; S3 answers 1,000 at most) at a time, each page asked and
+    retried on its own: a prefix of millions of keys is never held whole. Entries are
+    shaped as s3fs's ``ls(detail=True)`` shapes them."""
+    bucket, key, _version = fs.split_path(path)
+    prefix = key.rstrip("/") + "/" if key else ""
+    where = f"s3://{bucket}/{prefix}"
+    token: str | None = None
+    while True:
+        ask: dict[str, Any] = {
+            "Bucket": bucket,
+            "Prefix": prefix,
+            "Delimiter": "/",
+            "MaxKeys": min(size, 1000),
+        }
+        if token:
+            ask["ContinuationToken"] = token
+        answer: dict[str, Any] = remote(partial(fs.call_s3, "list_objects_v2", **ask), where)
+        page = [
+            {"name": f"{bucket}/{p['Prefix'].rstrip('/')}", "size": 0, "type": "directory"}
+            for p in answer.get("CommonPrefixes") or ()
+        ]
+        page += [
+            {
+                "name": f"{bucket}/{o['Key']}",
+                "size": o.get("Size") or 0,
+                "type": "file",
+                "LastModified": o.get("LastModified"),
+            }
+            for o in answer.get("Contents") or ()
+            if o["Key"] != prefix  # the prefix's own directory marker
+        ]
+        yield page
+        token = answer.get("NextContinuationToken")
+        if not answer.get("IsTruncated") or not token:
+            return
 
 
 def s3_date_ms(fs: Any, root: str, remote: Remote) -> int:

@@ -4,6 +4,7 @@ into orphans (and finds old empty directories)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -11,8 +12,16 @@ from functools import partial
 from typing import Any
 
 from core.errors import SafetyRefusalError
-from core.io.fileio import FileInfo, FileIO, join
-from core.ops.orphan_sets import Candidates, LazySpill, Orphan, OrphanSink, UsedNames, resolve
+from core.io.fileio import DirScan, FileInfo, FileIO, join
+from core.ops.orphan_sets import (
+    Candidate,
+    Candidates,
+    LazySpill,
+    Orphan,
+    OrphanSink,
+    UsedNames,
+    resolve,
+)
 from core.runtime.executors.base import Executor
 from core.runtime.executors.spark import arrow_schema
 from core.runtime.progress import Progress
@@ -113,16 +122,13 @@ def is_candidate_in(kind: str, info: FileInfo, shapes: NameShapes = NameShapes()
 
 @dataclass(slots=True)
 class _Listing:
-    """What one directory contributes: deeper directories to list, orphans, and facts."""
+    """What one directory contributes beside its files (those go to the scan as listed,
+    ``OrphanScan.take``): deeper directories to list, and facts."""
 
     next_level: list[ListedDir] = field(default_factory=list)
-    orphans: list[Orphan] = field(default_factory=list)
     empty_dir: str | None = None  # an old, empty partition or bucket directory
     entries: int = 0
     watched: list[str] = field(default_factory=list)  # watched names seen in manifest/
-    future: list[Orphan] = field(default_factory=list)  # candidates modified after "now"
-    # spilled used names: candidates whose name is yet to be looked up (orphan_sets)
-    unresolved: list[tuple[str, str, str, str, str]] = field(default_factory=list)
 
 
 class _AllNames(AbstractSet[str]):
@@ -139,6 +145,40 @@ class _AllNames(AbstractSet[str]):
         return 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Sorting:
+    """How a page of one directory's files is sorted into orphans, future candidates and
+    (used names spilled) candidates left for ``orphan_sets.resolve``."""
+
+    used: AbstractSet[str] | None
+    older_than_ms: int
+    future_ms: int
+    kind: str
+    candidate: Callable[[str], bool]
+
+    def take(self, page: DirScan, prefix: str, found: OrphanScan) -> None:
+        orphans: list[Orphan] = []
+        future: list[Orphan] = []
+        unresolved: list[Candidate] = []
+        kind, candidate = self.kind, self.candidate
+        if self.used is None:
+            unresolved = [(n, prefix + n, "", "", kind) for n in page.known if candidate(n)]
+        for e in page.files:
+            if e.is_symlink or e.mtime_ms is None:
+                continue  # never follow or remove a link (D3)
+            if not (e.mtime_ms < self.older_than_ms or e.mtime_ms > self.future_ms):
+                continue
+            if not candidate(e.name):
+                continue
+            if self.used is None:
+                unresolved.append((e.name, e.path, str(e.size), str(e.mtime_ms), kind))
+            elif e.mtime_ms < self.older_than_ms:  # strictly older than the cut-off
+                orphans.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
+            else:
+                future.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
+        found.take(orphans, future, unresolved)
+
+
 def _scan_one(
     fileio: FileIO,
     shapes: NameShapes,
@@ -147,27 +187,40 @@ def _scan_one(
     future_ms: int,
     roots: AbstractSet[str],
     watch: AbstractSet[str],
+    found: OrphanScan,
     d: ListedDir,
 ) -> _Listing:
-    """List one directory. Used names need no stat (they are never orphans), so on local
-    disk only unknown files are stat'ed; runs in the executor's threads. ``used`` None:
-    the used names are spilled, and every candidate is left for ``orphan_sets.resolve``
-    (on local disk unstat'ed)."""
+    """List one directory, a page at a time: its candidate files go to ``found`` page by
+    page (a bucket directory may hold millions of files), the rest comes back. Used names
+    need no stat (they are never orphans), so on local disk only unknown files are
+    stat'ed; runs in the executor's threads. ``used`` None: the used names are spilled,
+    and every candidate is left for ``orphan_sets.resolve`` (on local disk unstat'ed)."""
     local = fileio.is_local(d.path)
     known = used if used is not None else (_AllNames() if local else frozenset())
-    scan = fileio.scan_dir(d.path, known=known)
-    out = _Listing(entries=len(scan.files) + len(scan.dirs) + len(scan.known))
-    if d.kind == "manifest" and watch:
-        out.watched = [n for n in scan.known if n in watch]
-        out.watched += [f.name for f in scan.files if f.name in watch]
+    out = _Listing()
+    dirs: list[FileInfo] = []
+    # Paimon writes files only below the partition levels: a partition directory or the
+    # data root is listed for its subdirectories (and to find it empty), never for files.
+    sorting = None
+    if d.depth < 0:
+        sorting = _Sorting(used, older_than_ms, future_ms, d.kind, shapes.matcher(d.kind))
+    prefix = d.path.rstrip("/") + "/"
+    for page in fileio.scan_dir_pages(d.path, known=known):
+        out.entries += len(page.files) + len(page.dirs) + len(page.known)
+        dirs += page.dirs
+        if d.kind == "manifest" and watch:
+            out.watched += [n for n in page.known if n in watch]
+            out.watched += [f.name for f in page.files if f.name in watch]
+        if sorting is not None:
+            sorting.take(page, prefix, found)
     if d.depth > 0:
-        subdirs = [e for e in scan.dirs if "=" in e.name]
+        subdirs = [e for e in dirs if "=" in e.name]
         out.next_level = [ListedDir(e.path, d.kind, d.depth - 1) for e in subdirs]
         if subdirs or d.path in roots:
             return out
         # A partition directory with nothing below it is listed itself (Paimon).
     elif d.depth == 0:
-        buckets = [e for e in scan.dirs if e.name.startswith("bucket-")]
+        buckets = [e for e in dirs if e.name.startswith("bucket-")]
         out.next_level = [ListedDir(e.path, d.kind, -1) for e in buckets]
         if buckets or (d.path in roots and not out.entries):
             return out
@@ -175,28 +228,6 @@ def _scan_one(
         info = fileio.info(d.path)
         if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
             out.empty_dir = d.path
-    if d.depth >= 0:
-        return out  # a partition level or the data root: Paimon writes no file there
-    kind = d.kind
-    candidate = shapes.matcher(kind)
-    if used is None:
-        prefix = d.path.rstrip("/") + "/"
-        out.unresolved = [
-            (name, prefix + name, "", "", kind) for name in scan.known if candidate(name)
-        ]
-    for e in scan.files:
-        if e.is_symlink or e.mtime_ms is None:
-            continue  # never follow or remove a link (D3)
-        if not (e.mtime_ms < older_than_ms or e.mtime_ms > future_ms):
-            continue
-        if not candidate(e.name):
-            continue
-        if used is None:
-            out.unresolved.append((e.name, e.path, str(e.size), str(e.mtime_ms), kind))
-        elif e.mtime_ms < older_than_ms:  # strictly older than the cut-off
-            out.orphans.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
-        else:
-            out.future.append(Orphan(e.path, e.name, e.size, e.mtime_ms, kind))
     return out
 
 
@@ -231,6 +262,22 @@ class OrphanScan:
     watched: set[str] = field(default_factory=set)  # names of ``watch`` listed in manifest/
     future: list[Orphan] = field(default_factory=list)  # candidates modified after "now"
     used_count: int | None = None  # distinct used names, counted while resolving spilled ones
+    # listing threads hand their pages in as they go (``take``)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def take(
+        self, orphans: list[Orphan], future: list[Orphan], unresolved: list[Candidate]
+    ) -> None:
+        """A listed page's orphans, future candidates and (used names spilled) candidates."""
+        if not (orphans or future or unresolved):
+            return
+        with self._lock:
+            self.sink.extend(orphans)
+            self.future += future
+            if unresolved:
+                assert self.candidates is not None
+                for candidate in unresolved:
+                    self.candidates.add(candidate)
 
     @classmethod
     def begin(cls, search: OrphanSearch) -> OrphanScan:
@@ -276,6 +323,7 @@ def scan_for_orphans(search: OrphanSearch, executor: Executor, progress: Progres
         frozenset(search.watch),
     )
     found = OrphanScan.begin(search)
+    scan_one = partial(scan_one, found)
     level = candidate_dirs(table, search.views, search.external_exclusive)
     progress.start("listing", None)
     local = table.fileio.is_local(table.location)
@@ -285,14 +333,9 @@ def scan_for_orphans(search: OrphanSearch, executor: Executor, progress: Progres
         for listing in listings:
             progress.advance(listing.entries)
             level += listing.next_level
-            found.sink.extend(listing.orphans)
-            found.future += listing.future
             found.watched.update(listing.watched)
             if listing.empty_dir is not None:
                 found.empty_dirs.append(listing.empty_dir)
-            if found.candidates is not None:
-                for candidate in listing.unresolved:
-                    found.candidates.add(candidate)
     progress.finish()
     return found.finish(search, progress, "matching listed files with used names")
 

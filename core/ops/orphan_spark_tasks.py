@@ -18,7 +18,6 @@ from core.ops.orphan_listing import (
     ListedDir,
     NameShapes,
     candidate_batch,
-    is_candidate_in,
 )
 from core.ops.orphan_roots import names_in_manifest_files, root_chunk
 from core.runtime.executors.spark import arrow_schema
@@ -71,22 +70,25 @@ def list_files(
             batch.column("path").to_pylist(), batch.column("kind").to_pylist(), strict=True
         ):
             kind, level = dir_kind.removesuffix(LEVEL), dir_kind.endswith(LEVEL)
-            # One Arrow batch per directory: a task never holds more than one listing.
-            rows: list[CandidateRow] = []
-            entries = fileio.list_dir(path)
-            if not entries and kind in ("data", "external") and path not in roots:
+            candidate = shapes.matcher(kind)
+            # One Arrow batch per page of a listing: a task never holds a directory whole.
+            listed = 0
+            for page in fileio.list_dir_pages(path):
+                listed += len(page)
+                rows: list[CandidateRow] = []
+                for e in page:
+                    if e.is_dir or e.is_symlink or e.mtime_ms is None or level:
+                        continue
+                    if e.mtime_ms < older_than_ms and candidate(e.name):
+                        rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
+                    elif e.mtime_ms > future_ms and candidate(e.name):
+                        rows.append(("future", e.name, e.path, e.size, e.mtime_ms, kind))
+                if rows:
+                    yield candidate_batch(rows)
+            if not listed and kind in ("data", "external") and path not in roots:
                 info = fileio.info(path)
                 if info is not None and info.mtime_ms is not None and info.mtime_ms < older_than_ms:
-                    rows.append(("empty", "", path, 0, info.mtime_ms, kind))
-            for e in entries:
-                if e.is_dir or e.is_symlink or e.mtime_ms is None or level:
-                    continue
-                if e.mtime_ms < older_than_ms and is_candidate_in(kind, e, shapes):
-                    rows.append(("file", e.name, e.path, e.size, e.mtime_ms, kind))
-                elif e.mtime_ms > future_ms and is_candidate_in(kind, e, shapes):
-                    rows.append(("future", e.name, e.path, e.size, e.mtime_ms, kind))
-            del entries
-            yield candidate_batch(rows)
+                    yield candidate_batch([("empty", "", path, 0, info.mtime_ms, kind)])
 
 
 def emit_root_names(views_bytes: bytes, batches: Iterator[Any]) -> Iterator[Any]:

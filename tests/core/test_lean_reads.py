@@ -13,6 +13,7 @@ import pytest
 from support import pypaimon_writer as pw
 from support.fixtures import java_table_params
 
+import core.io.fileio as fileio
 from core.errors import CorruptMetadataError, StorageError
 from core.format.manifest import (
     decode_expire_entries,
@@ -20,7 +21,7 @@ from core.format.manifest import (
     decode_manifest_file_names,
 )
 from core.format.model import UNRECORDED, ExpireFileEntry, ManifestEntry, ManifestFileMeta
-from core.io.fileio import FileIO
+from core.io.fileio import DirScan, FileIO
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import PaimonTable, open_table
 
@@ -115,14 +116,23 @@ def test_lean_decoding_refuses_what_full_decoding_refuses(
                 list(decode(out.getvalue(), path, expect=UNRECORDED))
 
 
-# -- FileIO.scan_dir -----------------------------------------------------------------------
+# -- FileIO.scan_dir_pages ------------------------------------------------------------------
+def _scan(path: Path, known: set[str] = set()) -> DirScan:  # noqa: B006 - never mutated
+    """Every page of a directory's scan, as one."""
+    whole = DirScan([], [], [])
+    for page in FileIO().scan_dir_pages(str(path), known=known):
+        for part, more in zip(whole, page, strict=True):
+            part.extend(more)  # type: ignore[attr-defined]
+    return whole
+
+
 def test_scan_dir_splits_known_names_files_and_dirs(tmp_path: Path) -> None:
     (tmp_path / "known-1").write_bytes(b"k")
     (tmp_path / "other").write_bytes(b"12345")
     (tmp_path / "sub").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "other")
     (tmp_path / "dirlink").symlink_to(tmp_path / "sub")
-    scan = FileIO().scan_dir(str(tmp_path), known={"known-1", "sub"})
+    scan = _scan(tmp_path, known={"known-1", "sub"})
     assert scan.known == ["known-1"]
     assert [d.name for d in scan.dirs] == ["sub"]  # a directory is listed even if "known"
     files = {f.name: f for f in scan.files}
@@ -135,18 +145,40 @@ def test_scan_dir_splits_known_names_files_and_dirs(tmp_path: Path) -> None:
 
 
 def test_scan_dir_missing_is_empty_and_errors_raise(tmp_path: Path) -> None:
-    assert FileIO().scan_dir(str(tmp_path / "absent")) == ([], [], [])
+    assert _scan(tmp_path / "absent") == ([], [], [])
     (tmp_path / "file").write_bytes(b"x")
     with pytest.raises(StorageError, match="not a directory"):
-        FileIO().scan_dir(str(tmp_path / "file"))
+        _scan(tmp_path / "file")
     if os.geteuid() != 0:
         locked = tmp_path / "locked"
         locked.mkdir(mode=0)
         try:
             with pytest.raises(StorageError, match="cannot list"):
-                FileIO().scan_dir(str(locked))
+                _scan(locked)
         finally:
             locked.chmod(0o755)
+
+
+def test_listings_come_in_pages_that_add_up_to_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory of millions of files is never held whole: pages of at most LIST_PAGE
+    entries, which together are exactly the directory."""
+    names = {f"data-{i}" for i in range(11)} | {"known-0", "known-1"}
+    for name in names:
+        (tmp_path / name).write_bytes(b"x")
+    for i in range(3):
+        (tmp_path / f"bucket-{i}").mkdir()
+    monkeypatch.setattr(fileio, "LIST_PAGE", 4)
+    pages = list(FileIO().scan_dir_pages(str(tmp_path), known={"known-0", "known-1"}))
+    assert len(pages) == 4 and all(sum(map(len, p)) <= 4 for p in pages)
+    scan = _scan(tmp_path, known={"known-0", "known-1"})
+    assert sorted(scan.known) == ["known-0", "known-1"]
+    assert {f.name for f in scan.files} == names - {"known-0", "known-1"}
+    assert sorted(d.name for d in scan.dirs) == ["bucket-0", "bucket-1", "bucket-2"]
+    listed = list(FileIO().list_dir_pages(str(tmp_path)))
+    assert [len(p) for p in listed] == [4, 4, 4, 4]
+    assert {i.name for p in listed for i in p} == names | {f"bucket-{i}" for i in range(3)}
 
 
 # -- LocalExecutor.map, work=cpu -----------------------------------------------------------

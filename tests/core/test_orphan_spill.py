@@ -25,6 +25,7 @@ from support.invariants import (
 )
 from support.lifecycle import apply
 
+import core.io.fileio as fileio
 import core.ops.orphan_files as orphan_files
 import core.ops.orphan_sets as orphan_sets
 import core.runtime.spill as spill
@@ -47,7 +48,13 @@ def spill_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return where
 
 
+def _page_listings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listings in pages of two entries: every directory's files reach the scan in parts."""
+    monkeypatch.setattr(fileio, "LIST_PAGE", 2)
+
+
 def _spill_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    _page_listings(monkeypatch)
     monkeypatch.setattr(orphan_sets, "IN_MEMORY_NAMES", 0)
     monkeypatch.setattr(orphan_sets, "PARTITION_NAMES", 7)
     monkeypatch.setattr(orphan_sets, "IN_MEMORY_ORPHANS", 2)
@@ -93,6 +100,8 @@ def test_spilled_plan_is_the_in_memory_plan(
     in_memory = _plan(root, now)
     assert not isinstance(in_memory.phases, LazyPhases)
     assert not list(spill_dir.iterdir())  # small tables never touch local disk
+    _page_listings(monkeypatch)
+    assert _doc(_plan(root, now)) == _doc(in_memory)
 
     _spill_everything(monkeypatch)
     spilled = _plan(root, now)
@@ -189,6 +198,8 @@ def test_spilled_plan_on_the_synthetic_table(
 
     try:
         in_memory = dry_run()
+        _page_listings(monkeypatch)
+        assert dry_run() == in_memory
         _spill_everything(monkeypatch)
         spilled = dry_run()
     finally:

@@ -162,7 +162,7 @@ class Sandbox:
                 "delete",
                 "delete_empty_dir",
                 "list_dir",
-                "scan_dir",
+                "scan_dir_pages",
                 "read_bytes",
                 "info",
                 "_fs",
@@ -194,10 +194,10 @@ class Sandbox:
                 raise StorageError(f"cannot list {path}: Permission denied")
             return orig["list_dir"](self, path)
 
-        def scan_dir(self: FileIO, path: str, **kw: Any) -> Any:
+        def scan_dir_pages(self: FileIO, path: str, **kw: Any) -> Any:
             if sandbox.denied(path, self_too=True):
                 raise StorageError(f"cannot list {path}: Permission denied")
-            return orig["scan_dir"](self, path, **kw)
+            return orig["scan_dir_pages"](self, path, **kw)
 
         def read_bytes(self: FileIO, path: str) -> Any:
             if sandbox.denied(path, self_too=False):
@@ -221,7 +221,7 @@ class Sandbox:
             ("delete", delete),
             ("delete_empty_dir", delete_empty_dir),
             ("list_dir", list_dir),
-            ("scan_dir", scan_dir),
+            ("scan_dir_pages", scan_dir_pages),
             ("read_bytes", read_bytes),
             ("info", info),
             ("_fs", _fs),
