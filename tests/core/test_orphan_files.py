@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from support.invariants import (
 )
 from support.lifecycle import apply
 
+import core.io.fileio as fileio_module
 from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
 from core.io.fileio import DirScan, FileInfo, FileIO
 from core.ops.orphan_files import RootWatcher, plan_orphan_clean
@@ -245,13 +247,24 @@ class FlakyFileIO(FileIO):
                 return []
         return super().list_dir(path)
 
-    def scan_dir(self, path: str, *, known: AbstractSet[str] = frozenset()) -> DirScan:
-        if path.endswith(self.target):
-            if self.mode == "fail":
-                raise StorageError(f"injected listing failure for {path}")
-            if self.mode == "empty":
-                return DirScan([], [], [])
-        return super().scan_dir(path, known=known)
+    def scan_dir_pages(
+        self, path: str, *, known: AbstractSet[str] = frozenset()
+    ) -> Iterator[DirScan]:
+        pages = super().scan_dir_pages(path, known=known)
+        if not path.endswith(self.target):
+            return pages
+        if self.mode == "fail":
+            raise StorageError(f"injected listing failure for {path}")
+        if self.mode == "empty":
+            return iter([DirScan([], [], [])])
+        if self.mode == "midway":  # a page came, then the listing failed
+            return self._fail_after_first(path, pages)
+        return pages
+
+    @staticmethod
+    def _fail_after_first(path: str, pages: Iterator[DirScan]) -> Iterator[DirScan]:
+        yield next(pages)
+        raise StorageError(f"injected listing failure for {path} after its first page")
 
     def read_bytes(self, path: str) -> bytes:
         if self.mode == "read" and path.rpartition("/")[2].startswith(self.target):
@@ -263,6 +276,7 @@ class FlakyFileIO(FileIO):
     ("target", "mode"),
     [
         ("/bucket-0", "fail"),
+        ("/bucket-0", "midway"),
         ("/manifest", "fail"),
         ("/snapshot", "fail"),
         ("/snapshot", "empty"),
@@ -271,10 +285,12 @@ class FlakyFileIO(FileIO):
     ],
 )
 def test_faults_abort_before_any_deletion(
-    scenarios, tmp_path: Path, target: str, mode: str
+    scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, mode: str
 ) -> None:
     _s, _wh, root = copy_scenario(scenarios, "tags_consumers_branches", tmp_path)
     age_tree(root)
+    if mode == "midway":
+        monkeypatch.setattr(fileio_module, "LIST_PAGE", 1)  # bucket-0 lists in many pages
     plant(root / "bucket-0" / "data-feedface-orphan-0.parquet")
     plant(root / "manifest" / "manifest-feedface-0")
     before = tree_state(root)
