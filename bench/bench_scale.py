@@ -2,7 +2,8 @@
 """Scale benchmark (issue 27): the local engine's peak RSS, files/s and wall time on a
 ``synth://`` table of N files, beside the same run's baseline.
 
-Usage: python bench/bench_scale.py [--files N ...] [--commands orphans,expire] [--dry-run]
+Usage: python bench/bench_scale.py [--files N ...] [--commands orphans,expire,spark-orphans]
+       [--dry-run] [--no-baseline] [--spark-conf K=V ...]
 
 The table (``bench/synth``): ``partitions`` x ``buckets`` = 20 x 10 bucket directories,
 half of N live data files bulk-loaded in snapshot 1, 99 more commits of 100 files (every
@@ -13,12 +14,17 @@ on read, deletions are kept as bits in the process.
 (a) ours: ``paimon delete-orphan-files synth://t --older-than '1 d' -q`` and
     ``paimon expire-snapshots synth://t --retain-max 10 -q`` (``--dry-run``: plan only),
     each a subprocess under ``/usr/bin/time -v``: wall time, CPU time, peak RSS.
+(c) ``spark-orphans``: ``delete-orphan-files synth://t --older-than '1 d' --dry-run -q
+    --engine spark --spark-master 'local[2]'`` (always a dry run: deletions made in Spark's
+    Python workers stay in those processes). The driver's peak RSS is its own ``VmHWM``
+    (the wrapper of ``bench_orphans_spark.py``, which explains why ``/usr/bin/time`` cannot
+    tell it); the JVM's and the largest Python worker's peaks are printed beside it.
 (b) baseline, a subprocess too: a bare listing of every directory orphan cleaning lists
     (``fs.ls`` with details) plus a bare ``fastavro.reader`` pass over every manifest list
     and manifest any snapshot or tag names (each once, reads included): what any orphan
     cleaning must at least do. files/s = files in the table / wall time.
 Nothing here fails on a slow or big result (``MISSES`` is printed beside a missed goal).
-Goals: peak RSS <= 1 GiB for both commands at every size.
+Goals: peak RSS <= 1 GiB for both local commands at every size; Spark driver <= 256 MiB.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ import io
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -78,6 +86,38 @@ def timed(cmd: list[str]) -> dict[str, float]:
 
     cpu = field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
     return {"wall": wall, "cpu": cpu, "rss": field(r"Maximum resident set size \(kbytes\)") * 1024}
+
+
+def spark_driver(cmd: list[str], work: Path) -> dict[str, float]:
+    """(c): wall, CPU of the whole process tree, the driver's own peak RSS (bytes), and the
+    JVM's and the largest Python worker's peaks, measured by bench_orphans_spark's wrapper."""
+    from bench_orphans_spark import WRAPPER
+
+    rss_file = work / "spark-rss.json"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", WRAPPER, str(rss_file), *cmd],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE / "synth")},
+    )
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-3000:]}")
+    rss = json.loads(rss_file.read_text())
+    peaks = {kind: max((kb for _n, k, kb in rss["children"] if k == kind), default=0)
+             for kind in ("jvm", "python")}  # fmt: skip
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "rss": rss["self_kb"] * 1024,
+        "jvm": peaks["jvm"] * 1024,
+        "worker": peaks["python"] * 1024,
+    }
 
 
 def baseline(options: dict[str, str]) -> None:
@@ -132,6 +172,13 @@ def main() -> int:
         action="store_true",
         help="skip (b): at 100M files it alone takes hours (no ratio is printed then)",
     )
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        help="K=V for spark-orphans (e.g. spark.driver.memory=4g: local mode runs every task "
+        "in the driver's JVM)",
+    )
     parser.add_argument("--baseline-of", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.baseline_of:
@@ -142,7 +189,12 @@ def main() -> int:
     commands = {
         "orphans": ["delete-orphan-files", "synth://t", "--older-than", "1 d", "-q", *dry],
         "expire": ["expire-snapshots", "synth://t", "--retain-max", "10", "-q", *dry],
-    }
+        "spark-orphans": [
+            "delete-orphan-files", "synth://t", "--older-than", "1 d", "-q", "--dry-run",
+            "--engine", "spark", "--spark-master", "local[2]",
+            *(a for conf in args.spark_conf for a in ("--spark-conf", conf)),
+        ],
+    }  # fmt: skip
     for files in args.files:
         options = spec_options(files)
         load = os.getloadavg()[0]
@@ -159,6 +211,20 @@ def main() -> int:
             )
         for name in args.commands.split(","):
             load = os.getloadavg()[0]
+            if name == "spark-orphans":
+                with tempfile.TemporaryDirectory() as work:
+                    sp = spark_driver([*commands[name], *fs_args(options)], Path(work))
+                verdict = "meets" if sp["rss"] <= 256 * 2**20 else "MISSES"
+                ratio = f"{sp['wall'] / base['wall']:.2f}x baseline, " if base else ""
+                print(
+                    f"{'':>12}        {name} (dry run, local[2]): {sp['wall']:.1f} s "
+                    f"(CPU {sp['cpu']:.1f} s, all processes), {files / sp['wall']:,.0f} files/s, "
+                    f"{ratio}driver peak {sp['rss'] / 2**20:,.0f} MiB ({verdict} <= 256 MiB), "
+                    f"JVM {sp['jvm'] / 2**20:,.0f} MiB, largest Python worker "
+                    f"{sp['worker'] / 2**20:,.0f} MiB  [load {load:.1f}]",
+                    flush=True,
+                )
+                continue
             ours = timed([*paimon, *commands[name], *fs_args(options)])
             verdict = "meets" if ours["rss"] <= GIB else "MISSES"
             ratio = f"{ours['wall'] / base['wall']:.2f}x baseline, " if base else ""
