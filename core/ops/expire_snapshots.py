@@ -381,7 +381,12 @@ def plan_expire_snapshots(
     changelog_files = changelog_protection(table, part[0].expired_ids if part else ())
     lists: ListCache = {}
     deltas = read_deltas(table, [s for s in found if s.id > begin], executor, e.progress, lists)
-    wanted = {(en.partition, en.bucket, en.file_name) for _s, d in deltas for _p, en in d or ()}
+    # Only a tag asks which of the deleted files it holds (keys_of): no tag, no key set.
+    wanted: KeySet = (
+        {(en.partition, en.bucket, en.file_name) for _s, d in deltas for _p, en in d or ()}
+        if tags
+        else set()
+    )
     keys_of = _tag_keys(table, executor, wanted)
     plan_deleted_data(e.b, deltas, tags, keys_of, branch_files, e.config)
     if not e.config.changelog_decoupled:
