@@ -29,6 +29,10 @@ every snapshot + bare ``fastavro`` decoding of the manifest lists of the expirin
 and of the first one kept, and of the delta manifests of the expiring ones and of the
 first one kept (where the deleted files are named) + a bare ``os.unlink`` of the same
 files. Goals: <= 0.2x Java, <= 1.25x the floor.
+
+Our source trees (this one and ``--before``'s) are byte-compiled first, as an install is
+(pip compiles at install time): with ``PYTHONDONTWRITEBYTECODE`` set, as in some
+environments, every run would otherwise compile ~200 modules again (~0.1 s a run).
 """
 
 from __future__ import annotations
@@ -94,6 +98,14 @@ def compile_java(into: Path) -> list[str]:
     )
     cp = os.pathsep.join([*classpath, str(into)])
     return ["java", "-cp", cp, "paimonbench.JavaMaintain"]
+
+
+def byte_compile(tree: Path) -> None:
+    """Compile a source tree's modules into their __pycache__, as an install does."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tree / "core"), str(tree / "paimon_cli")],
+        check=True,
+    )
 
 
 def timed(cmd: list[str]) -> tuple[float, float]:
@@ -233,6 +245,8 @@ def main() -> int:
         files = len(tree(table))
         snapshots = len(os.listdir(table / "snapshot")) - 2
         print(f"table {table}: {files:,} files, {snapshots:,} snapshots", flush=True)
+        for source in (HERE.parent, *([args.before] if args.before else [])):
+            byte_compile(source)
         paimon = [sys.executable, "-m", "paimon_cli"]
         # -P: the source tree on PYTHONPATH, not the current directory, is imported.
         before = (
