@@ -21,16 +21,10 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any, TypeVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError, StorageError
-from core.ops.branches import DeleteBranch
-from core.ops.expire_changelogs import ExpireChangelogs
-from core.ops.expire_snapshots import ExpireSnapshots
-from core.ops.fast_forward import FastForward
-from core.ops.restore import Restore
-from core.ops.rollback import Rollback
-from core.ops.tag_operations import DeleteTags, ExpireTags
 from core.runtime.clock import Clock, SystemClock
 from core.runtime.executors.base import Executor
 from core.runtime.interrupts import Interrupted, stoppable
@@ -51,21 +45,35 @@ logger = logging.getLogger(__name__)
 P = TypeVar("P")
 R = TypeVar("R")
 
-#: Every operation whose deletions (or moves) are journaled, by command: a journal any of
-#: them left is finished by the next run of any command, so each must be known here.
-JOURNALED: Mapping[str, Resumer] = {
-    op.command: op
-    for op in (
-        ExpireSnapshots,
-        ExpireChangelogs,
-        DeleteTags,
-        ExpireTags,
-        Rollback,
-        DeleteBranch,
-        FastForward,
-        Restore,
-    )
-}
+
+@cache
+def journaled() -> Mapping[str, Resumer]:
+    """Every operation whose deletions (or moves) are journaled, by command: a journal any
+    of them left is finished by the next run of any command, so each must be known here.
+    Imported when a journal is found: a run that finds none (almost every run) does not
+    import every operation at start-up (issue 27)."""
+    from core.ops.branches import DeleteBranch
+    from core.ops.expire_changelogs import ExpireChangelogs
+    from core.ops.expire_snapshots import ExpireSnapshots
+    from core.ops.fast_forward import FastForward
+    from core.ops.restore import Restore
+    from core.ops.rollback import Rollback
+    from core.ops.tag_operations import DeleteTags, ExpireTags
+
+    by_command: Mapping[str, Resumer] = {
+        op.command: op
+        for op in (
+            ExpireSnapshots,
+            ExpireChangelogs,
+            DeleteTags,
+            ExpireTags,
+            Rollback,
+            DeleteBranch,
+            FastForward,
+            Restore,
+        )
+    }
+    return by_command
 
 
 class RunInterruptedError(PaimonError):
@@ -75,7 +83,7 @@ class RunInterruptedError(PaimonError):
 
 
 def resumer_for(command: str) -> Resumer | None:
-    return JOURNALED.get(command)
+    return journaled().get(command)
 
 
 def finish_journals(table: PaimonTable, env: Env) -> None:
