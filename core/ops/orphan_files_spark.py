@@ -33,8 +33,8 @@ from core.ops.orphan_inventory import (
     Positions,
     candidate_batches,
     check_inventory_age,
+    part_candidates,
     read_inventory,
-    read_part,
     unknown_batches,
 )
 from core.ops.orphan_listing import (
@@ -247,7 +247,7 @@ class SparkOrphanClean:
         self._inventory = inventory
         positions = Positions.of(table, views, self.external_exclusive)
         read = partial(
-            read_part,
+            part_candidates,
             table.fileio,
             positions,
             frozenset(),

@@ -22,12 +22,16 @@ import datetime as dt
 import gzip
 import io
 import json
+import os
 import pickle
+import uuid
+import zlib
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from itertools import chain, islice
+from typing import IO, Any, cast
 from urllib.parse import unquote_plus
 
 from core.errors import CorruptMetadataError, InvalidOptionError, SafetyRefusalError
@@ -54,6 +58,7 @@ from core.ops.orphan_sets import (
 from core.runtime.executors.base import Executor
 from core.runtime.plans import Phase
 from core.runtime.progress import Progress
+from core.runtime.spill import read_records, write_records
 from core.runtime.timeparse import format_duration, iso_utc
 from core.table.table import PaimonTable
 
@@ -196,24 +201,36 @@ class Positions:
         return kind
 
 
+CHUNK = 10_000  # candidates of one inventory file held in memory at a time
+
+
 @dataclass(slots=True)
 class PartResult:
     objects: int = 0  # rows of the inventory file
-    candidates: list[Candidate] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)  # the first chunk (all if few)
+    spilled: str | None = None  # the rest, in a record file here (``spill.write_records``)
     watched: list[str] = field(default_factory=list)
 
+    def all_candidates(self) -> Iterator[Candidate]:
+        """Every candidate, the spilled ones read back (their file goes once read)."""
+        yield from self.candidates
+        if self.spilled is not None:
+            yield from cast(Iterator[Candidate], read_records(self.spilled, 5))
+            os.unlink(self.spilled)
 
-def read_part(
+
+def part_candidates(
     fileio: FileIO,
     positions: Positions,
     watch: AbstractSet[str],
     older_than_ms: int,
     future_ms: int,
     part: InventoryPart,
-) -> PartResult:
-    """The candidates of one inventory file: old (or future) files at candidates' places;
-    rows without a time are kept for a HEAD (runs in worker processes)."""
-    out = PartResult()
+    out: PartResult,
+) -> Iterator[Candidate]:
+    """The candidates of one inventory file as it is read: old (or future) files at
+    candidates' places; rows without a time are kept for a HEAD. Its rows and the watched
+    names seen are counted into ``out``."""
     for path, size, mtime in _rows(fileio, part):
         out.objects += 1
         name = path.rpartition("/")[2]
@@ -225,9 +242,30 @@ def read_part(
         if kind is None:
             continue
         known = mtime is not None and size is not None
-        out.candidates.append(
-            (name, path, str(size) if known else "", str(mtime) if known else "", kind)
-        )
+        yield (name, path, str(size) if known else "", str(mtime) if known else "", kind)
+
+
+def read_part(
+    fileio: FileIO,
+    positions: Positions,
+    watch: AbstractSet[str],
+    older_than_ms: int,
+    future_ms: int,
+    spill_dir: str,
+    chunk: int,
+    part: InventoryPart,
+) -> PartResult:
+    """``part_candidates`` of one inventory file, run in a worker process: the first
+    ``chunk`` come back in memory, the rest in a file under ``spill_dir`` (an inventory
+    file may list millions of objects; the caller's memory stays bounded)."""
+    out = PartResult()
+    found = part_candidates(fileio, positions, watch, older_than_ms, future_ms, part, out)
+    out.candidates = list(islice(found, chunk))
+    more = next(found, None)
+    if more is not None:
+        path = os.path.join(spill_dir, f"inventory-{uuid.uuid4().hex}")
+        write_records(path, chain([more], found), 5)
+        out.spilled = path
     return out
 
 
@@ -236,25 +274,41 @@ Row = tuple[str, int | None, int | None]  # path, size, last modified (epoch ms)
 
 def _rows(fileio: FileIO, part: InventoryPart) -> Iterator[Row]:
     data = fileio.read_bytes(part.url)
+    try:
+        yield from _decoded_rows(data, part)
+    # Decoding bytes in memory: an OSError here is a bad gzip or ORC stream, not storage.
+    except (ValueError, OSError, EOFError, csv.Error, zlib.error) as exc:
+        raise CorruptMetadataError(
+            part.url,
+            f"not a readable {part.fmt} inventory file ({type(exc).__name__}: {exc})",
+            hint="take a new inventory, or run without --inventory (a listing)",
+        ) from exc
+
+
+def _decoded_rows(data: bytes, part: InventoryPart) -> Iterator[Row]:
+    if part.fmt in ("s3-parquet", "s3-orc", "parquet"):
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        batches = _batches(data, part.fmt)
+        yield from (_list_columns if part.fmt == "parquet" else _s3_columns)(batches, part)
+        return
+    # Text is decompressed and decoded as it is read: never held whole a second time.
+    raw: IO[bytes] | gzip.GzipFile = io.BytesIO(data)
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        raw = gzip.GzipFile(fileobj=raw)
     if part.fmt == "s3-csv":
-        yield from _s3_csv(data, part)
-    elif part.fmt in ("s3-parquet", "s3-orc"):
-        yield from _s3_columns(_batches(data, part.fmt), part)
-    elif part.fmt == "parquet":
-        yield from _list_columns(_batches(data, part.fmt), part)
+        yield from _s3_csv(io.TextIOWrapper(raw, "utf-8", newline=""), part)
     elif part.fmt == "csv":
-        yield from _list_csv(data, part)
+        yield from _list_csv(io.TextIOWrapper(raw, "utf-8", newline=""), part)
     else:
-        for line in data.decode("utf-8", "surrogateescape").splitlines():
+        for line in io.TextIOWrapper(raw, "utf-8", "surrogateescape"):
             if line.strip():
                 yield _absolute(part, line.strip()), None, None
 
 
-def _s3_csv(data: bytes, part: InventoryPart) -> Iterator[Row]:
+def _s3_csv(text: IO[str], part: InventoryPart) -> Iterator[Row]:
     index = {f: i for i, f in enumerate(part.fields)}
-    for row in csv.reader(io.StringIO(data.decode("utf-8"))):
+    for row in csv.reader(text):
         if not row:
             continue
         record = {f: row[i] for f, i in index.items() if i < len(row)}
@@ -317,8 +371,8 @@ def _list_columns(batches: Iterator[Any], part: InventoryPart) -> Iterator[Row]:
             yield _absolute(part, path), size, _time_ms(mtime)
 
 
-def _list_csv(data: bytes, part: InventoryPart) -> Iterator[Row]:
-    reader = csv.DictReader(io.StringIO(data.decode("utf-8")))
+def _list_csv(text: IO[str], part: InventoryPart) -> Iterator[Row]:
+    reader = csv.DictReader(text)
     if reader.fieldnames is None or "path" not in reader.fieldnames:
         raise CorruptMetadataError(part.url, "a CSV file list needs a header row with 'path'")
     for row in reader:
@@ -366,14 +420,27 @@ def scan_inventory(
     older_than_ms, future_ms = search.older_than_ms, search.future_ms
     positions = Positions.of(table, search.views, search.external_exclusive)
     watch = frozenset(search.watch)
-    read = partial(read_part, table.fileio, positions, watch, older_than_ms, future_ms)
+    spill_dir = search.spill.get().path  # where worker processes put big files' candidates
+    read = partial(
+        read_part, table.fileio, positions, watch, older_than_ms, future_ms, spill_dir, CHUNK
+    )
     found = OrphanScan.begin(search)
     unknown: list[Candidate] = []
+
+    def head_unknown() -> None:
+        """Rows without a time that no root uses: HEADed in parallel, a chunk at a time."""
+        infos = executor.map(table.fileio.info, [c[1] for c in unknown])
+        for candidate, info in zip(unknown, infos, strict=True):
+            orphan = candidate_orphan(candidate, info)
+            if orphan is not None:
+                decide(orphan, older_than_ms, future_ms, found.sink, found.future)
+        unknown.clear()
+
     progress.start("reading the inventory", len(inventory.parts))
     for part in executor.imap(read, inventory.parts, work="cpu"):
         progress.advance()
         found.watched.update(part.watched)
-        for candidate in part.candidates:
+        for candidate in part.all_candidates():
             if found.candidates is not None:
                 found.candidates.add(candidate)
                 continue
@@ -381,17 +448,14 @@ def scan_inventory(
             if candidate[0] in used.names:
                 continue
             orphan = candidate_orphan(candidate)
-            if orphan is None:  # a row without a time: HEADed below, in parallel
-                unknown.append(candidate)
-            else:
-                decide(orphan, older_than_ms, future_ms, found.sink, found.future)
-    progress.finish()
-    if unknown:
-        infos = executor.map(table.fileio.info, [c[1] for c in unknown])
-        for candidate, info in zip(unknown, infos, strict=True):
-            orphan = candidate_orphan(candidate, info)
             if orphan is not None:
                 decide(orphan, older_than_ms, future_ms, found.sink, found.future)
+                continue
+            unknown.append(candidate)  # a row without a time
+            if len(unknown) == CHUNK:
+                head_unknown()
+    progress.finish()
+    head_unknown()
     return found.finish(search, progress, "matching the inventory with used names")
 
 
@@ -402,21 +466,26 @@ def candidate_batches(
     ``orphan_files_spark`` shapes a listing's. A row without a time (a plain list of paths)
     becomes an ``unknown`` row, HEADed by ``unknown_batches`` only once the used names have
     left it, as the local scan does (a HEAD per used file was the cost of a plain list).
-    ``payload``: the pickled (read, parts)."""
+    ``payload``: the pickled (``part_candidates`` bound to all but its last two arguments,
+    parts)."""
     read, parts = pickle.loads(payload)
     for batch in batches:
         for index in batch.column("part").to_pylist():
             rows: list[CandidateRow] = []
-            for candidate in read(parts[index]).candidates:
+            for candidate in read(parts[index], PartResult()):
                 orphan = candidate_orphan(candidate)
                 if orphan is None:
                     name, path, _size, _mtime, kind = candidate
                     rows.append(("unknown", name, path, 0, 0, kind))
-                    continue
-                row_type = verdict(orphan, older_than_ms, future_ms)
-                if row_type is not None:
-                    rows.append(_row(row_type, orphan))
-            yield candidate_batch(rows)
+                else:
+                    row_type = verdict(orphan, older_than_ms, future_ms)
+                    if row_type is not None:
+                        rows.append(_row(row_type, orphan))
+                if len(rows) == CHUNK:  # a batch per chunk: never a whole file's rows
+                    yield candidate_batch(rows)
+                    rows = []
+            if rows:
+                yield candidate_batch(rows)
 
 
 def unknown_batches(
@@ -489,6 +558,7 @@ __all__: Sequence[str] = (
     "Positions",
     "check_inventory_age",
     "read_inventory",
+    "part_candidates",
     "read_part",
     "scan_inventory",
     "still_orphan",

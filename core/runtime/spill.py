@@ -28,7 +28,7 @@ import tempfile
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from core.runtime.lazy import MadeOnAccess
 
@@ -112,11 +112,9 @@ class RecordFile(_Buffered):
     def _flush(self) -> None:
         if not self._buffer:
             return
-        payload, count = _encode(self._buffer, self.arity)
-        self._out.write(_HEADER.pack(len(payload), count))
-        self._out.write(payload)
+        count, size = _write_block(self._out, self._buffer, self.arity)
         self.blocks.append((self._offset, count))
-        self._offset += _HEADER.size + len(payload)
+        self._offset += size
         self.count += count
         self._buffer = []
 
@@ -135,10 +133,7 @@ class RecordFile(_Buffered):
             return _decode(fh.read(size), count, self.arity)
 
     def __iter__(self) -> Iterator[Record]:
-        with open(self.path, "rb") as fh:
-            while header := fh.read(_HEADER.size):
-                size, count = _HEADER.unpack(header)
-                yield from _decode(fh.read(size), count, self.arity)
+        return read_records(self.path, self.arity)
 
     def strings(self) -> Iterator[str]:
         """The only field of every record of a one-field file, without building tuples."""
@@ -152,6 +147,38 @@ class RecordFile(_Buffered):
 
     def __len__(self) -> int:
         return self.count
+
+
+def write_records(path: str, records: Iterable[Record], arity: int) -> int:
+    """``records`` to a new file at ``path``, in ``RecordFile``'s blocks: for a worker process
+    whose records its caller reads (``read_records``). Returns how many were written."""
+    written = 0
+    with open(path, "xb") as out:
+        block: list[Record] = []
+        for record in records:
+            block.append(record)
+            if len(block) == BLOCK:
+                written += _write_block(out, block, arity)[0]
+                block = []
+        if block:
+            written += _write_block(out, block, arity)[0]
+    return written
+
+
+def _write_block(out: Any, block: list[Record], arity: int) -> tuple[int, int]:
+    """One block of records: (records, bytes) written."""
+    payload, count = _encode(block, arity)
+    out.write(_HEADER.pack(len(payload), count))
+    out.write(payload)
+    return count, _HEADER.size + len(payload)
+
+
+def read_records(path: str, arity: int) -> Iterator[Record]:
+    """The records of a file of blocks (``RecordFile``, ``write_records``), in order."""
+    with open(path, "rb") as fh:
+        while header := fh.read(_HEADER.size):
+            size, count = _HEADER.unpack(header)
+            yield from _decode(fh.read(size), count, arity)
 
 
 class Spilled(MadeOnAccess[T]):

@@ -6,6 +6,7 @@ tests/s3/test_s3_inventory.py.)"""
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 import time
@@ -24,6 +25,8 @@ from support.invariants import (
 )
 from support.lifecycle import apply
 
+import core.ops.orphan_inventory as orphan_inventory
+import core.runtime.spill as spill
 from core.errors import SafetyRefusalError
 from core.ops.orphan_files import LocalOrphanFiles, OrphanRequest, plan_orphan_clean
 from core.runtime.executors.local import LocalExecutor
@@ -112,6 +115,39 @@ def test_a_file_list_plans_what_the_listing_plans(scenarios, tmp_path: Path, fmt
     assert listed.details.inventory is None
 
 
+@pytest.mark.parametrize("fmt", ["lines", "csv", "parquet", "csv.gz"])
+def test_a_big_inventory_file_is_read_a_chunk_at_a_time(
+    scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """An inventory file of millions of objects never sits in memory whole: past a chunk,
+    a worker hands its candidates over in a spill file, and rows without a time are HEADed
+    a chunk at a time. With chunks of 2 every path is taken, and the plan is the listing's."""
+    _s, _wh, root = copy_scenario(scenarios, "tags_consumers_branches", tmp_path)
+    age_tree(root)
+    planted = {
+        plant(bucket / f"data-feedface-orphan-{i}.parquet")
+        for i, bucket in enumerate(sorted(root.rglob("bucket-*")))
+    }
+    planted |= {plant(root / "manifest" / f"manifest-feedface-{i}") for i in range(5)}
+    inventory = _write_list(root, tmp_path / f"list.{fmt.split('.')[0]}", fmt.split(".")[0])
+    if fmt.endswith(".gz"):
+        packed = inventory.with_name(inventory.name + ".gz")
+        packed.write_bytes(gzip.compress(inventory.read_bytes()))
+        inventory = packed
+    now = int(time.time() * 1000)
+    listed = _plan(root, now)
+    spill_dir = tmp_path / "spill"
+    spill_dir.mkdir()
+    monkeypatch.setenv(spill.SPILL_DIR_ENV, str(spill_dir))
+    monkeypatch.setattr(orphan_inventory, "CHUNK", 2)
+    from_inventory = _plan(root, now, inventory)
+    assert _doc(from_inventory) == _doc(listed)
+    assert {o.path for o in from_inventory.details.orphans} == set(map(str, planted))
+    assert len(planted) > 2
+    leftovers = [p for p in spill_dir.rglob("*") if p.is_file()]
+    assert not leftovers  # each spilled file was read and removed
+
+
 def test_an_inventory_older_than_the_cutoff_is_refused(scenarios, tmp_path: Path) -> None:
     _s, _wh, root = copy_scenario(scenarios, "append_partitioned", tmp_path)
     age_tree(root)
@@ -169,3 +205,30 @@ def test_files_changed_after_the_inventory_are_kept(scenarios, tmp_path: Path) -
     assert any("changed after planning" in n for n in report.notes)
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("list.csv", b"path,size\n\xff\xfe bad,1\n"),  # not UTF-8
+        ("list.csv", b"path,size\ndata-1.parquet,many\n"),  # a size that is no number
+        ("list.csv.gz", b"\x1f\x8bnot gzip at all"),
+        ("list.parquet", b"not parquet at all"),
+        ("list.txt", b"\x1f\x8b\x08\x00\x00\x00\x00\x00"),  # gzip cut short
+    ],
+)
+def test_an_unreadable_inventory_file_is_a_clear_error(
+    run: Any, scenarios: Any, tmp_path: Path, name: str, content: bytes
+) -> None:
+    _s, _wh, root = copy_scenario(scenarios, "append_partitioned", tmp_path)
+    age_tree(root)
+    plant(next(root.rglob("bucket-*")) / "data-feedface-orphan-0.parquet")
+    before = _files(root)
+    inventory = tmp_path / name
+    inventory.write_bytes(content)
+    result = run("delete-orphan-files", str(root), "--inventory", str(inventory))
+    assert result.exit_code == 1, result.stdout
+    message = " ".join(result.stderr.split())
+    assert f"corrupt metadata {inventory}: not a readable" in message
+    assert "inventory" in message and "Traceback" not in result.stderr
+    assert _files(root) == before  # nothing deleted
