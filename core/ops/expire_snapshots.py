@@ -37,6 +37,7 @@ from core.ops.snapshot_deletion import (
     KeySet,
     ListCache,
     check_retained,
+    metadata_work,
     note_tagged_changelogs,
     plan_coupled_changelogs,
     plan_deleted_data,
@@ -354,7 +355,9 @@ def plan_expire_snapshots(
     e.progress.start("reading snapshots", end - earliest + 1)
     found = [
         s
-        for s in executor.map(table.snapshots.try_snapshot, range(earliest, end + 1))
+        for s in executor.map(
+            table.snapshots.try_snapshot, range(earliest, end + 1), work=metadata_work(table)
+        )
         if s is not None
     ]
     e.progress.finish()

@@ -23,7 +23,7 @@ from core.format.model import (
 from core.format.options import ExpireConfig
 from core.ops.details.expiry import KeptByBranch, KeptByChangelog, KeptByTag
 from core.retention.protection import empty_dir_actions
-from core.runtime.executors.base import Executor
+from core.runtime.executors.base import Executor, Work
 from core.runtime.plans import FileAction, Phase
 from core.runtime.progress import Progress
 from core.table.paths import DataFileLocation
@@ -144,6 +144,13 @@ def delta_deletions(table: PaimonTable, snap: Snapshot, lists: ListCache | None 
     return list(pending.items())
 
 
+def metadata_work(table: PaimonTable) -> Work:
+    """How an expiry reads many small metadata files: inline on local disk (decoding is
+    CPU-bound and threads share one GIL: 2,000 deltas took longer on 4 threads than on
+    one, and 2,000 snapshots 0.065 s against 0.044 s), threads on object stores."""
+    return "local" if table.fileio.is_local(table.location) else "io"
+
+
 def check_retained(
     table: PaimonTable, end: Snapshot, latest: int | None, executor: Executor
 ) -> None:
@@ -152,7 +159,9 @@ def check_retained(
     roll back to (safer than Paimon, which never looks; README "incomplete metadata")."""
     newest: Snapshot | None = end
     if latest is not None and latest > end.id:
-        kept = executor.map(table.snapshots.try_snapshot, range(end.id + 1, latest + 1))
+        kept = executor.map(
+            table.snapshots.try_snapshot, range(end.id + 1, latest + 1), work=metadata_work(table)
+        )
         newest = next((s for s in reversed(kept) if s is not None), None)
     if newest is not None:
         for name in newest.manifest_lists:
@@ -435,18 +444,16 @@ def read_deltas(
     progress: Progress,
     lists: ListCache | None = None,
 ) -> list[tuple[Snapshot, Deleted | None]]:
-    """Each snapshot's delta deletions (None when the snapshot vanished meanwhile). On local
-    disk they are read inline: decoding is CPU-bound, and threads shared one GIL (2,000
-    deltas took longer on 4 threads than on one), while worker processes cost more CPU to
-    start than the decoding they would share on a busy 2-core machine. The delta lists
-    read go into ``lists`` (step 3 reads each list once)."""
+    """Each snapshot's delta deletions (None when the snapshot vanished meanwhile), read
+    inline on local disk (``metadata_work``): worker processes cost more CPU to start than
+    the decoding they would share on a busy 2-core machine. The delta lists read go into
+    ``lists`` (step 3 reads each list once)."""
     progress.start("reading deltas", len(snaps))
-    local = table.fileio.is_local(table.location)
     deltas = executor.map(
         partial(_read_delta, table, {} if lists is None else lists),
         snaps,
         on_result=lambda _r: progress.advance(),
-        work="local" if local else "io",
+        work=metadata_work(table),
     )
     progress.finish()
     return list(zip(snaps, deltas, strict=True))
