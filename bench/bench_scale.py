@@ -65,11 +65,11 @@ def fs_args(options: dict[str, str]) -> list[str]:
     return [a for k, v in options.items() for a in ("--fs-option", f"{k}={v}")]
 
 
-def timed(cmd: list[str]) -> dict[str, float]:
-    """Wall, CPU seconds and peak RSS (bytes) of a subprocess, from /usr/bin/time -v."""
+def _run(cmd: list[str]) -> tuple[float, str]:
+    """Wall seconds and stderr of a subprocess that must succeed (synth:// importable)."""
     start = time.monotonic()
     proc = subprocess.run(
-        ["/usr/bin/time", "-v", *cmd],
+        cmd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -78,9 +78,15 @@ def timed(cmd: list[str]) -> dict[str, float]:
     wall = time.monotonic() - start
     if proc.returncode != 0:
         raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-3000:]}")
+    return wall, proc.stderr
+
+
+def timed(cmd: list[str]) -> dict[str, float]:
+    """Wall, CPU seconds and peak RSS (bytes) of a subprocess, from /usr/bin/time -v."""
+    wall, stderr = _run(["/usr/bin/time", "-v", *cmd])
 
     def field(name: str) -> float:
-        m = re.search(rf"{name}: ([\d.]+)", proc.stderr)
+        m = re.search(rf"{name}: ([\d.]+)", stderr)
         return float(m.group(1)) if m else 0.0
 
     cpu = field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
@@ -94,17 +100,7 @@ def spark_driver(cmd: list[str], work: Path) -> dict[str, float]:
     from bench_orphans_spark import WRAPPER
 
     rss_file = work / "spark-rss.json"
-    start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-c", WRAPPER, str(rss_file), *cmd],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(HERE / "synth")},
-    )
-    wall = time.monotonic() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[:3]} failed:\n{proc.stderr[-3000:]}")
+    wall, _stderr = _run([sys.executable, "-c", WRAPPER, str(rss_file), *cmd])
     rss = json.loads(rss_file.read_text())
     peaks = {kind: max((kb for _n, k, kb in rss["children"] if k == kind), default=0)
              for kind in ("jvm", "python")}  # fmt: skip
