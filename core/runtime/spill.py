@@ -15,16 +15,21 @@ Fields are text; a record is its fields joined by NUL, a block its records joine
 way. No file name can hold a NUL (POSIX forbids it, object stores cannot list it), so a
 name that has one (only corrupt metadata could) can never match a listed file: callers
 drop it rather than spill it. The directory goes when its last user is collected, and at
-exit at the latest.
+exit at the latest; one that a killed run left behind is removed by a later run
+(``remove_abandoned``).
 """
 
 from __future__ import annotations
 
 import heapq
 import os
+import re
 import shutil
+import socket
+import stat
 import struct
 import tempfile
+import time
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
@@ -43,12 +48,22 @@ _HEADER = struct.Struct("<II")  # payload bytes, records
 Record = tuple[str, ...]
 
 
+PREFIX = "paimon-cli-spill-"
+ABANDONED_AFTER_S = 3600  # untouched this long, and its process gone: left by a killed run
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "_", socket.gethostname()) or "host"
+
+
 class Spill:
-    """A private directory for one planning pass's spilled files."""
+    """A private directory for one planning pass's spilled files, named after this host
+    and process so that a later run can tell an abandoned one (``remove_abandoned``)."""
 
     def __init__(self, parent: str | None = None) -> None:
         where = parent or os.environ.get(SPILL_DIR_ENV) or None
-        self.path = tempfile.mkdtemp(prefix="paimon-cli-spill-", dir=where)
+        remove_abandoned(where or tempfile.gettempdir())
+        self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{_host()}.{os.getpid()}.", dir=where)
         self._count = 0
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.path, True)
 
@@ -59,6 +74,43 @@ class Spill:
     def close(self) -> None:
         """Remove the directory now (files of it still open stay readable on POSIX)."""
         self._finalizer()
+
+
+def remove_abandoned(parent: str) -> list[str]:
+    """Remove the spill directories killed runs left in ``parent`` (SIGKILL or the OOM
+    killer run no finalizer, and a run of 100 million files spills gigabytes: the next run
+    must not meet a full disk). Only this host's and this user's, whose process is gone,
+    untouched for ``ABANDONED_AFTER_S``. Returns the paths removed."""
+    host, removed = _host(), list[str]()
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed  # mkdtemp says what is wrong with the directory
+    for entry in entries:
+        m = re.fullmatch(rf"{PREFIX}(?P<host>[A-Za-z0-9_-]+)\.(?P<pid>\d+)\..+", entry.name)
+        if m is None or m["host"] != host or _alive(int(m["pid"])):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            continue
+        if time.time() - st.st_mtime < ABANDONED_AFTER_S:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's, or not ours to ask: never touched
+    return True
 
 
 def _encode(records: Iterable[Record], arity: int) -> tuple[bytes, int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -243,3 +244,32 @@ def test_partitions_put_equal_keys_together(spill_dir: Path) -> None:
         for key, _ in records:
             assert seen.setdefault(key, index) == index
     assert len(seen) == 50
+
+
+def test_a_killed_runs_spill_directory_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """SIGKILL (or the OOM killer) runs no finalizer: the next run removes what the killed
+    one spilled, but never a live run's directory, another host's, or a recent one."""
+    host = spill._host()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid whose process is gone
+    old = time.time() - 2 * spill.ABANDONED_AFTER_S
+
+    def made(name: str, *, aged: bool = True) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        (d / "used-1").write_bytes(b"x" * 100)
+        if aged:
+            os.utime(d, (old, old))
+        return d
+
+    killed = made(f"{spill.PREFIX}{host}.{gone.pid}.abc123")
+    live = made(f"{spill.PREFIX}{host}.{os.getpid()}.def456")
+    elsewhere = made(f"{spill.PREFIX}otherhost.{gone.pid}.ghi789")
+    recent = made(f"{spill.PREFIX}{host}.{gone.pid}.jkl012", aged=False)
+    unrelated = made(f"not-ours.{gone.pid}.x")
+    s = Spill(str(tmp_path))
+    assert not killed.exists()
+    assert live.exists() and elsewhere.exists() and recent.exists() and unrelated.exists()
+    assert Path(s.path).name.startswith(f"{spill.PREFIX}{host}.{os.getpid()}.")
+    s.close()
+    assert not Path(s.path).exists()
