@@ -538,7 +538,7 @@ class FileIO:
                 return True
             except OSError:
                 return False
-        if self.list_dir(path):
+        if any(self.list_dir_pages(path)):  # one page answers: a directory of millions
             return False
         fs, p = self._fs(path)
         try:
