@@ -116,10 +116,6 @@ def name_shapes(table: PaimonTable) -> NameShapes:
     return NameShapes((data, changelog))
 
 
-def is_candidate_in(kind: str, info: FileInfo, shapes: NameShapes = NameShapes()) -> bool:
-    return shapes.candidate(kind, info.name)
-
-
 @dataclass(slots=True)
 class _Listing:
     """What one directory contributes beside its files (those go to the scan as listed,
