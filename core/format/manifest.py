@@ -153,14 +153,21 @@ def _to_manifest_meta(row: Mapping[str, Any], path: str) -> ManifestFileMeta:
     )
 
 
-def _to_entry(row: Mapping[str, Any], path: str) -> ManifestEntry:
-    _check_version(row, 2, path)
-    f = row["_FILE"]
+_KINDS = (FileKind.ADD, FileKind.DELETE)
+
+
+def _file_kind(row: Mapping[str, Any], path: str) -> FileKind:
     kind = row["_KIND"]
     if kind not in (0, 1):
         raise CorruptMetadataError(path, f"unknown _KIND {kind}")
+    return _KINDS[kind]
+
+
+def _to_entry(row: Mapping[str, Any], path: str) -> ManifestEntry:
+    _check_version(row, 2, path)
+    f = row["_FILE"]
     return ManifestEntry(
-        kind=FileKind(kind),
+        kind=_file_kind(row, path),
         partition=bytes(row["_PARTITION"]),
         bucket=int(row["_BUCKET"]),
         total_buckets=int(row["_TOTAL_BUCKETS"]),
@@ -183,26 +190,16 @@ def _to_entry(row: Mapping[str, Any], path: str) -> ManifestEntry:
     )
 
 
-_KINDS = (FileKind.ADD, FileKind.DELETE)
-
-
 def _to_expire_entry(row: Mapping[str, Any], path: str) -> ExpireFileEntry:
     """``_to_entry``'s checks on the fields expiry reads; the others are not converted."""
-    if row.get("_VERSION", 2) != 2:
-        _check_version(row, 2, path)
-    kind = row["_KIND"]
-    if kind not in (0, 1):
-        raise CorruptMetadataError(path, f"unknown _KIND {kind}")
+    _check_version(row, 2, path)
     f = row["_FILE"]
-    name = f["_FILE_NAME"]
-    if not isinstance(name, str) or "/" in name or "\\" in name or name in ("", ".", ".."):
-        _plain_name(name, path)  # raises; the inline test keeps the usual case fast
     extra = f.get("_EXTRA_FILES")
     return ExpireFileEntry(
-        _KINDS[kind],
+        _file_kind(row, path),
         bytes(row["_PARTITION"]),
         int(row["_BUCKET"]),
-        name,
+        _plain_name(f["_FILE_NAME"], path),
         int(f["_FILE_SIZE"]),
         tuple(_plain_name(n, path) for n in extra) if extra else (),
         f.get("_EXTERNAL_PATH"),
