@@ -24,6 +24,7 @@ from support.invariants import (
     plant,
     tree_state,
 )
+from support.java_paimon import JavaPaimon, assert_java_ok
 from support.lifecycle import apply
 
 import core.io.fileio as fileio
@@ -89,7 +90,12 @@ def _plant_orphans(root: Path) -> list[Path]:
     "name", ["tags_consumers_branches", "append_partitioned", "pk_table", "append_deletion_vectors"]
 )
 def test_spilled_plan_is_the_in_memory_plan(
-    scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spill_dir: Path, name: str
+    scenarios,
+    java: JavaPaimon,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    spill_dir: Path,
+    name: str,
 ) -> None:
     s, wh, root = copy_scenario(scenarios, name, tmp_path)
     age_tree(root)
@@ -129,6 +135,7 @@ def test_spilled_plan_is_the_in_memory_plan(
     assert outside.exists() and fresh.exists()
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
+    assert_java_ok(java.verify(root))  # Apache Paimon reads every snapshot and tag left
     del spilled
     gc.collect()
     assert not list(spill_dir.iterdir())  # the spill directory goes with the plan
