@@ -12,9 +12,17 @@ from hypothesis import HealthCheck, Phase, settings
 from support import java_paimon, java_toolchain
 from support import java_writer as jw
 from support import pypaimon_writer as pw
-from support.fixtures import JAVA_BUILT, MISSING_DATA, Run, missing, require_spark
+from support.fixtures import (
+    JAVA_BUILT,
+    MISSING_DATA,
+    Run,
+    java_built_now_ms,
+    missing,
+    require_spark,
+)
 from support.held import Held
 
+from core.runtime.clock import NOW_ENV
 from core.runtime.executors.spark import SparkExecutor
 
 
@@ -87,8 +95,11 @@ def java_writer() -> jw.JavaWriter:
 
 
 @pytest.fixture
-def java_built(tmp_path: Path) -> Callable[[str], Path]:
-    """A writable copy of a table of tests/data/java-0.9-built/."""
+def java_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Path]:
+    """A writable copy of a table of tests/data/java-0.9-built/. The run's clock is pinned
+    to an hour after the table's last commit (``PAIMON_CLI_NOW``): the tables carry
+    time-based retention (``changelog.time-retained = 7 d``), and a checked-in table must
+    not age into other answers."""
 
     def copy(name: str) -> Path:
         src = JAVA_BUILT / name / "table"
@@ -96,6 +107,7 @@ def java_built(tmp_path: Path) -> Callable[[str], Path]:
             pytest.fail(f"Java-built table {src} {MISSING_DATA}")
         dest = tmp_path / "java-built" / name
         shutil.copytree(src, dest, symlinks=True)
+        monkeypatch.setenv(NOW_ENV, str(java_built_now_ms(name)))
         return dest
 
     return copy

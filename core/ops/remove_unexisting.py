@@ -15,7 +15,6 @@ file is checked again.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,6 +29,7 @@ from core.errors import SafetyRefusalError, StalePlanError
 from core.format.model import ManifestEntry, Snapshot
 from core.io.fileio import FileIO, parent
 from core.ops.details.repair import MissingFile, RemoveUnexistingDetails
+from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.details import Record
 from core.runtime.executors.base import Executor
 from core.runtime.operation import Env, Operation
@@ -184,7 +184,7 @@ def plan_remove_unexisting(
         COMMAND,
         table.location,
         table.branch,
-        now_ms if now_ms is not None else int(time.time() * 1000),
+        now_ms if now_ms is not None else clock_now_ms(),
         phases,
         requirements,
         details,

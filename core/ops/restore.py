@@ -39,6 +39,7 @@ from core.ops.restore_plan import (
     RestoreReport,
     plan_restore,
 )
+from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.details import Record
 from core.runtime.operation import Env, Operation
 from core.runtime.plans import FileAction, Op, Phase, Plan, Requirements, typed
@@ -116,7 +117,7 @@ def close_record(table: PaimonTable, run_id: str) -> None:
     for root in Quarantine.of(table, run_id).roots:
         remove_empty_tree(table, join(quarantine_dir(root), run_id))
     record["status"] = "restored"
-    record["restored_ms"] = int(time.time() * 1000)
+    record["restored_ms"] = clock_now_ms()
     try:
         fileio.write_bytes(path, json.dumps(record).encode("utf-8"))
     except StorageError as exc:

@@ -18,7 +18,6 @@ tag (where it had expired), then ``EARLIEST``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -30,6 +29,7 @@ from core.ops.details.repair import ConsumerAhead, RemovedTag, RollbackDetails, 
 from core.ops.snapshot_deletion import changelog_latest_hint
 from core.ops.tags import branches_from_tag
 from core.runtime.apply import BeforePhase
+from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
@@ -170,7 +170,7 @@ def plan_rollback(
         "rollback",
         table.location,
         table.branch,
-        now_ms if now_ms is not None else int(time.time() * 1000),
+        now_ms if now_ms is not None else clock_now_ms(),
         phases,
         _requirements(table, latest),
         details,

@@ -20,13 +20,13 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core.errors import CorruptMetadataError, SafetyRefusalError, StorageError
 from core.io.fileio import FileIO, basename, join, normalize_path, parent, protocol_of
+from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.plans import Plan, SnapshotIdentity
 from core.table.snapshot_manager import SnapshotManager
 
@@ -90,7 +90,7 @@ def write_record(
             "command": plan.command,
             "table": table.location,  # where it was written: informative, never followed
             "branch": plan.branch,
-            "created_ms": int(time.time() * 1000),
+            "created_ms": clock_now_ms(),
             "status": "quarantined",
             "plans": [],
             "writes": [],

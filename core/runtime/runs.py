@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from core.errors import CorruptMetadataError, InvalidOptionError, StorageError
 from core.format.options import RUNS_NUM_RETAINED, RUNS_TIME_RETAINED, TableOptions
 from core.io.fileio import FileIO, join
+from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.timeparse import iso_utc
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def start_run(command: str, options: Mapping[str, Any], *, quarantine: bool = Fa
         new_run_id(),
         command,
         {k: _plain_option(k, v) for k, v in sorted(options.items())},
-        int(time.time() * 1000),
+        clock_now_ms(),
         quarantine=quarantine,
     )
 
@@ -193,7 +194,7 @@ def write_record(
     error: str | None = None,
 ) -> str | None:
     """Write the run's record; a storage failure is a warning (the work itself is done)."""
-    ended = int(time.time() * 1000)
+    ended = clock_now_ms()
     doc = run.record(table=table_root, branch=branch, status=status, ended_ms=ended, error=error)
     path = join(runs_dir(table_root), f"{_utc_stamp(run.started_ms)}-{run.id}.json")
     try:
@@ -275,7 +276,7 @@ def prune_records(
     before ``history.time_retained_ms`` ago; never ``keep``'s record nor one of a run
     whose quarantine can still be restored. Returns the paths deleted; a storage failure
     is a warning (the next run prunes again)."""
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    now_ms = clock_now_ms() if now_ms is None else now_ms
     try:
         listed = fileio.list_dir(runs_dir(table_root))
     except StorageError as exc:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from core.errors import PaimonError
 from core.format.model import Snapshot
 from core.format.options import parse_duration_ms
+from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.interrupts import critical
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
@@ -124,7 +125,7 @@ def commit(
     commit_kind: str = "OVERWRITE",
     commit_user: str | None = None,
     identifier: int = BATCH_COMMIT_IDENTIFIER,
-    clock: Callable[[], int] = lambda: int(time.time() * 1000),
+    clock: Callable[[], int] = clock_now_ms,
     policy: RetryPolicy | None = None,
     allow_unsafe: bool = False,
     sleep: Callable[[float], None] = time.sleep,

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 from support import pypaimon_writer as pw
-from support.fixtures import JAVA_BUILT
+from support.fixtures import JAVA_BUILT, java_built_now_ms
 from support.invariants import age_tree, assert_no_dangling_references, plant, tree_state
 from support.invariants import tree_digests as digests
+
+from core.runtime.clock import NOW_ENV
 
 # name: (scenario, command line after the table)
 COMMANDS: dict[str, tuple[str, list[str]]] = {
@@ -95,7 +97,7 @@ def test_a_saved_plan_is_applied_as_a_plain_run_would(
 
 
 def test_saved_plans_of_the_other_commands_apply_as_plain_runs(
-    run: Any, scenarios: dict[str, pw.Scenario], tmp_path: Path
+    run: Any, scenarios: dict[str, pw.Scenario], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The commands README lists as taking --plan whose tables need more than a copy: long-lived
     changelogs (Paimon 0.9, Java), a data file lost by hand, a branch from a tag."""
@@ -103,6 +105,8 @@ def test_saved_plans_of_the_other_commands_apply_as_plain_runs(
     def changelogs(label: str) -> Path:
         root = tmp_path / label / "wh" / "db.db" / "changelog_decoupled"
         shutil.copytree(JAVA_BUILT / "changelog_decoupled" / "table", root, symlinks=True)
+        # Its changelogs expire by age: judge them as of the fixture's build, not today.
+        monkeypatch.setenv(NOW_ENV, str(java_built_now_ms("changelog_decoupled")))
         return root
 
     def lost_file(label: str) -> Path:

@@ -22,6 +22,16 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data"
 JAVA_FIXTURES = DATA / "java-written"
 JAVA_BUILT = DATA / "java-0.9-built"
+
+
+def java_built_now_ms(name: str) -> int:
+    """The instant tests treat as now for a table of tests/data/java-0.9-built/: an hour
+    after its last commit (its scenario.json), so its time-based retention answers the same
+    on every day the suite runs."""
+    scenario = json.loads((JAVA_BUILT / name / "scenario.json").read_text())
+    return max(int(s["time_ms"]) for s in scenario["snapshots"]) + 3_600_000
+
+
 MISSING_DATA = "is missing from this checkout: restore it with `git checkout -- tests/data`"
 
 
