@@ -209,8 +209,13 @@ def _items(table: PaimonTable, run: QuarantinedRun, conflicts: list[str]) -> lis
     """Where each file the run removed or wrote is now, and what restoring it means."""
     fileio, quarantine = table.fileio, run.quarantine
     items: list[RestoreItem] = []
+    # A file the run created and then removed itself (a decoupled expiry's changelog-N that
+    # its changelog expiry took too) was absent before the run: it stays absent.
+    created = {path for path, existed in run.writes if not existed}
     for removed in _ordered(run.plans):
         path = removed.path
+        if path in created:
+            continue
         source = _locked(table, quarantine.target(path))
         here, there = fileio.info(path), fileio.info(source)
         if there is None:

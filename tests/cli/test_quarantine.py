@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support import pypaimon_writer as pw
+from support.fixtures import java_built_now_ms
 from support.invariants import (
     age_tree,
     assert_no_dangling_references,
@@ -23,8 +24,11 @@ from support.invariants import (
 )
 from support.invariants import tree_digests as digests
 
+from core.runtime.clock import NOW_ENV
 from core.runtime.quarantine import Quarantine
 from core.table.table import open_table
+
+DAY_MS = 86_400_000
 
 # name: (scenario, arguments after the table)
 COMMANDS: dict[str, tuple[str, list[str]]] = {
@@ -217,6 +221,30 @@ def test_quarantine_targets() -> None:
     assert q.target("s3://b/ext/x/f") == "s3://b/ext/.paimon-cli/quarantine/r1/x/f"
     with pytest.raises(Exception, match="outside"):
         q.target("/elsewhere/f")
+
+
+@pytest.mark.parametrize("age_days", [0, 8, 400])
+def test_restore_is_exact_whatever_the_changelog_expiry_took(
+    run, java_built: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, age_days: int
+) -> None:
+    """A decoupled expiry publishes changelog-N for the snapshots it expires; once the
+    changelogs are past ``changelog.time-retained`` (7 d) its changelog expiry removes some
+    of those again in the same run. Restore gives back the tree as it was before the run
+    either way: files the run created and removed itself stay absent."""
+    root = java_built("changelog_decoupled")
+    monkeypatch.setenv(NOW_ENV, str(java_built_now_ms("changelog_decoupled") + age_days * DAY_MS))
+    before = digests(root)
+    doc = run.json(
+        "expire-snapshots", root, "--retain-max", "2", "--retain-min", "1",
+        "--older-than", "0m", "--quarantine",
+    )  # fmt: skip
+    assert doc["plan"]["details"]["snapshots"]
+    details = doc["plan"]["details"]
+    took_its_own = set(details["changelog_expiry"]["changelogs"]) & set(details["snapshots"])
+    assert bool(took_its_own) == (age_days > 7)
+    assert run("restore", root, "--last").exit_code == 0
+    assert digests(root) == before
+    assert_no_dangling_references(root)
 
 
 @pytest.mark.java
