@@ -181,3 +181,69 @@ def test_java_reads_the_tag_and_the_rollback(
     assert doc["latest_snapshot_id"] == 5
     assert doc["entries"]["tag-ft"]["rows"] == len(s.expected[2])
     assert doc["entries"]["latest"]["rows"] == len(s.expected[5])
+
+
+# -- issue 33, defect 5: snapshots committed in the same millisecond ------------------------
+
+
+def _tied(
+    scenarios: dict[str, pw.Scenario], tmp_path: Path, tied: range
+) -> tuple[pw.Scenario, Path]:
+    """Snapshot N at BASE + N hours, except those of ``tied``, all at the first one's time
+    (an APPEND and its COMPACT, or two writers, in one millisecond)."""
+    s, _wh, root = _timed(scenarios, tmp_path)
+    set_snapshot_times(root, dict.fromkeys(tied, BASE + tied[0] * HOUR))
+    for tag in (root / "tag").glob("tag-*"):  # a tag holds its snapshot's copy
+        data = json.loads(tag.read_text(encoding="utf-8"))
+        if int(data["id"]) in tied:
+            data["timeMillis"] = BASE + tied[0] * HOUR
+            tag.write_text(json.dumps(data), encoding="utf-8")
+    return s, root
+
+
+@pytest.mark.parametrize(
+    ("tied", "at", "target"),
+    [
+        (range(3, 5), BASE + 3 * HOUR, 4),  # the issue's case: 3 and 4 at TIME, 4 stays
+        (range(2, 6), BASE + 2 * HOUR, 5),  # four in one millisecond: the last stays
+        (range(2, 6), BASE + 2 * HOUR - 1, 1),
+        (range(1, 7), BASE + HOUR, 6),  # all of them: nothing to roll back
+    ],
+)
+def test_rollback_keeps_every_snapshot_committed_at_the_time(
+    run: Run,
+    scenarios: dict[str, pw.Scenario],
+    tmp_path: Path,
+    tied: range,
+    at: int,
+    target: int,
+) -> None:
+    s, root = _tied(scenarios, tmp_path, tied)
+    doc = run.json("rollback", root, "--to-timestamp", str(at), "--force")
+    assert doc["plan"]["details"]["target_snapshot"] == target
+    assert open_table(str(root)).snapshots.ids()[-1] == target
+    assert pw.read_rows_at_root(root) == pw.sort_rows(s.expected[target])
+    assert_no_dangling_references(root)
+
+
+@pytest.mark.parametrize(
+    ("tied", "at", "target"),
+    [
+        (range(3, 5), BASE + 3 * HOUR, 3),  # the mirror case: the first of the two
+        (range(2, 6), BASE + 2 * HOUR, 2),
+        (range(2, 6), BASE + 2 * HOUR + 1, 6),
+        (range(1, 7), BASE + HOUR, 1),
+    ],
+)
+def test_create_tag_takes_the_first_snapshot_committed_at_the_time(
+    run: Run,
+    scenarios: dict[str, pw.Scenario],
+    tmp_path: Path,
+    tied: range,
+    at: int,
+    target: int,
+) -> None:
+    s, root = _tied(scenarios, tmp_path, tied)
+    doc = run.json("create-tag", root, "at", "--from-timestamp", str(at))
+    assert doc["plan"]["details"]["snapshot_id"] == target
+    assert pw.read_rows_at_root(root, tag="at") == pw.sort_rows(s.expected[target])
