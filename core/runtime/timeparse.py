@@ -1,5 +1,12 @@
-"""Time input and output (DECISIONS D4): durations, epoch millis, ISO-8601, and Paimon's
-local timestamps, read in the table zone with the rules that zone had on their date."""
+"""Time input and output (DECISIONS D4).
+
+One grammar for every option that takes a time or a duration: a duration needs a unit
+(``90m``, ``1h 30min``, ``7 d``: as an instant it means that long before now), epoch
+seconds are ``@1700000000`` or a bare 10-digit number, epoch milliseconds a bare 13-digit
+number, ISO-8601 with an offset is that instant, and a date-time without an offset
+(Paimon's ``'YYYY-MM-DD HH:MM:SS'``) is read in the table zone with the rules that zone had
+on that date. Every time and duration the tool prints reads back.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from core.errors import InvalidOptionError
-from core.format.options import parse_duration_ms
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _NAIVE_EPOCH = dt.datetime(1970, 1, 1)
@@ -170,17 +176,64 @@ def local_datetime(ms: int, zone: dt.tzinfo) -> dt.datetime:
 
 # -- input ----------------------------------------------------------------------------------
 
-_PAIMON_TS = re.compile(
-    r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?$"
-)
-
 # Instants a date-time can represent (years 1..9999), so every value can be shown.
 _MIN_MS = -62_135_596_800_000
 _MAX_MS = 253_402_300_799_999
 
+_LOCAL_TS = re.compile(
+    r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?$"
+)
+_EPOCH_SECONDS = re.compile(r"^@(\d{1,12})(?:\.(\d{1,3}))?$")
+_DURATION = re.compile(r"^(-\s*)?((?:\d+\s*[^\W\d_]+\s*)+)$")
+_TERM = re.compile(r"(\d+)\s*([^\W\d_]+)")
+_DURATION_UNITS: dict[str, int] = {
+    name: size
+    for names, size in (
+        (("d", "day", "days"), 86_400_000),
+        (("h", "hour", "hours"), 3_600_000),
+        (("min", "m", "minute", "minutes"), 60_000),
+        (("s", "sec", "secs", "second", "seconds"), 1000),
+        (("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
+    )
+    for name in names
+}
+FORMS = (
+    "a duration with a unit meaning that long ago (90m, 1h 30min, 7 d), "
+    "epoch seconds (@1700000000, or 10 digits as `date +%s` prints), "
+    "epoch milliseconds (13 digits), ISO-8601 with an offset (2026-06-07T09:40:00+10:00), "
+    "or a local 'YYYY-MM-DD HH:MM:SS' in the table zone"
+)
+
+
+def parse_duration(text: str) -> int:
+    """A duration in milliseconds: terms of a number and a unit (``90m``, ``1 h 30 min``,
+    ``7 d``, ``500 ms``), as :func:`format_duration` prints them, a leading ``-`` included.
+    A bare number is refused: seconds or milliseconds would be a guess."""
+    raw = text.strip()
+    m = _DURATION.match(raw)
+    if m is None:
+        if re.fullmatch(r"-?\d+", raw):
+            n = raw.lstrip("-")
+            raise InvalidOptionError(
+                f"{raw!r} has no unit: write {n} s, {n} min or {n} ms (units: d, h, min, s, ms)"
+            )
+        raise InvalidOptionError(f"invalid duration {raw!r} (examples: 90m, 1h 30min, 7 d)")
+    total = 0
+    for count, unit in _TERM.findall(m.group(2)):
+        size = _DURATION_UNITS.get(unit.lower())
+        if size is None:
+            raise InvalidOptionError(
+                f"unknown unit {unit!r} in duration {raw!r} (units: d, h, min, s, ms)"
+            )
+        total += int(count) * size
+    if total > _MAX_MS:
+        raise InvalidOptionError(f"duration {raw!r} is out of range (at most 9999 years)")
+    return -total if m.group(1) else total
+
 
 def parse_instant(text: str, *, now_ms: int, zone: dt.tzinfo) -> int:
-    """Parse a point in time to epoch ms; durations mean ``now - duration``."""
+    """A point in time (the grammar of the module docstring) in epoch ms; a duration
+    means ``now - duration``."""
     value = _parse_instant(text, now_ms=now_ms, zone=zone)
     if not _MIN_MS <= value <= _MAX_MS:
         raise InvalidOptionError(f"time {text.strip()!r} is out of range (years 1 to 9999)")
@@ -190,35 +243,54 @@ def parse_instant(text: str, *, now_ms: int, zone: dt.tzinfo) -> int:
 def _parse_instant(text: str, *, now_ms: int, zone: dt.tzinfo) -> int:
     raw = text.strip()
     if not raw:
-        raise InvalidOptionError("empty time value")
-    if raw.isdigit() and len(raw) >= 11:
-        return int(raw)  # epoch millis (a 10-digit number would be ambiguous seconds)
-    m = _PAIMON_TS.match(raw)
-    if m:
-        y, mo, d, h, mi, s, frac = m.groups()
-        micros = int((frac or "0").ljust(9, "0")[:6])
+        raise InvalidOptionError(f"empty time value: use {FORMS}")
+    seconds = _EPOCH_SECONDS.match(raw)
+    if seconds:
+        return int(seconds.group(1)) * 1000 + int((seconds.group(2) or "0").ljust(3, "0"))
+    if raw.isdigit():
+        return _epoch_number(raw)
+    local = _LOCAL_TS.match(raw)
+    if local:
+        return local_wall_clock_ms(_wall_clock(raw, local), zone)
+    if raw[:4].isdigit() and raw[4:5] == "-":
         try:
-            local = dt.datetime(
-                int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0), micros
-            )
+            parsed = dt.datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError as exc:
             raise InvalidOptionError(f"invalid date-time {raw!r}: {exc}") from None
-        return local_wall_clock_ms(local, zone)
-    try:
-        parsed = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        parsed = None
-    if parsed is not None:
         if parsed.tzinfo is None:
             return local_wall_clock_ms(parsed, zone)
         return (parsed - _EPOCH) // _MS
     try:
-        return now_ms - parse_duration_ms(raw)
-    except InvalidOptionError:
-        raise InvalidOptionError(
-            f"cannot read time {raw!r}: use a duration (90m, 7 d), epoch millis, ISO-8601 "
-            "with offset, or 'YYYY-MM-DD HH:MM:SS'"
-        ) from None
+        return now_ms - parse_duration(raw)
+    except InvalidOptionError as exc:
+        if re.fullmatch(r"-?\d+", raw):
+            raise  # its own message says what to write
+        why = f" ({exc.message})" if _DURATION.match(raw) else ""  # an unknown unit
+        raise InvalidOptionError(f"cannot read time {raw!r}{why}: use {FORMS}") from None
+
+
+def _epoch_number(raw: str) -> int:
+    """A bare number: epoch seconds with 10 digits (2001-09-09 to 2286), epoch millis with
+    13 (the same years); any other length could be either, or a duration without its unit."""
+    if len(raw) == 10:
+        return int(raw) * 1000
+    if len(raw) == 13:
+        return int(raw)
+    seconds = f"@{int(raw)} for epoch seconds, or " if len(raw) <= 12 else ""
+    raise InvalidOptionError(
+        f"{raw!r} is ambiguous: a bare number is epoch seconds (10 digits, as `date +%s` "
+        f"prints) or epoch milliseconds (13 digits); write {seconds}a duration with a unit "
+        f"({raw} s, {raw} min) for that long ago"
+    )
+
+
+def _wall_clock(raw: str, m: re.Match[str]) -> dt.datetime:
+    y, mo, d, h, mi, s, frac = m.groups()
+    micros = int((frac or "0").ljust(9, "0")[:6])
+    try:
+        return dt.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0), micros)
+    except ValueError as exc:
+        raise InvalidOptionError(f"invalid date-time {raw!r}: {exc}") from None
 
 
 # -- output ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Time input and output (DECISIONS D4): the machine's zone with its rules, and local times
-read with the offset of their own date (gaps and overlaps as Java's ``atZone``)."""
+"""Time input and output (DECISIONS D4): the machine's zone with its rules, local times read
+with the offset of their own date (gaps and overlaps as Java's ``atZone``), and one grammar
+for instants and durations that reads back everything the tool prints."""
 
 from __future__ import annotations
 
@@ -12,14 +13,18 @@ from zoneinfo import ZoneInfo
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.java_time import java_at_zone
 
 from core.errors import InvalidOptionError
+from core.runtime.requests import cutoff, duration
 from core.runtime.timeparse import (
     _system_zone,
+    format_duration,
     format_instant,
     iso_utc,
     local_datetime,
     local_wall_clock_ms,
+    parse_duration,
     parse_instant,
     resolve_zone,
     system_zone,
@@ -42,26 +47,6 @@ SetZone = Callable[[str | None], None]
 def _ms(text: str) -> int:
     """An ISO-8601 instant with offset, in epoch ms (the expected values below)."""
     return int(dt.datetime.fromisoformat(text).timestamp() * 1000)
-
-
-def _java_at_zone(wall: dt.datetime, zone: ZoneInfo) -> int:
-    """Java's ``LocalDateTime.atZone(zone).toInstant()``, from the offsets the zone uses
-    around ``wall`` (an oracle that shares nothing with the code under test): the one offset
-    that gives back ``wall``; in an overlap the earlier offset (the larger); in a gap the
-    wall clock moved on by the gap, i.e. read with the offset before the gap."""
-    as_utc = wall.replace(tzinfo=UTC)
-    offsets = {
-        (as_utc + dt.timedelta(hours=h)).astimezone(zone).utcoffset() for h in range(-50, 51)
-    }
-    fits = [
-        o
-        for o in offsets
-        if o is not None and (as_utc - o).astimezone(zone).replace(tzinfo=None) == wall
-    ]
-    if fits:
-        return int((as_utc - max(fits)).timestamp() * 1000)
-    # A gap: the offset before it is the smaller one (clocks go forward).
-    return int((as_utc - min(o for o in offsets if o is not None)).timestamp() * 1000)
 
 
 # -- the machine's zone ---------------------------------------------------------------------
@@ -175,7 +160,7 @@ def test_every_local_time_reads_as_java_and_prints_back(zone: str, day: int, min
     tz = ZoneInfo(zone)
     wall = dt.datetime(2024, 1, 1) + dt.timedelta(days=day, minutes=minute)
     ms = parse_instant(wall.isoformat(sep=" "), now_ms=NOW, zone=tz)
-    assert ms == _java_at_zone(wall, tz)
+    assert ms == java_at_zone(wall, tz)
     assert local_wall_clock_ms(wall, tz) == ms
     shown = format_instant(ms, tz)
     assert parse_instant(shown, now_ms=NOW, zone=UTC) == ms
@@ -189,7 +174,106 @@ def test_every_instant_printed_reads_back(zone: str, ms: int) -> None:
     assert parse_instant(format_instant(ms, tz), now_ms=NOW, zone=tz) == ms - ms % 1000
     assert parse_instant(iso_utc(ms), now_ms=NOW, zone=tz) == ms
     assert parse_instant(str(ms), now_ms=NOW, zone=tz) == ms
+    assert parse_instant(f"@{ms // 1000}", now_ms=NOW, zone=tz) == ms - ms % 1000
+    assert parse_instant(str(ms // 1000), now_ms=NOW, zone=tz) == ms - ms % 1000
     # the wall clock of an instant reads back to it, except the later half of an overlap
     wall = local_datetime(ms, tz)
     back = local_wall_clock_ms(wall, tz)
     assert back == ms or (back < ms and local_datetime(back, tz) == wall)
+
+
+# -- one grammar ----------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(ms=st.integers(-(10**12), 10**12))
+def test_every_duration_printed_reads_back(ms: int) -> None:
+    assert parse_duration(format_duration(ms)) == ms
+    assert parse_instant(format_duration(ms), now_ms=NOW, zone=UTC) == NOW - ms
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        ("90m", 90 * 60_000),
+        ("90 min", 90 * 60_000),
+        ("1h 30min", 90 * 60_000),
+        ("1 h 30 min", 90 * 60_000),
+        ("1h30m", 90 * 60_000),
+        ("7 d", 7 * 86_400_000),
+        ("7d", 7 * 86_400_000),
+        ("2 days 3 hours", 2 * 86_400_000 + 3 * 3_600_000),
+        ("23 d 1 h 22 min 5 s 7 ms", ((23 * 24 + 1) * 60 + 22) * 60_000 + 5_007),
+        ("500 ms", 500),
+        ("0 s", 0),
+        ("1 H", 3_600_000),
+    ],
+)
+def test_durations_need_a_unit_and_may_have_several(text: str, ms: int) -> None:
+    assert parse_duration(text) == ms
+    assert parse_instant(text, now_ms=NOW, zone=UTC) == NOW - ms
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        ("1700000000", 1_700_000_000_000),  # `date +%s`: epoch seconds
+        ("@1700000000", 1_700_000_000_000),
+        ("@86400", 86_400_000),
+        ("@1700000000.25", 1_700_000_000_250),
+        ("1700000000123", 1_700_000_000_123),  # epoch milliseconds
+        ("2026-06-07T09:40:00+10:00", _ms("2026-06-07T09:40:00+10:00")),
+        ("2026-06-07 09:40:00+10:00", _ms("2026-06-07T09:40:00+10:00")),
+        ("2026-06-06T23:40:00.123Z", _ms("2026-06-06T23:40:00.123+00:00")),
+        ("2026-06-07 09:40:00", _ms("2026-06-07T09:40:00+00:00")),
+        ("2026-06-07T09:40", _ms("2026-06-07T09:40:00+00:00")),
+        ("2026-06-07", _ms("2026-06-07T00:00:00+00:00")),
+    ],
+)
+def test_instants(text: str, ms: int) -> None:
+    assert parse_instant(text, now_ms=NOW, zone=UTC) == ms
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("86400", "ambiguous"),  # 86 seconds or a day? neither: refused
+        ("50", "ambiguous"),
+        ("17000000000", "ambiguous"),  # 11 digits
+        ("99999999999999999999", "ambiguous"),
+        ("1.5h", "cannot read time"),
+        ("5 weeks", "unknown unit 'weeks'"),
+        ("yesterday", "cannot read time"),
+        ("", "empty"),
+        ("2026-02-30 10:00:00", "invalid date-time"),
+        ("2026-06-07T09:40:00+25:00", "invalid date-time"),
+        ("@99999999999999", "cannot read time"),
+    ],
+)
+def test_what_cannot_be_read_unambiguously_is_refused(text: str, message: str) -> None:
+    with pytest.raises(InvalidOptionError, match=message) as caught:
+        parse_instant(text, now_ms=NOW, zone=UTC)
+    assert "Traceback" not in caught.value.message
+
+
+def test_a_bare_number_is_no_duration() -> None:
+    for text in ("50", "0", "86400"):
+        with pytest.raises(InvalidOptionError, match="has no unit"):
+            parse_duration(text)
+        with pytest.raises(InvalidOptionError, match="has no unit") as caught:
+            duration("max_duration", text)
+        assert caught.value.param == "max_duration"
+    with pytest.raises(InvalidOptionError, match="negative"):
+        duration("wait_lease", "-1 h")
+    assert duration("max_duration", "1h 30min") == 90 * 60_000
+
+
+def test_a_cut_off_in_the_future_is_refused() -> None:
+    with pytest.raises(InvalidOptionError, match="in the future") as caught:
+        cutoff("older_than", "2099-01-01 00:00:00", now_ms=NOW, zone=UTC)
+    assert caught.value.param == "older_than"
+    with pytest.raises(InvalidOptionError, match="in the future"):
+        cutoff("older_than", "-1 h", now_ms=NOW, zone=UTC)
+    assert cutoff("older_than", "0 s", now_ms=NOW, zone=UTC) == NOW
+    assert cutoff("older_than", str(NOW), now_ms=NOW, zone=UTC) == NOW
+    assert cutoff("older_than", None, now_ms=NOW, zone=UTC) is None
