@@ -59,7 +59,10 @@ def system_zone() -> dt.tzinfo:
     beside us would: ``TZ`` when set and not empty, else ``/etc/localtime`` (the zone its
     link names, else the rules the file holds), else UTC. Never a fixed offset taken from
     today: a date in the other half of the year has another one."""
-    return _system_zone(os.environ.get("TZ") or None, _LOCALTIME)
+    zone = _system_zone(os.environ.get("TZ") or None, _LOCALTIME)
+    if isinstance(zone, _LibcZone):
+        time.tzset()  # the C library reads TZ only when told to: make it read this one
+    return zone
 
 
 @functools.lru_cache(maxsize=16)
@@ -110,7 +113,6 @@ def _zone_of_tz(tz: str) -> dt.tzinfo:
     except (ZoneInfoNotFoundError, ValueError, OSError):
         # A POSIX rule string no tz database names ('CET-1CEST,M3.5.0,M10.5.0/3'): the
         # C library reads those, so ask it.
-        time.tzset()
         return _LibcZone(tz)
 
 

@@ -5,6 +5,7 @@ for instants and durations that reads back everything the tool prints."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,17 @@ def test_every_form_of_tz_reads_berlin_rules(local_zone: SetZone, tz: str) -> No
         assert parse_instant(text, now_ms=NOW, zone=zone) == parse_instant(
             text, now_ms=NOW, zone=berlin
         )
+
+
+def test_a_posix_rule_string_is_read_again_after_another(local_zone: SetZone) -> None:
+    """The C library's reading follows TZ even when it changed without tzset."""
+    winter = _ms("2026-01-15T12:00:00+00:00")
+    local_zone("CET-1CEST,M3.5.0,M10.5.0/3")
+    assert format_instant(winter, system_zone()).endswith("+01:00")
+    local_zone("EST+5EDT,M3.2.0/2,M11.1.0/2")
+    assert format_instant(winter, system_zone()).endswith("-05:00")
+    os.environ["TZ"] = "CET-1CEST,M3.5.0,M10.5.0/3"  # no tzset: the fixture restores it
+    assert format_instant(winter, system_zone()).endswith("+01:00")
 
 
 def test_localtime_link_file_and_absence(tmp_path: Path) -> None:
