@@ -332,3 +332,20 @@ def test_create_tag_takes_the_first_snapshot_committed_at_the_time(
     doc = run.json("create-tag", root, "at", "--from-timestamp", str(at))
     assert doc["plan"]["details"]["snapshot_id"] == target
     assert pw.read_rows_at_root(root, tag="at") == pw.sort_rows(s.expected[target])
+
+
+def test_java_reads_the_tag_and_the_rollback_of_tied_snapshots(
+    run: Run, scenarios: dict[str, pw.Scenario], tmp_path: Path, java: Any
+) -> None:
+    """Snapshots 3 and 4 in one millisecond: the tag on the first, the rollback keeping the
+    second, and Apache Paimon reads both back."""
+    s, root = _tied(scenarios, tmp_path, range(3, 5))
+    at = str(BASE + 3 * HOUR)
+    assert run("create-tag", root, "first", "--from-timestamp", at).exit_code == 0
+    result = run("rollback", root, "--to-timestamp", at, "--force")
+    assert result.exit_code == 0, result.stderr
+    doc = java.verify(root)
+    assert doc["ok"], doc.get("errors")
+    assert doc["latest_snapshot_id"] == 4
+    assert doc["entries"]["tag-first"]["rows"] == len(s.expected[3])
+    assert doc["entries"]["latest"]["rows"] == len(s.expected[4])
