@@ -65,22 +65,20 @@ _INT_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: Paimon's "no limit"
 def human_time(ms: int | None, zone: dt.tzinfo | None) -> str:
     """An instant in the table zone (--timezone, else this machine's) with its offset:
     ``2026-11-21 22:10:00+01:00``, whatever ``TZ`` says once --timezone is given."""
-    if ms is None:
-        return "-"
-    value = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
-    return value.astimezone(zone).isoformat(sep=" ", timespec="seconds")
+    from core.runtime.timeparse import format_instant
+
+    return "-" if ms is None else format_instant(ms, zone)
 
 
 def human_wall_clock(value: dt.datetime | str | None, zone: dt.tzinfo | None) -> str:
     """A wall-clock time Paimon stores without a zone (file and tag creation), read in the
     table zone and shown like every other time."""
+    from core.runtime.timeparse import format_wall_clock, system_zone
+
     if value is None:
         return "-"
-    naive = (dt.datetime.fromisoformat(value) if isinstance(value, str) else value).replace(
-        tzinfo=None
-    )
-    aware = naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
-    return human_time(int(aware.timestamp() * 1000), zone)
+    naive = dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+    return format_wall_clock(naive, zone if zone is not None else system_zone())
 
 
 def human_duration(ms: int | None) -> str:

@@ -177,6 +177,13 @@ class Common:
 
         return instant(param, text, now_ms=self.now_ms, zone=self.zone)
 
+    def cutoff(self, param: str, text: str | None) -> int | None:
+        """As :meth:`instant`, for a cut-off (``--older-than``): one in the future is a usage
+        error."""
+        from core.runtime.requests import cutoff
+
+        return cutoff(param, text, now_ms=self.now_ms, zone=self.zone)
+
     def run_request(self) -> RunRequest:
         """The lifecycle switches: dry run, a saved plan, quarantine, the recorded options."""
         from core.ops.lifecycle import RunRequest

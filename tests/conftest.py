@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,6 +40,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture
 def run() -> Run:
     return Run()
+
+
+@pytest.fixture
+def local_zone() -> Iterator[Callable[[str | None], None]]:
+    """``local_zone("Australia/Sydney")`` makes that this process's zone (``TZ`` and the C
+    library's ``tzset``), ``None`` unsets ``TZ``; the machine's own is back afterwards, so
+    no test depends on where it runs."""
+    before = os.environ.get("TZ")
+
+    def set_zone(name: str | None) -> None:
+        if name is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = name
+        time.tzset()
+
+    yield set_zone
+    set_zone(before)
 
 
 @pytest.fixture(scope="session")

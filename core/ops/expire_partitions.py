@@ -118,7 +118,10 @@ def partition_expire_config(
     if max_value < 1:
         raise InvalidOptionError(f"max expires must be at least 1, got {max_value}")
     return PartitionExpireConfig(
-        expiration_ms=parse_duration_ms(str(expiration)),
+        # the flag in the command line's grammar (a unit required), the option in Paimon's
+        expiration_ms=duration("expiration_time", flags.expiration_time) or 0
+        if flags.expiration_time is not None
+        else parse_duration_ms(str(expiration)),
         strategy=str(strategy),
         formatter=formatter or None,
         pattern=pattern or None,

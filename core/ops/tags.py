@@ -114,12 +114,14 @@ def _source_snapshot(table: PaimonTable, snapshot_id: int | None) -> Snapshot:
 def snapshot_from_time(table: PaimonTable, time_ms: int) -> Snapshot:
     """Paimon's ``create_tag_from_timestamp``: the earliest snapshot committed at or after
     the time, or a tag's snapshot when the first tag (by snapshot id) committed at or after
-    it is earlier still (its snapshot may have expired); refused when there is none."""
+    it is earlier still (its snapshot may have expired); refused when there is none. Of
+    snapshots committed in the same millisecond the lowest id is the first (DECISIONS D4)."""
     snap = table.snapshots.later_or_equal_time(time_ms)
     for tag in table.tags.tags():
         if time_ms <= tag.snapshot.time_millis:
-            if snap is None or tag.snapshot.time_millis < snap.time_millis:
-                snap = tag.snapshot
+            tagged = tag.snapshot
+            if snap is None or (tagged.time_millis, tagged.id) < (snap.time_millis, snap.id):
+                snap = tagged
             break
     if snap is None:
         raise TagError(

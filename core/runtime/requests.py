@@ -16,8 +16,7 @@ from contextlib import contextmanager
 from typing import Literal, TypeVar
 
 from core.errors import InvalidOptionError
-from core.format.options import parse_duration_ms
-from core.runtime.timeparse import parse_instant
+from core.runtime.timeparse import format_instant, parse_duration, parse_instant
 
 T = TypeVar("T")
 
@@ -70,11 +69,29 @@ def instant(param: str, text: str | None, *, now_ms: int, zone: dt.tzinfo) -> in
     return parsed(param, lambda: parse_instant(text, now_ms=now_ms, zone=zone))
 
 
+def cutoff(param: str, text: str | None, *, now_ms: int, zone: dt.tzinfo) -> int | None:
+    """A cut-off (``--older-than``): an instant that is not in the future, where it would
+    make everything written until then look old enough (a usage error, not a plan that
+    deletes more than anyone asked)."""
+    value = instant(param, text, now_ms=now_ms, zone=zone)
+    if value is not None and value > now_ms:
+        raise refuse(
+            param,
+            f"{text!r} is in the future ({format_instant(value, zone)}; now is "
+            f"{format_instant(now_ms, zone)}): give a cut-off now or earlier, e.g. '7 d' "
+            "for seven days ago",
+        )
+    return value
+
+
 def duration(param: str, text: str | None, *, positive: bool = False) -> int | None:
-    """A duration given as text (``7 d``, ``90m``), in milliseconds; None stays."""
+    """A duration given as text (``7 d``, ``90m``, ``1h 30min``: a unit is required), in
+    milliseconds; None stays."""
     if text is None:
         return None
-    ms = parsed(param, lambda: parse_duration_ms(text))
+    ms = parsed(param, lambda: parse_duration(text))
+    if ms < 0:
+        raise refuse(param, f"{text.strip()!r} is negative: a duration is a length of time")
     if positive and ms <= 0:
         raise refuse(param, "must be positive")
     return ms

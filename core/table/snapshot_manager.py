@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from core.errors import CorruptMetadataError, MissingFileError
 from core.format.metadata_io import KindDirectory, list_versioned, read_hint, read_json
 from core.format.model import Snapshot
@@ -81,38 +83,34 @@ class SnapshotManager(KindDirectory):
         return self.snapshot(latest) if latest is not None else None
 
     def earlier_or_equal_time(self, time_ms: int) -> Snapshot | None:
-        """The latest snapshot committed at or before ``time_ms``, or None: Paimon's
-        ``earlierOrEqualTimeMills`` (a binary search over the ids, commit times ascending;
-        None when even the earliest is later)."""
-        ids = self.ids()
-        if not ids or self.snapshot(ids[0]).time_millis > time_ms:
-            return None
-        return self._search_time(ids, time_ms, later=False)
+        """The latest snapshot committed at or before ``time_ms`` (the highest id of those,
+        when several share a millisecond), or None: Paimon's ``earlierOrEqualTimeMills``,
+        whose search stops at whichever equal one it reads first (DECISIONS D4)."""
+        return self._time_boundary(lambda snap: snap.time_millis > time_ms)[0]
 
     def later_or_equal_time(self, time_ms: int) -> Snapshot | None:
-        """The earliest snapshot committed at or after ``time_ms``, or None: Paimon's
-        ``laterOrEqualTimeMills`` (None when even the latest is earlier)."""
-        ids = self.ids()
-        if not ids or self.snapshot(ids[-1]).time_millis < time_ms:
-            return None
-        return self._search_time(ids, time_ms, later=True)
+        """The earliest snapshot committed at or after ``time_ms`` (the lowest id of those),
+        or None: Paimon's ``laterOrEqualTimeMills``."""
+        return self._time_boundary(lambda snap: snap.time_millis >= time_ms)[1]
 
-    def _search_time(self, ids: list[int], time_ms: int, *, later: bool) -> Snapshot | None:
-        """A binary search over ``ids`` (commit times ascending): the snapshot committed at
-        ``time_ms``, else the nearest one after it (``later``) or before it."""
-        low, high, found = 0, len(ids) - 1, None
-        while low <= high:
+    def _time_boundary(
+        self, beyond: Callable[[Snapshot], bool]
+    ) -> tuple[Snapshot | None, Snapshot | None]:
+        """The last snapshot before, and the first at, the boundary of ``beyond`` (false up
+        to some id and true from there on, as commit times ascend with ids): a binary
+        search by predicate, so equal times never end it early."""
+        ids = self.ids()
+        low, high = 0, len(ids)  # ids[:low] are not beyond, ids[high:] are
+        before: Snapshot | None = None
+        first: Snapshot | None = None
+        while low < high:
             mid = (low + high) // 2
             snap = self.snapshot(ids[mid])
-            if snap.time_millis == time_ms:
-                return snap
-            if snap.time_millis > time_ms:
-                high = mid - 1
-                found = snap if later else found
+            if beyond(snap):
+                high, first = mid, snap
             else:
-                low = mid + 1
-                found = found if later else snap
-        return found
+                low, before = mid + 1, snap
+        return before, first
 
     def snapshots(self) -> list[Snapshot]:
         """Every snapshot present, ascending; files vanishing meanwhile are skipped."""

@@ -34,7 +34,7 @@ def delete_orphan_files(
         optional(
             "--older-than",
             help="Only files last modified strictly before this are candidates: "
-            "a duration (3 d), epoch millis, ISO-8601 or 'YYYY-MM-DD HH:MM:SS' local time "
+            "a duration ago (3 d), epoch time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' "
             "(default: 1 day ago, as Paimon). Less than 1 hour ago needs --allow-recent.",
         ),
     ] = None,
@@ -80,7 +80,7 @@ def delete_orphan_files(
     from core.ops.delete_orphan_files import delete_orphan_files
     from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest
 
-    cutoff = common.instant("older_than", older_than)
+    cutoff = common.cutoff("older_than", older_than)
     request = OrphanRequest(
         common.now_ms - DEFAULT_AGE_MS if cutoff is None else cutoff,
         allow_recent=allow_recent,

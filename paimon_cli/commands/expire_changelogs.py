@@ -44,8 +44,8 @@ def expire_changelogs(
         str | None,
         optional(
             "--older-than",
-            help="Only changelogs committed before this expire: a duration (90m, 7 d), epoch "
-            "millis, ISO-8601, or 'YYYY-MM-DD HH:MM:SS' in local time (default: no time "
+            help="Only changelogs committed before this expire: a duration ago (90m, 7 d), epoch "
+            "time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' (default: no time "
             "bound, so only --retain-max expires anything).",
         ),
     ] = None,
@@ -70,6 +70,6 @@ def expire_changelogs(
     from core.ops.expire_changelogs import ExpireChangelogs
     from core.retention.changelog_range import ChangelogFlags
 
-    older_than_ms = common.instant("older_than", older_than)
+    older_than_ms = common.cutoff("older_than", older_than)
     flags = ChangelogFlags(retain_max, retain_min, older_than_ms, max_deletes, delete_all)
     run_operation(common, lambda _ex: ExpireChangelogs(flags), RENDERER)

@@ -45,7 +45,7 @@ def expire_snapshots(
         optional(
             "--older-than",
             help="Expire a snapshot once its successor is older than this: a "
-            "duration (90m, 7 d), epoch millis, ISO-8601, or 'YYYY-MM-DD HH:MM:SS' in local time "
+            "duration ago (90m, 7 d), epoch time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' "
             "(default: now minus table option snapshot.time-retained, else 1 h).",
         ),
     ] = None,
@@ -62,6 +62,6 @@ def expire_snapshots(
     from core.ops.expire_snapshots import ExpireFlags, ExpireSnapshots
 
     flags = ExpireFlags(
-        retain_min, retain_max, common.instant("older_than", older_than), max_deletes
+        retain_min, retain_max, common.cutoff("older_than", older_than), max_deletes
     )
     run_operation(common, lambda _ex: ExpireSnapshots(flags), RENDERER)

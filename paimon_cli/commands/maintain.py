@@ -43,8 +43,8 @@ def maintain(
         str | None,
         optional(
             "--orphans-older-than",
-            help="Orphan cut-off with --orphans: a duration (3 d), epoch millis, ISO-8601 or "
-            "'YYYY-MM-DD HH:MM:SS' local time (default: 1 day ago; at least 1 hour ago).",
+            help="Orphan cut-off with --orphans: a duration ago (3 d), epoch time (@1700000000), "
+            "ISO-8601 or 'YYYY-MM-DD HH:MM:SS' (default: 1 day ago; at least 1 hour ago).",
         ),
     ] = None,
     check: Annotated[
@@ -91,8 +91,9 @@ def maintain(
         str | None,
         optional(
             "--max-duration",
-            help="Start no new table after this long (e.g. 50m); the tables left are reported "
-            "as skipped, so cron runs never pile up (default: no limit).",
+            help="Start no new table after this long (50m, 1h 30min: a unit is required); "
+            "the tables left are reported as skipped, so cron runs never pile up (default: "
+            "no limit).",
         ),
     ] = None,
     parallel_tables: Annotated[
@@ -115,7 +116,7 @@ def maintain(
         zone=common.zone,
         dry_run=common.dry_run,
         orphans=orphans,
-        orphans_older_than_ms=common.instant("orphans_older_than", orphans_older_than),
+        orphans_older_than_ms=common.cutoff("orphans_older_than", orphans_older_than),
         allow_unsafe_commit=common.allow_unsafe_commit,
         wait_lease_ms=common.wait_lease_ms,
         check=check,

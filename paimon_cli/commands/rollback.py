@@ -49,7 +49,8 @@ def rollback(
         optional(
             "--to-timestamp",
             help="Keep the latest snapshot committed at or before this time, as Paimon's "
-            "rollback_to_timestamp (local time, a duration ago, epoch millis or ISO-8601).",
+            "rollback_to_timestamp ('YYYY-MM-DD HH:MM:SS', a duration ago, epoch time or "
+            "ISO-8601).",
         ),
     ] = None,
     force: Annotated[

@@ -75,8 +75,8 @@ def create_tag(
         optional(
             "--from-timestamp",
             help="Tag the first snapshot committed at or after this time (or a tag's earlier "
-            "one), as Paimon's create_tag_from_timestamp (local time, a duration ago, epoch "
-            "millis or ISO-8601).",
+            "one), as Paimon's create_tag_from_timestamp ('YYYY-MM-DD HH:MM:SS', a duration "
+            "ago, epoch time or ISO-8601).",
         ),
     ] = None,
 ) -> None:
@@ -136,14 +136,15 @@ def expire_tags(
         str | None,
         optional(
             "--older-than",
-            help="Also expire tags created before this (local time, a duration, epoch millis "
-            "or ISO-8601); tags without retention use their file time (default: only tags "
-            "whose tagTimeRetained has passed, plus table option tag.num-retained-max).",
+            help="Also expire tags created before this ('YYYY-MM-DD HH:MM:SS', a duration "
+            "ago, epoch time or ISO-8601); tags without retention use their file time "
+            "(default: only tags whose tagTimeRetained has passed, plus table option "
+            "tag.num-retained-max).",
         ),
     ] = None,
 ) -> None:
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
     from core.ops.tag_operations import ExpireTags
 
-    op = ExpireTags(common.zone, common.instant("older_than", older_than))
+    op = ExpireTags(common.zone, common.cutoff("older_than", older_than))
     run_operation(common, lambda _ex: op, render.EXPIRE)

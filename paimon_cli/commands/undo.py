@@ -50,14 +50,15 @@ def purge_quarantine(
         str | None,
         optional(
             "--older-than",
-            help="Only runs quarantined before this: a duration (7d), epoch millis, "
-            "ISO-8601 or 'YYYY-MM-DD HH:MM:SS' (default: every quarantined run).",
+            help="Only runs quarantined before this: a duration ago (7d), epoch time "
+            "(@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' (default: every quarantined "
+            "run).",
         ),
     ] = None,
 ) -> None:
     """Delete quarantined runs for good (they can no longer be restored)."""
     from core.ops.purge_quarantine import PurgeQuarantine
 
-    cutoff = common.instant("older_than", older_than)
+    cutoff = common.cutoff("older_than", older_than)
     op = PurgeQuarantine(common.now_ms + 1 if cutoff is None else cutoff)
     run_operation(common, lambda _ex: op, render.PURGE)

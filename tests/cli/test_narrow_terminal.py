@@ -104,7 +104,7 @@ def test_changing_commands_fit(narrow, table: Path) -> None:  # type: ignore[no-
     narrow("create-tag", table, TAG, "--snapshot", "2")
     narrow("rename-tag", table, TAG, RENAMED)
     narrow("delete-tag", table, RENAMED, "--dry-run")
-    narrow("expire-tags", table, "--older-than", "2099-01-01 00:00:00", "--dry-run")
+    narrow("expire-tags", table, "--older-than", "0 s", "--dry-run")
     narrow("rollback", table, "--to-snapshot", "2", "--dry-run")
     narrow("expire-snapshots", table, "--retain-max", "1", "--retain-min", "1", "--dry-run")
     narrow("expire-snapshots", table, "--retain-max", "1", "--retain-min", "1")

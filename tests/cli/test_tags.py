@@ -77,7 +77,7 @@ def test_tag_files_go_with_their_sizes_and_times_in_one_format(run, table: Path)
     import re
 
     sizes = {p.name: p.stat().st_size for p in (table / "tag").iterdir()}
-    doc = run.json("expire-tags", table, "--older-than", "2099-01-01 00:00:00", "--dry-run")
+    doc = run.json("expire-tags", table, "--older-than", "0 s", "--dry-run")
     actions = [a for phase in doc["plan"]["phases"] for a in phase["actions"]]
     tag_actions = [a for a in actions if a["kind"] == "tag"]
     assert tag_actions

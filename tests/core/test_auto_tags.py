@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pytest
@@ -223,3 +224,58 @@ def test_expire_tags_counts_the_same_automatic_tags(tmp_path: Path) -> None:
     table = open_table(str(root))
     assert is_auto_tag("2026-03-10 07", table)
     assert not is_auto_tag("2026-03-10", table)
+
+
+# -- the machine's zone when sink.process-time-zone is unset (issue 33, defect 3) ----------
+def _zoned_table(tmp_path: Path, name: str, times: list[int], **options: str) -> Path:
+    wh = tmp_path / name
+    table = pw.create_table(wh, "db.auto", pa.schema([("id", pa.int64())]), options=options)
+    for i in range(len(times)):
+        pw.append(table, [{"id": i}])
+    root = pw.table_root(wh, "db.auto")
+    set_snapshot_times(root, dict(enumerate(times, start=1)))
+    return root
+
+
+# Around midnight in Sydney in June (+10:00): 23:30 on the 6th and 00:30 on the 7th. Read
+# with January's +11:00 both fell on the 7th.
+SYDNEY_JUNE = [
+    int(dt.datetime.fromisoformat(t).timestamp() * 1000)
+    for t in (
+        "2026-06-05T12:00:00+00:00",
+        "2026-06-06T13:30:00+00:00",
+        "2026-06-06T14:30:00+00:00",
+        "2026-06-07T13:59:59.999+00:00",
+        "2026-06-07T14:00:00+00:00",
+    )
+]
+
+
+@pytest.mark.parametrize("mode", ["process-time", "batch"])
+def test_days_follow_the_machine_zone_with_its_rules(
+    tmp_path: Path, local_zone: object, mode: str
+) -> None:
+    """TZ=Australia/Sydney and no sink.process-time-zone: the tags are those of a table
+    whose option names Sydney, and a snapshot at 23:30 local is on its own day."""
+    local_zone("Australia/Sydney")  # type: ignore[operator]
+    machine = _zoned_table(tmp_path, "machine", SYDNEY_JUNE, **{"tag.automatic-creation": mode})
+    named = _zoned_table(
+        tmp_path,
+        "named",
+        SYDNEY_JUNE,
+        **{"tag.automatic-creation": mode, "sink.process-time-zone": "Australia/Sydney"},
+    )
+    sydney = ZoneInfo("Australia/Sydney")
+
+    def planned(root: Path) -> list[tuple[str, int]]:
+        plan = plan_auto_tags(open_table(str(root)), now_ms=NOW, zone=sydney).plan
+        return [(t.tag, t.snapshot_id) for t in plan.details.tags]
+
+    got = planned(machine)
+    assert got == planned(named)
+    if mode == "batch":
+        assert got == [("batch-write-2026-06-08", 5)]  # 14:00Z on the 7th: 00:00 on the 8th
+    else:
+        # 23:30 on the 6th closes the 5th; 00:30 on the 7th the 6th; 23:59:59.999 on the
+        # 7th is still the 7th, its last millisecond; 00:00 on the 8th closes it
+        assert got == [("2026-06-04", 1), ("2026-06-05", 2), ("2026-06-06", 3), ("2026-06-07", 5)]

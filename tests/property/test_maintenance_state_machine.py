@@ -31,6 +31,11 @@ rows, and what each command was asked to remove. After every step:
   with the rows the history says;
 * nothing outside the table root changed, and foreign files in the table are still there.
 
+The machine's zone (``TZ``) is drawn per run from zones with daylight saving in both
+hemispheres, and ``--to-timestamp`` / ``--from-timestamp`` are sometimes given as local
+wall clocks in it (read as Java reads them, ``support.java_time``);
+``tests/property/test_local_times.py`` draws times across the changes and ties themselves.
+
 At teardown Apache Paimon (Java) reads every snapshot and tag when it is reachable.
 
 Budgets: the ``ci`` profile (default, a few minutes, no shrinking) and ``nightly``:
@@ -55,6 +60,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
 
 import fastavro
 import pyarrow as pa
@@ -70,6 +76,7 @@ from support import pypaimon_writer as pw
 from support.fixtures import Run
 from support.interrupts import Fault, Hook, Interrupt, denied, hooked
 from support.invariants import Crash, age_tree
+from support.java_time import java_at_zone
 from support.lineage import Commit, Identity, Lineage, Row, identity_of, snapshot_identities
 from support.lineage import tag_identities as tag_idents
 from support.reference_check import missing_references
@@ -95,6 +102,15 @@ PARTITION_EXPIRY = {
     "partition.timestamp-formatter": "yyyy-MM-dd",
 }
 TAG_NAMES = ("t1", "t2", "t3", "t4")
+# The machine's zone (TZ) a run draws: daylight saving in both hemispheres, none, off the hour.
+LOCAL_ZONES = (
+    "Australia/Sydney",
+    "Europe/Berlin",
+    "America/New_York",
+    "America/Santiago",
+    "UTC",
+    "Asia/Kolkata",
+)
 
 # Kinds of table the machine starts from: (primary keys, options).
 PRESETS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
@@ -442,8 +458,17 @@ class MaintenanceMachine(RuleBasedStateMachine):
         retain_min=st.integers(1, 3),
         retain_extra=st.integers(0, 3),
         decoupled=st.booleans(),
+        zone=st.sampled_from(LOCAL_ZONES),
     )
-    def create(self, preset: str, retain_min: int, retain_extra: int, decoupled: bool) -> None:
+    def create(
+        self, preset: str, retain_min: int, retain_extra: int, decoupled: bool, zone: str
+    ) -> None:
+        # Times on the command line are sometimes local ones: read in this zone (TZ), with
+        # its rules, as Java reads them (the teardown puts the machine's own back).
+        self.zone = ZoneInfo(zone)
+        self.tz_before = os.environ.get("TZ")
+        os.environ["TZ"] = zone
+        time.tzset()
         pks, options = PRESETS[preset]
         opts = {
             **options,
@@ -503,6 +528,12 @@ class MaintenanceMachine(RuleBasedStateMachine):
                 java_paimon.assert_java_ok(doc)
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
+            if hasattr(self, "tz_before"):  # the machine's own zone again
+                if self.tz_before is None:
+                    os.environ.pop("TZ", None)
+                else:
+                    os.environ["TZ"] = self.tz_before
+                time.tzset()
 
     def _finish_journals(self) -> None:
         """What the next run of any command does first: finish interrupted runs' journals
@@ -855,7 +886,7 @@ class MaintenanceMachine(RuleBasedStateMachine):
         args: list[Any] = ["create-tag", self.root, name]
         if data.draw(st.booleans(), label="from_timestamp"):
             # Paimon's create_tag_from_timestamp: the earliest snapshot at or after the time
-            args += ["--from-timestamp", self._commit_time(sid)]
+            args += ["--from-timestamp", self._time_text(data, self._commit_time(sid))[0]]
         else:
             args += ["--snapshot", sid]
         if data.draw(st.booleans(), label="retained"):
@@ -875,6 +906,16 @@ class MaintenanceMachine(RuleBasedStateMachine):
         """A snapshot's commit time (epoch millis), as ``--to-timestamp`` takes it."""
         raw = json.loads((self.root / "snapshot" / f"snapshot-{sid}").read_text())
         return int(raw["timeMillis"])
+
+    def _time_text(self, data: st.DataObject, ms: int) -> tuple[str, int]:
+        """``ms`` as the command line is given it: epoch millis, or the local wall clock in
+        the machine's zone (to the millisecond); with the instant that text means (Java's
+        reading: a wall clock in an overlap is its earlier occurrence)."""
+        if not data.draw(st.booleans(), label="local time"):
+            return str(ms), ms
+        instant = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ms)
+        wall = instant.astimezone(self.zone).replace(tzinfo=None)
+        return wall.isoformat(sep=" ", timespec="milliseconds"), java_at_zone(wall, self.zone)
 
     def _rename_tag_args(self, data: st.DataObject) -> list[Any] | None:
         names = sorted(self._tags())
@@ -967,7 +1008,10 @@ class MaintenanceMachine(RuleBasedStateMachine):
             return None
         how, what = pick(data, choices, "target")
         if how == "timestamp":  # Paimon's: the latest snapshot committed at or before it
-            at = [i for i in snaps if self._commit_time(i) <= int(what)]
+            what, instant = self._time_text(data, int(what))
+            at = [i for i in snaps if self._commit_time(i) <= instant]
+            if not at:
+                return None
             target = snaps[max(at)]
             if not self._readable(target.sid) or target.sid == latest:
                 return None
