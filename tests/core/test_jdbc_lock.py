@@ -61,6 +61,6 @@ def test_refuses_after_the_timeout(tmp_path: Path) -> None:
 def test_an_expired_holder_is_removed(tmp_path: Path) -> None:
     db = tmp_path / "catalog.db"
     sqlite3.connect(db).close()
-    with java_lock_holder(lambda: sqlite3.connect(db), "jdbc.db.t", expire_seconds=-1):
-        with _lock(db, 300).hold():
-            pass
+    holder = java_lock_holder(lambda: sqlite3.connect(db), "jdbc.db.t", expire_seconds=-1)
+    with holder, _lock(db, 300).hold():
+        pass
