@@ -33,14 +33,15 @@ class JdbcCatalog(Catalog):
     def __init__(self, config: CatalogConfig, fileio: FileIO) -> None:
         super().__init__(config.name, fileio)
         opts, source = config.options, config.source
-        self.warehouse = normalize_path(require(config, "warehouse"))
+        self.root = normalize_path(require(config, "warehouse"))
+        self.warehouse = self.root
         require(config, "uri")
         self.settings = JdbcSettings.of(opts, source)
         self.catalog_key = opts.get("catalog-key") or "jdbc"
         enabled = flag(opts, "lock.enabled", source)
         # Java: lock.enabled, else whether the warehouse is on an object store.
         self.lock_enabled = (
-            enabled if enabled is not None else protocol_of(self.warehouse) not in _FILE_SYSTEMS
+            enabled if enabled is not None else protocol_of(self.root) not in _FILE_SYSTEMS
         )
         self.timeout_ms = duration_ms(opts, "lock-acquire-timeout", _ACQUIRE_TIMEOUT_MS, source)
         self.max_sleep_ms = duration_ms(opts, "lock-check-max-sleep", _CHECK_MAX_SLEEP_MS, source)
@@ -49,7 +50,7 @@ class JdbcCatalog(Catalog):
 
     @property
     def where(self) -> str:
-        return f"{self.settings.shown}, warehouse {self.warehouse}"
+        return f"{self.settings.shown}, warehouse {self.root}"
 
     def _rows(self, sql: str, *args: str) -> list[str]:
         any_error = self.conn.errors[0]
@@ -89,7 +90,7 @@ class JdbcCatalog(Catalog):
         )
         if not found:
             return None
-        return join(self.warehouse, f"{identifier.database}.db", identifier.table)
+        return join(self.root, f"{identifier.database}.db", identifier.table)
 
     def environment(self, identifier: Identifier | None) -> CatalogEnvironment:
         env = super().environment(identifier)

@@ -7,6 +7,7 @@ makes it wait and then refuse, with nothing changed."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -214,3 +215,25 @@ def test_a_path_is_refused_with_a_catalog(catalog: Catalog) -> None:
     result = run("inspect", root, "--catalog", catalog.yaml)
     assert result.exit_code == 2
     assert "is not DB.TABLE" in result.stderr
+
+
+def test_check_reports_drift_between_catalog_and_warehouse(catalog: Catalog) -> None:
+    clean = run("inspect", "*.*", "--catalog", catalog.yaml, "--check", "--json")
+    assert clean.exit_code == 0, clean.stderr
+    assert json.loads(clean.stdout)["catalog_drift"] == []
+    db_dir = catalog.warehouse / "db.db"
+    # A table left on storage that no entry names, and an entry whose table is gone.
+    shutil.copytree(db_dir / "users", db_dir / "stray")
+    shutil.rmtree(db_dir / "orders")
+    result = run("inspect", "*.*", "--catalog", catalog.yaml, "--check", "--json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["catalog_drift"] == [
+        {"kind": "location-gone", "identifier": "db.orders", "location": str(db_dir / "orders")},
+        {"kind": "unlisted-table", "identifier": "db.stray", "location": str(db_dir / "stray")},
+    ]
+    human = run("inspect", "db.*", "--catalog", catalog.yaml, "--check")
+    assert human.exit_code == 1
+    assert "2 drifts from its warehouse" in human.stdout
+    assert f"{db_dir / 'stray'} holds a table the catalog has no entry for" in human.stdout
+    assert (db_dir / "stray" / "schema").exists()  # reported, never acted on
