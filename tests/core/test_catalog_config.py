@@ -78,3 +78,22 @@ def test_storage_credentials_become_fileio_settings() -> None:
     assert storage_options({"s3.endpoint": "http://127.0.0.1:9000"}) == {
         "endpoint_url": "http://127.0.0.1:9000"
     }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "metastore: filesystem\nwarehouse: /wh\nlock.enabled: true\nlock.type: hive\n",
+        "metastore: jdbc\nuri: jdbc:sqlite:/c.db\nwarehouse: /wh\nlock.type: zookeeper\n",
+        "metastore: jdbc\nuri: jdbc:mysql://h/db\nwarehouse: /wh\n",
+        "metastore: hive\nwarehouse: /wh\n",
+    ],
+    ids=["filesystem-lock", "jdbc-zookeeper-lock", "mysql", "hive"],
+)
+def test_catalogs_whose_commits_we_cannot_guard_are_refused(tmp_path: Path, text: str) -> None:
+    from core.catalog.factory import open_catalog
+
+    path = tmp_path / "paimon.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CatalogConfigError):
+        open_catalog(str(path), spec="db.t", warehouse=None, fs_options={}, environ={})
