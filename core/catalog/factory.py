@@ -23,7 +23,13 @@ def _filesystem(config: CatalogConfig, fileio: FileIO) -> Catalog:
     return FileSystemCatalog(config.name, fileio, require(config, "warehouse"))
 
 
-_OPENERS: dict[str, Opener] = {"filesystem": _filesystem}
+def _hive(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    from core.catalog.hive import HiveCatalog  # thriftpy2 (paimon-cli[hive]) only when used
+
+    return HiveCatalog(config, fileio)
+
+
+_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "hive": _hive}
 
 
 def register(metastore: str, opener: Opener) -> None:
