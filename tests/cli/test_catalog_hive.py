@@ -276,3 +276,34 @@ def _plain_hive_table(uri: str, db: str, name: str) -> None:
     )
     with MetastoreClient(uri) as client:
         client.create_table(table)
+
+
+def test_maintain_drops_expired_partitions_from_the_metastore(
+    hive_metastore: HiveMetastore, tmp_path: Path, db: str
+) -> None:
+    wh = tmp_path / "wh"
+    root = _events(wh, db)
+    ht.register(
+        hive_metastore.uri, root, db, "events", partitioned=True, done=[("2024-07-02.done",)]
+    )
+    cat = _yaml(tmp_path, hive_metastore, wh)
+    result = run("maintain", f"{db}.events", "--catalog", cat)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert ht.partitions(hive_metastore.uri, db, "events") == [("2999-01-01",)]
+
+
+def test_without_the_hive_extra_the_error_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from core.catalog import hive_client
+
+    monkeypatch.setitem(sys.modules, "thriftpy2", None)  # import fails as if not installed
+    monkeypatch.setattr(hive_client, "_THRIFT", None)
+    cat = tmp_path / "hive.yaml"
+    cat.write_text("metastore: hive\nuri: thrift://127.0.0.1:9083\n", "utf-8")
+    result = run("expire-snapshots", "db.events", "--catalog", cat)
+    assert result.exit_code == 1
+    assert "pip install 'paimon-cli[hive]'" in result.stderr
+    assert "Traceback" not in result.stderr
