@@ -178,3 +178,20 @@ def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveMet
     server = hive_metastore_support.start(tmp_path_factory.mktemp("hms"))
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    """A PostgreSQL server of this session (support/postgres.py), stopped at its end."""
+    import tempfile
+
+    from support.postgres import start_server
+
+    # Not under pytest's 0700 temporary root: the server runs as the postgres user.
+    root = Path(tempfile.mkdtemp(prefix="paimon-cli-pg-"))
+    server = start_server(root)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)

@@ -8,7 +8,12 @@ import os
 from collections.abc import Callable, Mapping
 
 from core.catalog.catalog import Catalog
-from core.catalog.config import CatalogConfig, default_catalog_config, load_catalog_config
+from core.catalog.config import (
+    CatalogConfig,
+    default_catalog_config,
+    load_catalog_config,
+    require,
+)
 from core.catalog.filesystem import FileSystemCatalog
 from core.catalog.options import METASTORES, storage_options
 from core.errors import CatalogConfigError
@@ -23,29 +28,24 @@ def _filesystem(config: CatalogConfig, fileio: FileIO) -> Catalog:
     return FileSystemCatalog(config.name, fileio, require(config, "warehouse"))
 
 
+def _jdbc(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    from core.catalog.jdbc import JdbcCatalog  # sqlite3 and drivers only when used
+
+    return JdbcCatalog(config, fileio)
+
+
 def _hive(config: CatalogConfig, fileio: FileIO) -> Catalog:
     from core.catalog.hive import HiveCatalog  # thriftpy2 (paimon-cli[hive]) only when used
 
     return HiveCatalog(config, fileio)
 
 
-_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "hive": _hive}
+_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "jdbc": _jdbc, "hive": _hive}
 
 
 def register(metastore: str, opener: Opener) -> None:
     """Add a metastore (the REST catalog registers itself here)."""
     _OPENERS[metastore] = opener
-
-
-def require(config: CatalogConfig, key: str) -> str:
-    value = config.options.get(key, "").strip()
-    if not value:
-        metastore = config.options.get("metastore", "filesystem")
-        raise CatalogConfigError(
-            f"{config.source}: a {metastore} catalog needs {key!r}",
-            hint=f"add '{key}: ...' to the catalog's options",
-        )
-    return value
 
 
 def open_catalog(
