@@ -2,7 +2,8 @@
 (``metastore.partitioned-table``, Hive): the metastore follows the table, never the reverse.
 
 A command that removes partitions (``expire-partitions``, and ``maintain``'s partition
-step) drops the same partitions from the metastore after its commit succeeded, and their
+step; rollback, fast-forward and remove-unexisting-files through ``following``) drops the
+same partitions from the metastore after its commit succeeded, and their
 ``.done`` markers (``partition.mark-done-action = done-partition`` adds ``dt=X.done``
 beside ``dt=X``): Paimon's HiveCatalog drops them before committing, so a failed commit
 there leaves Hive without partitions that still hold data; here a failed commit leaves the
@@ -24,7 +25,8 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from core.errors import PaimonError
@@ -204,6 +206,19 @@ def finish(table: PaimonTable, intents: Sequence[Intent]) -> list[Values]:
     if dropped:
         logger.info("dropped %d partition(s) from %s", len(dropped), found.description)
     return dropped
+
+
+@contextmanager
+def following(table: PaimonTable) -> Iterator[None]:
+    """Around a command that can leave partitions without data (rollback, fast-forward,
+    remove-unexisting-files): the partitions live before it are the intent, and those it
+    left without data leave the metastore after it (earlier runs' intents finish too)."""
+    if mirror(table) is None:
+        yield
+        return
+    intents = begin(table, sorted(live_partitions(table)))
+    yield
+    finish(table, intents)
 
 
 # -- inspect --check -----------------------------------------------------------------------

@@ -307,3 +307,18 @@ def test_without_the_hive_extra_the_error_says_what_to_install(
     assert result.exit_code == 1
     assert "pip install 'paimon-cli[hive]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_rollback_takes_the_partitions_it_removed_out_of_the_metastore(
+    hive_metastore: HiveMetastore, tmp_path: Path, db: str
+) -> None:
+    wh = tmp_path / "wh"
+    root = _events(wh, db)  # one partition per snapshot, 1..4
+    ht.register(
+        hive_metastore.uri, root, db, "events", partitioned=True, done=[("2024-07-03.done",)]
+    )
+    cat = _yaml(tmp_path, hive_metastore, wh)
+    result = run("rollback", f"{db}.events", "--to-snapshot", "2", "--catalog", cat)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert ht.partitions(hive_metastore.uri, db, "events") == [("2024-07-01",), ("2024-07-02",)]
+    assert not list((root / ".paimon-cli").glob("metastore/*.json"))
