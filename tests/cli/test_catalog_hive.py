@@ -11,6 +11,7 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from support.hive_metastore import HiveMetastore
 from support.invariants import tree_state
 
 from core.catalog.hive_client import MetastoreClient, thrift
+from core.catalog.hive_lock import HiveLock
+from core.errors import CatalogLockError
 
 run = Run()
 DAYS = ("2024-07-01", "2024-07-02", "2024-07-03", "2999-01-01")
@@ -322,3 +325,63 @@ def test_rollback_takes_the_partitions_it_removed_out_of_the_metastore(
     assert result.exit_code == 0, result.stdout + result.stderr
     assert ht.partitions(hive_metastore.uri, db, "events") == [("2024-07-01",), ("2024-07-02",)]
     assert not list((root / ".paimon-cli").glob("metastore/*.json"))
+
+
+# -- the lock itself: released on failure, interrupt and refusal (one metastore per session:
+# these share the file, so the xdist worker that runs it starts the only one) --
+def _lock(hms: HiveMetastore, db: str, sleep: Callable[[float], None] = time.sleep) -> HiveLock:
+    return HiveLock(hms.uri, db, "t", timeout_ms=60_000, max_sleep_ms=100, sleep=sleep)
+
+
+def _hold(client: MetastoreClient, db: str) -> int:
+    hms = thrift()
+    component = hms.LockComponent(
+        type=hms.LockType.EXCLUSIVE, level=hms.LockLevel.TABLE, dbname=db, tablename="t"
+    )
+    response = client.lock(hms.LockRequest(component=[component], user="java", hostname="w"))
+    assert response.state == hms.LockState.ACQUIRED
+    return int(response.lockid)
+
+
+def test_released_when_the_work_fails(hive_metastore: HiveMetastore) -> None:
+    db = f"db_{uuid.uuid4().hex[:8]}"
+    with pytest.raises(RuntimeError), _lock(hive_metastore, db).hold():
+        with MetastoreClient(hive_metastore.uri) as client:
+            assert len(client.show_locks(db, "t")) == 1
+        raise RuntimeError("the commit failed")
+    with MetastoreClient(hive_metastore.uri) as client:
+        assert client.show_locks(db, "t") == []
+
+
+def test_released_when_waiting_is_interrupted(hive_metastore: HiveMetastore) -> None:
+    db = f"db_{uuid.uuid4().hex[:8]}"
+
+    def ctrl_c(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    with MetastoreClient(hive_metastore.uri) as holder:
+        held = _hold(holder, db)
+        with pytest.raises(KeyboardInterrupt), _lock(hive_metastore, db, sleep=ctrl_c).hold():
+            pytest.fail("the lock is held by another")
+        assert [lk.lockid for lk in holder.show_locks(db, "t")] == [held]
+        holder.unlock(held)
+
+
+def test_refused_in_time_and_released(hive_metastore: HiveMetastore) -> None:
+    db = f"db_{uuid.uuid4().hex[:8]}"
+    clock = iter(range(0, 1000, 1))
+    with MetastoreClient(hive_metastore.uri) as holder:
+        held = _hold(holder, db)
+        lock = HiveLock(
+            hive_metastore.uri,
+            db,
+            "t",
+            timeout_ms=3_000,
+            max_sleep_ms=100,
+            sleep=lambda _s: None,
+            monotonic=lambda: float(next(clock)),
+        )
+        with pytest.raises(CatalogLockError, match="could not take the Hive lock"), lock.hold():
+            pytest.fail("the lock is held by another")
+        assert [lk.lockid for lk in holder.show_locks(db, "t")] == [held]
+        holder.unlock(held)
