@@ -97,6 +97,9 @@ def test_expired_partitions_and_done_markers_leave_the_metastore(
     plan = run.json("expire-partitions", f"{db}.events", "--catalog", cat, "--dry-run")
     drops = [d["partition"]["dt"] for d in plan["plan"]["details"]["metastore"]["drops"]]
     assert drops == ["2024-07-01", "2024-07-01.done", "2024-07-02", "2024-07-03"]
+    human = run("expire-partitions", f"{db}.events", "--catalog", cat, "--dry-run")
+    assert "would drop 4 partitions:" in human.stdout
+    assert "dt=2024-07-01.done  (done marker; expired)" in human.stdout
     assert tree_state(root) == state
     assert ht.partitions(hive_metastore.uri, db, "events") == before  # dry run: untouched
 
