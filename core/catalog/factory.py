@@ -15,7 +15,7 @@ from core.catalog.config import (
     require,
 )
 from core.catalog.filesystem import FileSystemCatalog
-from core.catalog.options import METASTORES, storage_options
+from core.catalog.options import METASTORES, flag, storage_options
 from core.errors import CatalogConfigError
 from core.io.fileio import FileIO
 from core.table.warehouse import looks_like_location
@@ -25,6 +25,14 @@ Opener = Callable[[CatalogConfig, FileIO], Catalog]
 
 
 def _filesystem(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    if flag(config.options, "lock.enabled", config.source):
+        # Java's filesystem catalog then locks through Hive or ZooKeeper: a commit of ours
+        # that took no such lock would race its writers.
+        raise CatalogConfigError(
+            f"{config.source}: a filesystem catalog with lock.enabled locks commits through "
+            f"{config.options.get('lock.type') or 'a lock service'}, which paimon-cli cannot take",
+            hint="stop the catalog's writers while maintaining, or use a JDBC catalog",
+        )
     return FileSystemCatalog(config.name, fileio, require(config, "warehouse"))
 
 
@@ -58,6 +66,9 @@ def open_catalog(
     environ: Mapping[str, str] | None = None,
 ) -> Catalog:
     """The catalog that resolves ``spec`` for this run."""
+    # Looked up at each call: tests swap core.io.fileio.FileIO for a faulty one.
+    from core.io.fileio import FileIO
+
     environ = os.environ if environ is None else environ
     if catalog and warehouse:
         raise CatalogConfigError(

@@ -16,7 +16,7 @@ from core.catalog.identifier import Identifier
 from core.catalog.jdbc_connect import JdbcSettings
 from core.catalog.jdbc_lock import JdbcLock
 from core.catalog.options import duration_ms, flag
-from core.errors import CatalogUnreachableError
+from core.errors import CatalogConfigError, CatalogUnreachableError
 from core.io.fileio import FileIO, join, normalize_path
 from core.io.locations import protocol_of
 from core.table.catalog_env import NO_LOCK, CatalogEnvironment
@@ -39,6 +39,13 @@ class JdbcCatalog(Catalog):
         self.settings = JdbcSettings.of(opts, source)
         self.catalog_key = opts.get("catalog-key") or "jdbc"
         enabled = flag(opts, "lock.enabled", source)
+        lock_type = (opts.get("lock.type") or "jdbc").strip().lower()
+        if enabled is not False and lock_type != "jdbc":
+            # Java then locks through that service (Hive, ZooKeeper), not the JDBC lock.
+            raise CatalogConfigError(
+                f"{source}: lock.type {lock_type} is a lock paimon-cli cannot take",
+                hint="paimon-cli takes the JDBC catalog's own lock (lock.type jdbc or unset)",
+            )
         # Java: lock.enabled, else whether the warehouse is on an object store.
         self.lock_enabled = (
             enabled if enabled is not None else protocol_of(self.root) not in _FILE_SYSTEMS

@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 from support import jdbc_catalog as jc
 from support.fixtures import Run
+from typer.testing import CliRunner
+
+from paimon_cli.main import app
 
 run = Run()
 
@@ -116,6 +119,9 @@ def test_listing_is_the_catalogs(catalog: Catalog) -> None:
         ["rollback", "--to-snapshot", "2", "--dry-run"],
         ["remove-unexisting-files", "--dry-run"],
         ["create-tag", "x", "--dry-run"],
+        ["create-branch", "b", "--dry-run"],
+        ["expire-changelogs", "--dry-run"],
+        ["compact", "--manifests", "--dry-run"],
     ],
     ids=lambda c: c[0],
 )
@@ -126,6 +132,21 @@ def test_same_plan_by_name_as_by_path(catalog: Catalog, command: list[str]) -> N
         by_name = run.json(command[0], f"db.{name}", "--catalog", catalog.yaml, *command[1:])
         assert by_name["identifier"] == f"db.{name}"
         assert _plan(by_name) == _plan(by_path), (command[0], name)
+
+
+def test_real_runs_by_name_then_pypaimon_reads_back(catalog: Catalog) -> None:
+    for command in (
+        ["expire-snapshots", "db.orders", "--retain-max", "2", "--retain-min", "1"],
+        ["rename-tag", "db.orders", "t2", "t3"],
+        ["create-branch", "db.users", "b"],
+        ["rollback", "db.users", "--to-snapshot", "3"],
+        ["delete-orphan-files", "db.*", "--older-than", "0 ms", "--allow-recent"],
+    ):
+        result = run(*command, "--catalog", catalog.yaml, "--json")
+        assert result.exit_code == 0, (command, result.stderr)
+    assert jc.read(catalog.options, "db.orders") == catalog.rows["orders"]
+    users = jc.read(catalog.options, "db.users")
+    assert users == [{"id": k, "name": "n2"} for k in range(4)]  # the 3rd commit's rows
 
 
 def test_maintain_the_whole_catalog_then_pypaimon_reads_it(
@@ -237,3 +258,15 @@ def test_check_reports_drift_between_catalog_and_warehouse(catalog: Catalog) -> 
     assert "2 drifts from its warehouse" in human.stdout
     assert f"{db_dir / 'stray'} holds a table the catalog has no entry for" in human.stdout
     assert (db_dir / "stray" / "schema").exists()  # reported, never acted on
+
+
+def test_tag_completion_through_the_catalog(catalog: Catalog) -> None:
+    line = f"paimon delete-tag db.orders --catalog {catalog.yaml} "
+    env = {
+        "_PAIMON_COMPLETE": "complete_bash",
+        "COMP_WORDS": line,
+        "COMP_CWORD": str(len(line.split(" ")) - 1),
+    }
+    result = CliRunner().invoke(app, [], env=env, prog_name="paimon")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split() == ["t2"]
