@@ -62,6 +62,13 @@ class HiveCatalog(Catalog):
         self.warehouse = normalize_path(warehouse) if warehouse else None
         self.location_in_properties = bool(flag(opts, "location-in-properties", source))
         enabled = flag(opts, "lock.enabled", source)
+        lock_type = (opts.get("lock.type") or "hive").strip().lower()
+        if enabled is not False and lock_type != "hive":
+            # Java then locks through that service (ZooKeeper), not the metastore's lock.
+            raise CatalogConfigError(
+                f"{source}: lock.type {lock_type} is a lock paimon-cli cannot take",
+                hint="paimon-cli takes the metastore's own table lock (lock.type hive or unset)",
+            )
         # Java: lock.enabled, else whether the warehouse is on an object store.
         self.lock_enabled = (
             enabled
