@@ -240,13 +240,10 @@ class _Errors:
 
 
 def _errors(hms: Any) -> _Errors:
+    from thriftpy2.protocol.exc import TProtocolException
     from thriftpy2.thrift import TApplicationException, TException
     from thriftpy2.transport import TTransportException
 
-    try:  # thriftpy2 >= 0.5 raises its own protocol error on a garbled answer
-        from thriftpy2.protocol.exc import TProtocolException
-    except ImportError:  # pragma: no cover
-        TProtocolException = TTransportException  # noqa: N806
     answered = (
         hms.MetaException,
         hms.NoSuchObjectException,
@@ -263,18 +260,10 @@ def _errors(hms: Any) -> _Errors:
 
 
 def _connect(hms: Any, host: str, port: int, timeout_ms: int) -> Any:
-    from thriftpy2.protocol import TBinaryProtocolFactory
     from thriftpy2.rpc import make_client
-    from thriftpy2.transport import TBufferedTransportFactory
 
-    return make_client(
-        hms.ThriftHiveMetastore,
-        host,
-        port,
-        timeout=timeout_ms,
-        proto_factory=TBinaryProtocolFactory(),
-        trans_factory=TBufferedTransportFactory(),
-    )
+    # thriftpy2's defaults are the metastore's: the binary protocol, a buffered transport.
+    return make_client(hms.ThriftHiveMetastore, host, port, timeout=timeout_ms)
 
 
 def _reason(exc: BaseException) -> str:
