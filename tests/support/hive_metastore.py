@@ -105,6 +105,8 @@ class HiveMetastore:
             "-XX:+UseSerialGC",
             LOG4J,
             f"-Dderby.stream.error.file={self.root / 'derby.log'}",
+            # Hive's own log goes beside the metastore, not to /tmp/<user>/hive.log.
+            f"-Dhive.log.dir={self.root}",
             "-cp",
             f"{conf}{os.pathsep}{jars}/*",
             str(MAIN),
