@@ -151,6 +151,32 @@ def test_a_refused_drop_is_finished_by_the_next_run(
     assert not list((root / ".paimon-cli").glob("metastore/*.json"))
 
 
+def test_an_interrupted_drop_is_finished_by_the_next_run(
+    hive_metastore: HiveMetastore, tmp_path: Path, db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.catalog.hive_partitions import HivePartitions
+
+    wh = tmp_path / "wh"
+    root = _events(wh, db)
+    ht.register(hive_metastore.uri, root, db, "events", partitioned=True)
+    cat = _yaml(tmp_path, hive_metastore, wh)
+    real_drop = HivePartitions.drop
+
+    def ctrl_c_after_one(self: HivePartitions, partitions: Any) -> Any:
+        real_drop(self, partitions[:1])
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(HivePartitions, "drop", ctrl_c_after_one)
+        stopped = run("expire-partitions", f"{db}.events", "--catalog", cat)
+    assert stopped.exit_code == 1
+    assert "interrupted" in stopped.stderr
+    assert len(ht.partitions(hive_metastore.uri, db, "events")) == 3
+    again = run("expire-partitions", f"{db}.events", "--catalog", cat)
+    assert again.exit_code == 0, again.stderr
+    assert ht.partitions(hive_metastore.uri, db, "events") == [("2999-01-01",)]
+
+
 def test_check_reports_drift_both_ways(
     hive_metastore: HiveMetastore, tmp_path: Path, db: str
 ) -> None:
