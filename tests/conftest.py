@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+from support import hive_metastore as hive_metastore_support
 from support import java_paimon, java_toolchain
 from support import java_writer as jw
 from support import pypaimon_writer as pw
@@ -23,6 +24,7 @@ from support.fixtures import (
     require_spark,
 )
 from support.held import Held
+from support.hive_metastore import HiveMetastore
 
 from core.runtime.clock import NOW_ENV
 from core.runtime.executors.spark import SparkExecutor
@@ -186,6 +188,16 @@ def held() -> Iterator[list[Held]]:
         if h.proc.poll() is None:
             h.proc.kill()
             h.proc.communicate()
+
+
+# -- Hive Metastore ------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def hive_metastore(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveMetastore]:
+    """One Hive Metastore 2.3 (PySpark's jars, embedded Derby) for the session's Hive tests
+    (``tests/support/hive_metastore.py``); stopped at the end."""
+    server = hive_metastore_support.start(tmp_path_factory.mktemp("hms"))
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

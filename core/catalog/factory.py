@@ -42,7 +42,13 @@ def _jdbc(config: CatalogConfig, fileio: FileIO) -> Catalog:
     return JdbcCatalog(config, fileio)
 
 
-_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "jdbc": _jdbc}
+def _hive(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    from core.catalog.hive import HiveCatalog  # thriftpy2 (paimon-cli[hive]) only when used
+
+    return HiveCatalog(config, fileio)
+
+
+_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "jdbc": _jdbc, "hive": _hive}
 
 
 def register(metastore: str, opener: Opener) -> None:

@@ -58,6 +58,14 @@ KNOWN_KEYS = frozenset(
         "security.kerberos.login.principal",
         "security.kerberos.login.keytab",
         "security.kerberos.login.use-ticket-cache",
+        # HiveCatalogOptions
+        "hive-conf-dir",
+        "hadoop-conf-dir",
+        "metastore.client.class",
+        "location-in-properties",
+        "client-pool-cache.eviction-interval-ms",
+        "client-pool-cache.keys",
+        "alter-table-cascade",
     }
 )
 # Families of keys defined by prefix: driver properties, storage, REST headers and DLF,
@@ -75,7 +83,7 @@ KNOWN_PREFIXES = (
     "fuse.",
     "hadoop.",
 )
-METASTORES = ("filesystem", "jdbc", "rest")
+METASTORES = ("filesystem", "jdbc", "rest", "hive")
 
 
 def check_keys(options: Mapping[str, str], source: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import TypeVar
 
@@ -34,6 +34,7 @@ from core.ops.check_report import (
     Problem,
     RootSpan,
 )
+from core.ops.metastore_partitions import drift
 from core.retention.references import RootKind, collect_references
 from core.runtime.executors.base import Executor
 from core.runtime.progress import NullProgress, Progress
@@ -285,7 +286,10 @@ def check_table(
         )
     if not files:
         col.expected = {p: e for p, e in col.expected.items() if e.role not in FILE_ROLES}
-    return _probe_all(table.fileio, col, executor, progress, scope)
+    report = _probe_all(table.fileio, col, executor, progress, scope)
+    # metastore.partitioned-table: where the metastore and the table disagree
+    extra = drift(table)
+    return replace(report, problems=(*report.problems, *extra)) if extra else report
 
 
 def _check_one(

@@ -13,7 +13,15 @@ from core.retention.references import RootKind
 from core.runtime.details import Record
 
 #: Problem kinds, in the order reports and metrics list them.
-PROBLEM_KINDS = ("missing", "size-mismatch", "unreadable")
+PROBLEM_KINDS = (
+    "missing",
+    "size-mismatch",
+    "unreadable",
+    # metastore.partitioned-table: a partition the metastore holds without live data, and
+    # a live partition the metastore lacks (core.ops.metastore_partitions.drift)
+    "metastore-extra",
+    "metastore-missing",
+)
 # A problem's summary names this many runs of roots, then "and N more".
 _NAMED_SPANS = 3
 
@@ -48,7 +56,7 @@ class RootSpan(Record):
 @dataclass(frozen=True, slots=True)
 class Problem:
     path: str
-    kind: str  # missing | size-mismatch | unreadable
+    kind: str  # one of PROBLEM_KINDS
     role: str  # data | extra | changelog | manifest | manifest-list | snapshot | tag | ...
     referenced_by: str  # the first root that needs it: "snapshot 4", "branch b1 tag t1"
     detail: str

@@ -22,6 +22,7 @@ from core.format import binary_row
 from core.format.manifest import merge_entries
 from core.format.model import FileKind, ManifestEntry, Snapshot
 from core.format.options import parse_duration_ms, parse_int
+from core.ops import metastore_partitions as metastore
 from core.ops.details.partitions import (
     ExpiredPartition,
     PartitionExpiryConfig,
@@ -224,6 +225,13 @@ def plan_partition_expire(
         capped=max(len(expired) - config.max_num, 0),
     )
     expired = expired[: config.max_num]
+    # metastore.partitioned-table: the metastore's partitions go too, after the commit.
+    details = replace(
+        details,
+        metastore=metastore.plan_changes(
+            table, [metastore.hive_values(table, st.partition) for _, st, _ in expired]
+        ),
+    )
     phases: tuple[Phase, ...] = ()
     if expired:
         files = sum(st.files for _, st, _ in expired)
@@ -441,4 +449,18 @@ class ExpirePartitions(Operation[PartitionPlan, CommitResult]):
         )
 
     def apply(self, table: PaimonTable, plan: PartitionPlan, env: Env) -> CommitResult | None:
-        return apply_partition_expire(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)
+        if metastore.mirror(table) is None:
+            return apply_partition_expire(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)
+        # The intent is written before the commit, the metastore changed after it: a drop
+        # the metastore refused or an interrupt leaves the intent for the next run.
+        expired = [
+            metastore.hive_values(table, bytes.fromhex(p.partition_hex))
+            for p in plan.details.partitions
+        ]
+        intents = metastore.begin(table, expired)
+        result = apply_partition_expire(table, plan, allow_unsafe=self.allow_unsafe, run=env.run)
+        dropped = metastore.finish(table, intents)
+        if result is not None and dropped:
+            note = f"dropped {plural(len(dropped), 'partition')} from the metastore"
+            result = replace(result, notes=(*result.notes, note))
+        return result

@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any, TypeVar
 
 from core.errors import PaimonError, SafetyRefusalError, StalePlanError, StorageError
+from core.ops import metastore_partitions
 from core.runtime.clock import Clock, SystemClock
 from core.runtime.executors.base import Executor
 from core.runtime.interrupts import Interrupted, stoppable
@@ -246,6 +247,10 @@ def _plan_and_act(
 
 
 def _act(op: Operation[P, R], table: PaimonTable, plan: P, env: Env) -> R | None:
+    if op.removes_partitions:
+        # A metastore mirroring the table's partitions follows what this run removed.
+        with metastore_partitions.following(table):
+            return op.apply(table, op.recheck(table, plan), env)
     return op.apply(table, op.recheck(table, plan), env)
 
 

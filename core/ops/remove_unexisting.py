@@ -236,6 +236,7 @@ class RemoveUnexistingFiles(Operation[RepairPlan, CommitResult]):
     """Paimon's remove_unexisting_files: one APPEND commit marking missing files DELETE."""
 
     command: ClassVar[str] = COMMAND
+    removes_partitions: ClassVar[bool] = True
     details_type: ClassVar[type[Record]] = RemoveUnexistingDetails
 
     partitions: tuple[Mapping[str, str], ...] = field(default_factory=tuple)

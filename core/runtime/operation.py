@@ -107,6 +107,9 @@ class Operation(ABC, Generic[P, R]):
     quarantinable: ClassVar[bool] = False
     #: a real run changes the table (a run record is written)
     changes: ClassVar[bool] = True
+    #: a real run can leave partitions without live data (rollback, fast-forward, repair):
+    #: a metastore that mirrors them drops those afterwards (core.ops.metastore_partitions)
+    removes_partitions: ClassVar[bool] = False
     #: the type a journal's (or a ``--plan`` file's) plan details are read as: when a
     #: journal is resumed (one whose details do not read is discarded, saying why), and
     #: before a saved plan is checked and applied

@@ -33,6 +33,25 @@ class CommitLock:
 NO_LOCK = CommitLock()
 
 
+class MetastorePartitions:
+    """The partitions a metastore mirrors for one table (Hive's
+    ``metastore.partitioned-table``): each partition's values in the order of the table's
+    partition keys, as strings (nulls as the table's default partition name). Opens its
+    connection per call: environments pickle."""
+
+    #: what holds them, for messages ("Hive Metastore thrift://h:9083, table db.t")
+    description: str = "none"
+
+    def held(self) -> list[tuple[str, ...]]:
+        """Every partition the metastore holds for the table."""
+        raise NotImplementedError
+
+    def drop(self, partitions: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        """Drop the partitions' entries (never data); the ones that were there. Stops at
+        the first refusal, raising it: what was dropped before stays dropped."""
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class CatalogEnvironment:
     """The catalog a table came from. The default is a table addressed by its location."""
@@ -47,6 +66,8 @@ class CatalogEnvironment:
     #: where the catalog keeps its entries (a warehouse root, a JDBC uri, a REST endpoint)
     where: str | None = None
     lock: CommitLock = NO_LOCK
+    #: the metastore's copy of the table's partitions (Hive); None: the catalog keeps none
+    partitions: MetastorePartitions | None = None
 
     @property
     def version_managed(self) -> bool:
@@ -75,6 +96,7 @@ class CatalogEnvironment:
             "identifier": self.identifier,
             "where": self.where,
             "lock": self.lock.description,
+            **({"partitions": self.partitions.description} if self.partitions else {}),
         }
 
 

@@ -65,6 +65,7 @@ def human(o: Dropped, out: Output, view: RunView) -> None:
         )
         if view.dry_run:  # a real run ends with it as its error's hint
             out.line(f"  {d.skipped_hint}")
+    _metastore(d, out, view)
     r = o.result
     if r is not None and r.snapshot is not None:
         render_commit(
@@ -77,6 +78,22 @@ def human(o: Dropped, out: Output, view: RunView) -> None:
     error = _unexpirable(o, view)
     if error is not None:
         report_error(error.kind, error.message, error.hint, as_json=False)
+
+
+def _metastore(d: PartitionExpiryDetails, out: Output, view: RunView) -> None:
+    m = d.metastore
+    if m is None:
+        return
+    if not m.drops:
+        out.line(f"  metastore ({m.metastore}): no partitions to drop")
+        return
+    verb = "would drop" if view.dry_run else "drops"
+    out.line(f"  metastore ({m.metastore}) {verb} {plural(len(m.drops), 'partition')}:")
+    for drop in m.drops[:40]:
+        spec = "/".join(f"{k}={v}" for k, v in drop.partition.items())
+        out.line(f"    {spec}  ({drop.reason})")
+    if len(m.drops) > 40:
+        out.line(f"    ... and {len(m.drops) - 40} more")
 
 
 def _partitions(

@@ -87,8 +87,10 @@ def test_storage_credentials_become_fileio_settings() -> None:
         "metastore: jdbc\nuri: jdbc:sqlite:/c.db\nwarehouse: /wh\nlock.type: zookeeper\n",
         "metastore: jdbc\nuri: jdbc:mysql://h/db\nwarehouse: /wh\n",
         "metastore: hive\nwarehouse: /wh\n",
+        "metastore: hive\nuri: thrift://h:9083\nlock.type: zookeeper\n",
+        "metastore: hive\nuri: http://h:9083\n",
     ],
-    ids=["filesystem-lock", "jdbc-zookeeper-lock", "mysql", "hive"],
+    ids=["filesystem-lock", "jdbc-zookeeper-lock", "mysql", "hive", "hive-zookeeper", "hive-uri"],
 )
 def test_catalogs_whose_commits_we_cannot_guard_are_refused(tmp_path: Path, text: str) -> None:
     from core.catalog.factory import open_catalog

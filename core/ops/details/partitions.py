@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.ops.details.expiry import Sourced
-from core.runtime.details import Record
+from core.runtime.details import OMIT_NONE, Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,23 @@ class SkippedPartition(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class MetastoreDrop(Record):
+    """A partition the run drops from the metastore (never its data)."""
+
+    partition: dict[str, str]  # key -> value, as the metastore holds it
+    reason: str  # expired, a done marker, left by an earlier run
+
+
+@dataclass(frozen=True, slots=True)
+class MetastoreChanges(Record):
+    """What a run changes in the metastore that mirrors the table's partitions."""
+
+    metastore: str
+    drops: tuple[MetastoreDrop, ...] = ()
+    left_by_earlier_runs: int = 0  # partitions earlier runs meant to drop, finished now
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionExpiryDetails(Record):
     config: PartitionExpiryConfig
     now_ms: int
@@ -78,3 +95,5 @@ class PartitionExpiryDetails(Record):
     skipped: tuple[SkippedPartition, ...] = ()
     skipped_hint: str | None = None  # what to do about the skipped ones
     capped: int = 0  # expired partitions left for the next run (max expires)
+    # metastore.partitioned-table: the metastore's partitions this run drops
+    metastore: MetastoreChanges | None = field(default=None, metadata=OMIT_NONE)
