@@ -127,3 +127,14 @@ class MergeFunctionError(PaimonError):
     cannot take, a retraction an aggregator cannot undo, an overflow): nothing is committed."""
 
     kind = "merge_failed"
+
+
+class RunInterruptedError(PaimonError):
+    """SIGINT or SIGTERM stopped a run at a safe point; ``signum`` says which (the shell
+    exits 128 + it, as a process the signal killed would)."""
+
+    kind = "interrupted"
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.signum = signum

@@ -194,6 +194,7 @@ def inspect_tables(
             render.check_json,
             render.render_check,
             failed=lambda r: not r.ok,
+            damaged=lambda r: not r.ok,
         )
     else:
 

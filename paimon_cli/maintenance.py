@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from core.table.table import PaimonTable
     from paimon_cli.shared import Common
 from paimon_cli.engine import ExecutorHolder
-from paimon_cli.errors import EXIT_FAILURE, guard
+from paimon_cli.errors import EXIT_DAMAGED, EXIT_FAILURE, guard
 from paimon_cli.output import Mode, Output
 from paimon_cli.progress import progress_for
 
@@ -48,7 +48,7 @@ class Runner:
     def one(self, location: str) -> TableResult:
         from dataclasses import replace
 
-        from core.errors import PaimonError
+        from core.errors import PaimonError, RunInterruptedError
         from core.ops.maintain import TableResult, table_name
         from core.runtime.clock import SystemClock
         from core.runtime.progress import NullProgress
@@ -66,6 +66,8 @@ class Runner:
             gauges = _gauges(table, executor, config) if self.gauges is not None else None
             if self.gauges is not None and gauges is not None:
                 self.gauges[location] = gauges
+        except RunInterruptedError:
+            raise  # stops the whole run (guard: exit 130 or 143)
         except PaimonError as exc:
             result.error = exc
         result.seconds = time.monotonic() - start
@@ -80,6 +82,7 @@ class Runner:
         result: TableResult,
     ) -> None:
         """One table's steps inside its run record (and quarantine, with --quarantine)."""
+        from core.errors import RunInterruptedError
         from core.ops.maintain import maintain_table
         from core.runtime.runs import record_run, start_run
 
@@ -87,15 +90,20 @@ class Runner:
         if self.params is not None:
             quarantine = bool(self.params.get("quarantine"))
             record = start_run("maintain", self.params, quarantine=quarantine)
-        maintain_table(
-            table,
-            config,
-            executor=executor,
-            progress=progress,
-            warn=self.out.warn,
-            result=result,
-            record=record,
-        )
+        try:
+            maintain_table(
+                table,
+                config,
+                executor=executor,
+                progress=progress,
+                warn=self.out.warn,
+                result=result,
+                record=record,
+            )
+        except RunInterruptedError as exc:
+            if record is not None:  # as a single command's interrupted run
+                record_run(table, record, status="interrupted", error=exc.message)
+            raise
         if record is None or result.busy is not None:
             return
         status = "partial" if result.failed else "ok"
@@ -210,5 +218,8 @@ def maintain_tables(
     if metrics_file is not None:
         with guard(as_json=common.json, debug=common.debug):
             write_maintenance_metrics(metrics_file, results, runner.gauges or {})
+    # Damage a check found outranks other failures (README "Exit codes").
+    if any(r.integrity_problems for r in results):
+        raise typer.Exit(EXIT_DAMAGED)
     if any(r.failed for r in results):
         raise typer.Exit(EXIT_FAILURE)

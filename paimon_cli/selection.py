@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from core.table.table import PaimonTable
 from core.runtime.wording import plural
 from paimon_cli.engine import ExecutorHolder
-from paimon_cli.errors import EXIT_FAILURE, guard, report_error
+from paimon_cli.errors import EXIT_DAMAGED, EXIT_FAILURE, guard, report_error
 from paimon_cli.output import SCHEMA_VERSION, Output, bold
 from paimon_cli.progress import progress_for
 from paimon_cli.render import Renderer, RunView
@@ -35,6 +35,8 @@ class TableJob(Generic[R]):
     to_json: Callable[[R], dict[str, Any]]
     render: Callable[[R, Output], None]
     failed: Callable[[R], bool] = lambda _result: False
+    # A check that ran and found damage (exit 3, not 1: "checked: damaged", not "failed").
+    damaged: Callable[[R], bool] = lambda _result: False
     # Keys added to the table's JSON document (the run record's id).
     extra: Callable[[R], dict[str, Any]] = lambda _result: {}
 
@@ -83,7 +85,7 @@ def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]
 
 
 def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:
-    from core.errors import PaimonError
+    from core.errors import PaimonError, RunInterruptedError
     from core.io.fileio import FileIO
     from core.table.table import open_table
     from core.table.warehouse import is_glob, resolve_tables
@@ -102,46 +104,53 @@ def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> No
                 out.json(document(job.command, table.location, {**job.to_json(result), **extra}))
             else:
                 job.render(result, out)
+        if job.damaged(result):
+            raise typer.Exit(EXIT_DAMAGED)
         if job.failed(result):
             raise typer.Exit(EXIT_FAILURE)
         return
     with guard(as_json=as_json, debug=debug):
         locations = resolve_tables(sel.spec, sel.warehouse, fileio)
     docs: list[dict[str, Any]] = []
-    failures = 0
-    for location in locations:
-        try:
-            table = open_table(
-                location, fileio=fileio, branch=sel.branch, dynamic_options=sel.dynamic_options
-            )
-            result, extra = _run_table(job, table)
-        except PaimonError as exc:
-            failures += 1
+    failures = damaged = 0
+    # An interrupt stops the whole command (guard: its exit code), never one table only.
+    with guard(as_json=as_json, debug=debug):
+        for location in locations:
+            try:
+                table = open_table(
+                    location, fileio=fileio, branch=sel.branch, dynamic_options=sel.dynamic_options
+                )
+                result, extra = _run_table(job, table)
+            except RunInterruptedError:
+                raise
+            except PaimonError as exc:
+                failures += 1
+                docs.append(
+                    {
+                        "table": location,
+                        "status": "failed",
+                        "error": {"kind": exc.kind, "message": exc.message},
+                    }
+                )
+                if not as_json:
+                    report_error(exc.kind, f"{location}: {exc.message}", exc.hint, as_json=False)
+                continue
+            bad = job.failed(result)
+            failures += int(bad)
+            damaged += int(job.damaged(result))
             docs.append(
                 {
                     "table": location,
-                    "status": "failed",
-                    "error": {"kind": exc.kind, "message": exc.message},
+                    "status": "failed" if bad else "ok",
+                    **job.to_json(result),
+                    **extra,
                 }
             )
             if not as_json:
-                report_error(exc.kind, f"{location}: {exc.message}", exc.hint, as_json=False)
-            continue
-        bad = job.failed(result)
-        failures += int(bad)
-        docs.append(
-            {
-                "table": location,
-                "status": "failed" if bad else "ok",
-                **job.to_json(result),
-                **extra,
-            }
-        )
-        if not as_json:
-            out.table_root = table.location
-            out.line(bold(f"== {location}"))
-            job.render(result, out)
-            out.line()
+                out.table_root = table.location
+                out.line(bold(f"== {location}"))
+                job.render(result, out)
+                out.line()
     if as_json:
         out.json(
             {
@@ -153,5 +162,7 @@ def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> No
         )
     else:
         out.line(f"{plural(len(locations), 'table')}, {failures} failed")
+    if damaged:  # damage found outranks other failures: it is what a gate must not miss
+        raise typer.Exit(EXIT_DAMAGED)
     if failures:
         raise typer.Exit(EXIT_FAILURE)

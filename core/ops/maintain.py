@@ -39,7 +39,7 @@ from typing import Any
 from core.compaction.config import UnsupportedTableError
 from core.compaction.details import CompactDetails
 from core.compaction.planner import CompactPlan
-from core.errors import PaimonError
+from core.errors import PaimonError, RunInterruptedError
 from core.format.options import parse_bool
 from core.ops.auto_tags import AutoTagPlan, AutoTags, creation_mode
 from core.ops.check import CheckReport, IntegrityError, check_table
@@ -558,6 +558,8 @@ def _attempt(ctx: _Ctx, name: str, step: StepResult) -> None:
     start = time.monotonic()
     try:
         _run_step(ctx, name, step)
+    except RunInterruptedError:
+        raise  # stops the whole maintain run, not this step only
     except PaimonError as exc:
         step.status, step.error = "failed", exc
         # Reported with the table (human, JSON and -q summary); as it happens with -v.

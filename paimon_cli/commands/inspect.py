@@ -60,8 +60,8 @@ def inspect(
         typer.Option(
             "--check",
             help="Verify that every file referenced by every snapshot, tag and changelog of "
-            "every branch (or only --snapshot / --tag) exists with its recorded size; exit 1 "
-            "and list the problems otherwise.",
+            "every branch (or only --snapshot / --tag) exists with its recorded size; exit 3 "
+            "and list the problems otherwise (1: could not check).",
         ),
     ] = False,
     skip_storage: Annotated[

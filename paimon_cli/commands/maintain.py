@@ -55,7 +55,7 @@ def maintain(
             help="The integrity check step (inspect --check) after the other steps: full "
             "probes every file each snapshot, tag and changelog of every branch needs (one "
             "request per file on object stores); metadata only manifest lists, manifests, "
-            "index manifests and schemas; off skips it. Problems fail the table.",
+            "index manifests and schemas; off skips it. Problems fail the table (exit 3).",
         ),
     ] = "full",
     compact: Annotated[

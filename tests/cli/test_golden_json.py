@@ -192,7 +192,7 @@ CASES: dict[str, Case] = {
     "inspect-runs": Case("append", ("inspect", "TABLE", "runs"), _quarantined),
     "inspect-check": Case("append", ("inspect", "TABLE", "--check")),
     "inspect-check-problems": Case(
-        "append", ("inspect", "TABLE", "--check"), _missing_data_files, exit_code=1
+        "append", ("inspect", "TABLE", "--check"), _missing_data_files, exit_code=3
     ),
     # errors (on stderr)
     "error-usage": Case(

@@ -168,7 +168,7 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     before = files_under(broken)
     orphan = plant(pw.table_root(wh, "db.plain") / "bucket-0" / "data-orphan.parquet")
     result = run("maintain", "*.*", "-w", wh, "--orphans", "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     doc = json.loads(result.stdout)
     status = {t["name"]: t["status"] for t in doc["tables"]}
     assert status.pop("db.by_count") == "failed"
@@ -185,11 +185,11 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     assert not orphan.exists()  # the other tables were maintained, orphans included
     assert open_table(str(pw.table_root(wh, "db.tagged"))).snapshots.ids() == [5]
     human = run("maintain", "*.*", "-w", wh)
-    assert human.exit_code == 1
+    assert human.exit_code == 3  # the check found damage: it outranks the failed step
     assert "failed" in human.stdout and "db.by_count" in human.stdout
     # -q (cron): nothing on stdout, a short summary of what failed on stderr.
     quiet = run("maintain", "*.*", "-w", wh, "-q")
-    assert quiet.exit_code == 1
+    assert quiet.exit_code == 3
     assert quiet.stdout == ""
     lines = quiet.stderr.splitlines()
     assert lines[0] == f"paimon maintain: 1 of {len(doc['tables'])} tables failed"
@@ -294,7 +294,7 @@ def test_metrics_file_carries_every_family_with_the_right_values(
     prom = tmp_path / "paimon.prom"
     before = now_ms() / 1000
     result = run("maintain", "*.*", "-w", wh, "--metrics-file", prom, "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # the check finds the corrupt snapshot: damage
     doc = json.loads(result.stdout)
     m = read_metrics(prom)
 

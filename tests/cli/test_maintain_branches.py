@@ -137,7 +137,7 @@ def test_the_check_step_fails_a_table_with_a_missing_file(
     lost.unlink()
     metrics = tmp_path / "paimon.prom"
     result = run("maintain", root, "--json", "--metrics-file", metrics)
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # damage, not "failed / could not check"
     (table_doc,) = json.loads(result.stdout)["tables"]
     check = next(s for s in table_doc["steps"] if s["step"] == "check")
     assert check["status"] == "failed"

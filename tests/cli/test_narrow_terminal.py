@@ -96,7 +96,7 @@ def test_inspect_fits(narrow, run: Run, table: Path) -> None:  # type: ignore[no
         ) + narrow("inspect", table, "branches")
     victim = Path(run.json("inspect", table, "files")["files"][0]["path"])
     victim.unlink()
-    check = narrow("inspect", table, "--check", code=1)
+    check = narrow("inspect", table, "--check", code=3)
     assert victim.name in check
 
 
