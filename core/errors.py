@@ -49,8 +49,8 @@ class MissingFileError(PaimonError):
 
     kind = "missing_file"
 
-    def __init__(self, path: str, what: str) -> None:
-        super().__init__(f"{what} not found: {path}")
+    def __init__(self, path: str, what: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{what} not found: {path}", hint=hint)
         self.path = path
 
 
