@@ -320,10 +320,7 @@ def _expire_partitions(ctx: _Ctx) -> _Decision:
     if not t.schema.partition_keys:
         return _Skip("the table is not partitioned")
     op = ExpirePartitions(
-        PartitionExpireFlags(),
-        ctx.config.zone,
-        allow_unsafe=ctx.config.allow_unsafe_commit,
-        warn=ctx.warn,
+        PartitionExpireFlags(), ctx.config.zone, allow_unsafe=ctx.config.allow_unsafe_commit
     )
     return _Run(f"partition.expiration-time={expiration}", op)
 
@@ -462,8 +459,9 @@ def _run_step(ctx: _Ctx, name: str, step: StepResult) -> None:
     if isinstance(decision.op, ExpirePartitions):
         step.commit = outcome.result
         # Partitions values-time can never judge fail the run (after the rest is dropped),
-        # so a scheduled maintain cannot pass while they stay forever.
-        error = None if ctx.config.dry_run else unexpirable_error(outcome.plan)
+        # so a scheduled maintain cannot pass while they stay forever; a dry run says so
+        # (and exits) as the real run will.
+        error = unexpirable_error(outcome.plan)
         if error is not None:
             raise error
 

@@ -240,7 +240,8 @@ def render(
 # -- quiet output (-q) ------------------------------------------------------------------------
 def quiet(results: list[TableResult], out: Output, dry_run: bool) -> None:
     """``-q``: a dry run prints every path its steps would delete, one per line; a real
-    run prints nothing, and when a table failed a short summary on stderr (cron mails it)."""
+    run nothing. When a table failed (a dry run: would fail), a short summary on stderr
+    (cron mails it)."""
     if dry_run:
         for r in results:
             for s in r.steps:
@@ -248,11 +249,11 @@ def quiet(results: list[TableResult], out: Output, dry_run: bool) -> None:
                     for action in phase.actions:
                         if action.op == "delete":
                             out.plain(action.path)
-        return
     failed = [r for r in results if r.failed]
     if not failed:
         return
-    out.problem(f"paimon maintain: {len(failed)} of {plural(len(results), 'table')} failed")
+    verb = "would fail (dry run)" if dry_run else "failed"
+    out.problem(f"paimon maintain: {len(failed)} of {plural(len(results), 'table')} {verb}")
     for r in failed:
         if r.error is not None:
             out.problem(f"  {r.name}: {r.error.message}")
