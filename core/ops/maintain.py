@@ -70,6 +70,7 @@ from core.runtime.report import ExecutionReport
 from core.runtime.requests import about, one_of, refuse
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
+from core.write.publication import non_avro_manifests
 
 logger = logging.getLogger(__name__)
 
@@ -344,9 +345,15 @@ def _expire_changelogs(ctx: _Ctx) -> _Decision:
     return _Skip("")
 
 
+_AVRO_ONLY = "paimon-cli writes Avro manifests only"
+
+
 def _compact(ctx: _Ctx) -> _Decision:
     if not ctx.config.compact:
         return _Skip("not asked (--compact)")
+    fmt = non_avro_manifests(ctx.table)
+    if fmt is not None:  # permanent: a refusal is a skip, the other steps run (as below)
+        return _Skip(f"compact refuses this table: manifest.format={fmt}, {_AVRO_ONLY}")
     budget = ctx.config.compact_max_bytes
     if budget is not None:
         budget -= sum(s.compacted()[1] for s in ctx.result.steps_named("compact"))
@@ -361,9 +368,9 @@ def _compact_manifests(ctx: _Ctx) -> _Decision:
     if not ctx.config.compact:
         return _Skip("not asked (--compact)")
     t = ctx.table
-    fmt = (t.options.get("manifest.format") or "avro").strip().lower()
-    if fmt != "avro":
-        return _Skip(f"manifest.format={fmt}: paimon-cli writes Avro manifests only")
+    fmt = non_avro_manifests(t)
+    if fmt is not None:
+        return _Skip(f"manifest.format={fmt}: {_AVRO_ONLY}")
     latest = t.snapshots.latest()
     if latest is None:
         return _Skip("the table has no snapshot")
