@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from core.ops.maintain import MaintainConfig, TableResult
     from core.ops.metrics import TableGauges
     from core.runtime.executors.base import Executor
+    from core.runtime.lease import LeaseHeldError
     from core.runtime.progress import Progress
     from core.table.table import PaimonTable
     from paimon_cli.shared import Common
@@ -26,6 +27,7 @@ from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_DAMAGED, EXIT_FAILURE, guard
 from paimon_cli.output import Mode, Output
 from paimon_cli.progress import progress_for
+from paimon_cli.render.maintain import BUDGET_REASON
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +116,11 @@ class Runner:
         self, locations: list[str], parallel: int, budget_s: float | None
     ) -> tuple[list[TableResult], list[tuple[str, str]]]:
         """Maintain every table; after ``budget_s`` no new table starts, and a table another
-        run holds the lease of is left alone: both are returned as skipped, with the reason."""
+        run holds the lease of is left alone: both are returned as skipped, with the reason.
+        With a budget the tables start oldest-maintained first (``rotation``); results and
+        skipped tables come back in the order of ``locations``."""
         start = time.monotonic()
+        order = rotation(self.fileio, locations) if budget_s is not None else locations
 
         def within_budget() -> bool:
             return budget_s is None or time.monotonic() - start < budget_s
@@ -128,17 +133,34 @@ class Runner:
         if pool is not None:
             mapper = pool.map
         try:
-            outcomes = list(mapper(guarded, locations))
+            done = dict(zip(order, mapper(guarded, order), strict=True))
         finally:
             if pool is not None:
                 pool.shutdown()
-        results = [r for r in outcomes if r is not None]
+        outcomes = [done[loc] for loc in locations]
+        results = [r for r in outcomes if r is not None and r.busy is None]
         skipped = [
-            (loc, "--max-duration reached" if r is None else f"busy: {r.busy.message}")
+            (loc, BUDGET_REASON if r is None else _busy_reason(loc, r.busy))
             for loc, r in zip(locations, outcomes, strict=True)
             if r is None or r.busy is not None
         ]
-        return [r for r in results if r.busy is None], skipped
+        return results, skipped
+
+
+def _busy_reason(location: str, busy: LeaseHeldError) -> str:
+    # "busy: maintain (run …) holds its lease until …": the table is named beside it.
+    return "busy: " + busy.message.removeprefix(f"{location} is busy: ")
+
+
+def rotation(fileio: FileIO, locations: list[str]) -> list[str]:
+    """The tables oldest-maintained first (the start of each one's newest maintain run
+    record; never maintained first), so a budget too short for all of them reaches the
+    ones it left out first next time instead of starving the same tail every run."""
+    from core.runtime.runs import last_run_ms
+
+    last = {loc: last_run_ms(fileio, loc, "maintain") for loc in locations}
+    # sorted() is stable: ties keep the selection's (alphabetical) order.
+    return sorted(locations, key=lambda loc: last[loc] or -1)
 
 
 def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> TableGauges | None:
@@ -159,10 +181,20 @@ def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> T
 
 
 def write_maintenance_metrics(
-    path: Path, results: list[TableResult], gauges: dict[str, TableGauges]
+    path: Path,
+    results: list[TableResult],
+    gauges: dict[str, TableGauges],
+    skipped: list[tuple[str, str]],
 ) -> None:
+    """Every selected table's series, skipped ones included (also when all were)."""
     from core.errors import StorageError
-    from core.ops.metrics import maintenance_samples, write_metrics
+    from core.ops.maintain import table_name
+    from core.ops.metrics import (
+        maintenance_samples,
+        never_samples,
+        skipped_samples,
+        write_metrics,
+    )
     from core.runtime.clock import SystemClock
 
     finished = SystemClock().now_ms()
@@ -171,8 +203,13 @@ def write_maintenance_metrics(
         samples += maintenance_samples(r, finished_ms=finished)
         if r.location in gauges:
             samples += gauges[r.location].samples(r.name)
+    names = [r.name for r in results]
+    for location, _reason in skipped:
+        names.append(table_name(location))
+        samples += skipped_samples(names[-1])
+    defaults = [d for name in names for d in never_samples(name)]
     try:
-        write_metrics(str(path), samples)
+        write_metrics(str(path), samples, defaults)
     except OSError as exc:
         raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
 
@@ -211,13 +248,15 @@ def maintain_tables(
         holder.close()
     if common.json:
         out.json(render.document(results, skipped, config.dry_run, runner.run_ids))
+        for line in render.skip_lines(results, skipped):  # the document has them too
+            out.warn(line)
     elif out.mode is Mode.QUIET:
-        render.quiet(results, out, config.dry_run)
+        render.quiet(results, skipped, out, config.dry_run)
     else:
         render.render(results, skipped, out, config.dry_run)
     if metrics_file is not None:
         with guard(as_json=common.json, debug=common.debug):
-            write_maintenance_metrics(metrics_file, results, runner.gauges or {})
+            write_maintenance_metrics(metrics_file, results, runner.gauges or {}, skipped)
     # Damage a check found outranks other failures (README "Exit codes").
     if any(r.integrity_problems for r in results):
         raise typer.Exit(EXIT_DAMAGED)

@@ -82,8 +82,8 @@ def maintain(
         optional(
             "--metrics-file",
             help="Write Prometheus metrics here (text format, replaced atomically; tables "
-            "not run this time keep their previous values), e.g. for node_exporter's "
-            "textfile collector. Not with --dry-run.",
+            "not run this time keep their previous values and get paimon_maintenance_skipped "
+            "1), e.g. for node_exporter's textfile collector. Not with --dry-run.",
             dir_okay=False,
         ),
     ] = None,
@@ -91,8 +91,10 @@ def maintain(
         str | None,
         optional(
             "--max-duration",
-            help="Start no new table after this long (e.g. 50m); the tables left are reported "
-            "as skipped, so cron runs never pile up (default: no limit).",
+            help="Start no new table after this long (e.g. 50m), so cron runs never pile up; "
+            "the tables left are reported as skipped (a warning, also with -q; exit 0) and "
+            "tables start oldest-maintained first, so the next run starts with them "
+            "(default: no limit).",
         ),
     ] = None,
     parallel_tables: Annotated[
