@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from paimon_cli.shared import Common
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_DAMAGED, EXIT_FAILURE, guard
-from paimon_cli.output import Mode, Output
+from paimon_cli.output import Mode, Output, human_time
 from paimon_cli.progress import progress_for
 from paimon_cli.render.maintain import BUDGET_REASON
 
@@ -231,9 +231,12 @@ def maintain_tables(
     holder = ExecutorHolder(common.engine)
     sel = common.selection
     fileio = FileIO(sel.fs_options, max_requests_per_second=sel.max_requests_per_second)
+    started = human_time(common.now_ms, config.zone)
     try:
         with guard(as_json=common.json, debug=common.debug):
             locations = resolve_tables(sel.spec, sel.warehouse, fileio)
+            # The first log line (-v): what a cron mail's later lines belong to.
+            logger.info("maintain started %s: %d tables selected", started, len(locations))
             runner = Runner(
                 fileio,
                 holder,
@@ -251,7 +254,7 @@ def maintain_tables(
         for line in render.skip_lines(results, skipped):  # the document has them too
             out.warn(line)
     elif out.mode is Mode.QUIET:
-        render.quiet(results, skipped, out, config.dry_run)
+        render.quiet(results, skipped, out, config.dry_run, started=started, run_ids=runner.run_ids)
     else:
         render.render(results, skipped, out, config.dry_run)
     if metrics_file is not None:

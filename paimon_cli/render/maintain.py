@@ -261,11 +261,18 @@ def skip_lines(results: list[TableResult], skipped: list[tuple[str, str]]) -> li
 
 # -- quiet output (-q) ------------------------------------------------------------------------
 def quiet(
-    results: list[TableResult], skipped: list[tuple[str, str]], out: Output, dry_run: bool
+    results: list[TableResult],
+    skipped: list[tuple[str, str]],
+    out: Output,
+    dry_run: bool,
+    *,
+    started: str = "",
+    run_ids: dict[str, str] | None = None,
 ) -> None:
     """``-q``: a dry run prints every path its steps would delete, one per line; a real
     run nothing. When a table failed (a dry run: would fail), a short summary on stderr
-    (cron mails it)."""
+    (cron mails it): when the run started, and each failed table by name with the id of
+    its run record (``inspect TABLE runs``), a line per failed step."""
     if dry_run:
         for r in results:
             for s in r.steps:
@@ -280,12 +287,15 @@ def quiet(
     if not failed:
         return
     verb = "would fail (dry run)" if dry_run else "failed"
-    out.problem(f"paimon maintain: {len(failed)} of {plural(len(results), 'table')} {verb}")
+    when = f" (started {started})" if started else ""
+    out.problem(f"paimon maintain{when}: {len(failed)} of {plural(len(results), 'table')} {verb}")
     for r in failed:
+        run_id = (run_ids or {}).get(r.location)
+        name = r.name + (f" (run {run_id})" if run_id else "")
         if r.error is not None:
-            out.problem(f"  {r.name}: {r.error.message}")
+            out.problem(f"  {name}: {r.error.message}")
         for s in r.steps:
             if s.status == "failed":
                 message = s.error.message if s.error is not None else "a phase failed"
                 where = "" if s.branch == "main" else f"branch {s.branch}: "
-                out.problem(f"  {r.name}: {where}{s.name} failed: {message}")
+                out.problem(f"  {name}: {where}{s.name} failed: {message}")

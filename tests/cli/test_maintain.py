@@ -4,6 +4,7 @@ the single commands with the table's own options would (compared on copies)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,12 @@ from support.invariants import (
 from support.lifecycle import apply
 from support.maintain_tables import build_warehouse, now_ms
 
+from core.io.fileio import FileIO
 from core.ops.auto_tags import apply_auto_tags, plan_auto_tags
 from core.ops.consumer_expire import plan_consumer_expire
 from core.ops.consumer_expire import recheck as consumer_recheck
 from core.runtime.executors.local import LocalExecutor
+from core.runtime.runs import read_records
 from core.runtime.timeparse import resolve_zone
 from core.table.table import open_table
 
@@ -192,9 +195,16 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     assert quiet.exit_code == 3
     assert quiet.stdout == ""
     lines = quiet.stderr.splitlines()
-    assert lines[0] == f"paimon maintain: 1 of {len(doc['tables'])} tables failed"
-    assert lines[1].startswith("  db.by_count: expire-snapshots failed: corrupt metadata ")
-    assert lines[2].startswith("  db.by_count: check failed: 1 integrity problems: "), lines
+    # When the run started, and each failed table with its run record's id.
+    assert re.fullmatch(
+        rf"paimon maintain \(started \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d\d:\d\d\): "
+        rf"1 of {len(doc['tables'])} tables failed",
+        lines[0],
+    ), lines
+    (record,) = [r for r in read_records(FileIO(), str(broken)) if r["status"] != "ok"][-1:]
+    table = f"db.by_count (run {record['run_id']})"
+    assert lines[1].startswith(f"  {table}: expire-snapshots failed: corrupt metadata ")
+    assert lines[2].startswith(f"  {table}: check failed: 1 integrity problems: "), lines
     assert "snapshot-2 is unreadable" in lines[2]
     assert len(lines) == 3
 
