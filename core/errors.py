@@ -49,8 +49,8 @@ class MissingFileError(PaimonError):
 
     kind = "missing_file"
 
-    def __init__(self, path: str, what: str) -> None:
-        super().__init__(f"{what} not found: {path}")
+    def __init__(self, path: str, what: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{what} not found: {path}", hint=hint)
         self.path = path
 
 
@@ -151,3 +151,14 @@ class CatalogLockError(PaimonError):
     nothing was committed."""
 
     kind = "catalog_lock"
+
+
+class RunInterruptedError(PaimonError):
+    """SIGINT or SIGTERM stopped a run at a safe point; ``signum`` says which (the shell
+    exits 128 + it, as a process the signal killed would)."""
+
+    kind = "interrupted"
+
+    def __init__(self, message: str, signum: int) -> None:
+        super().__init__(message)
+        self.signum = signum

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import signal
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -14,10 +15,12 @@ from typing import Any
 
 from typer import _click
 from typer.core import TyperGroup
-from typer.exceptions import Abort
+from typer.exceptions import Abort, Exit
 from typer.models import Context
 
-from paimon_cli.output import printable
+from core.runtime.interrupts import terminable
+from paimon_cli.errors import closed_pipe
+from paimon_cli.output import OutputClosed, printable
 
 EXIT_USAGE = 2
 # Root flags that may also follow the command name (`paimon expire-snapshots T -v`).
@@ -195,6 +198,13 @@ def _upper_metavars(command: _click.Command) -> None:
             setattr(param, "_usage_display_name", lambda p=param: _usage_name(p))  # noqa: B010
 
 
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise OutputClosed from None
+
+
 class PaimonGroup(TyperGroup):
     """`paimon`: the Typer group with the behaviour described in the module docstring."""
 
@@ -206,6 +216,22 @@ class PaimonGroup(TyperGroup):
             command.epilog = _mark_examples(command.epilog)
             command.context_class = PaimonContext
             _upper_metavars(command)
+
+    def invoke(self, ctx: _click.Context) -> Any:
+        try:
+            with terminable():
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    # What is still buffered fails here, not in the interpreter's last flush.
+                    _flush_stdout()
+        except OutputClosed:
+            # Not Click's handling of EPIPE (exit 1, as a failure): quiet, exit 141.
+            raise Exit(closed_pipe()) from None
+        except KeyboardInterrupt as exc:  # outside a command's guard (Click would say 130)
+            signum = getattr(exc, "signum", signal.SIGINT)
+            sys.stderr.write(f"Error: interrupted by {signal.Signals(signum).name}\n")
+            raise Exit(128 + signum) from None
 
     def main(  # type: ignore[override]
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator
@@ -12,15 +13,25 @@ from contextlib import contextmanager
 
 import typer
 
-from core.errors import InvalidOptionError, PaimonError, StorageAccessError
+from core.errors import (
+    InvalidOptionError,
+    PaimonError,
+    RunInterruptedError,
+    StorageAccessError,
+)
 from core.io.retry import is_network_failure, summary
-from paimon_cli.output import printable
+from paimon_cli.output import OutputClosed, printable
 
 logger = logging.getLogger(__name__)
 
+# The exit codes (README "Exit codes", DECISIONS D5).
 EXIT_OK = 0
-EXIT_FAILURE = 1
+EXIT_FAILURE = 1  # failed, partly failed, or could not check
 EXIT_USAGE = 2
+EXIT_DAMAGED = 3  # a check ran and found the table damaged (inspect --check, maintain)
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: stdout's reader went away (`| head`), as cat's
+# Interrupted: 128 + the signal, as a shell reports a process the signal killed
+# (130 for SIGINT, 143 for SIGTERM).
 
 
 def debug_enabled(debug: bool) -> bool:
@@ -44,8 +55,11 @@ def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
     """Run a command body: engine errors exit 1 with a message, never a traceback."""
     try:
         yield
-    except typer.Exit:
+    except (typer.Exit, OutputClosed):
         raise
+    except RunInterruptedError as exc:
+        report_error(exc.kind, exc.message, exc.hint, as_json=as_json)
+        raise typer.Exit(128 + exc.signum) from None
     except PaimonError as exc:
         if debug_enabled(debug):
             traceback.print_exc()
@@ -53,9 +67,11 @@ def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
         # Impossible options are usage errors (exit 2) wherever they are detected.
         code = EXIT_USAGE if isinstance(exc, InvalidOptionError) else EXIT_FAILURE
         raise typer.Exit(code) from None
-    except KeyboardInterrupt:
-        report_error("interrupted", "interrupted", None, as_json=as_json)
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (core.runtime.interrupts.terminable)
+        signum = getattr(exc, "signum", signal.SIGINT)
+        name = signal.Signals(signum).name
+        report_error("interrupted", f"interrupted by {name}", None, as_json=as_json)
+        raise typer.Exit(128 + signum) from None
     except Exception as exc:  # noqa: BLE001 - last line of defence: no traceback for users
         if debug_enabled(debug):
             traceback.print_exc()
@@ -75,6 +91,19 @@ def guard(*, as_json: bool, debug: bool) -> Iterator[None]:
             as_json=as_json,
         )
         raise typer.Exit(EXIT_FAILURE) from None
+
+
+def closed_pipe() -> int:
+    """stdout (or stderr) lost its reader: the exit code, after pointing both at /dev/null
+    so that nothing more, not even the interpreter's last flush, fails on them."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (AttributeError, OSError, ValueError):  # not a file (a test's capture)
+            continue
+    os.close(devnull)
+    return EXIT_CLOSED_PIPE
 
 
 def completion_candidates(produce: Callable[[], list[str]]) -> list[str]:

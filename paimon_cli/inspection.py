@@ -38,11 +38,14 @@ def _pick_snapshot(table: PaimonTable, req: ViewRequest) -> Snapshot | None:
     from core.errors import MissingFileError
 
     if req.tag is not None:
-        return table.tags.tag(req.tag).snapshot
+        try:
+            return table.tags.tag(req.tag).snapshot
+        except MissingFileError:
+            raise table.tags.missing(req.tag) from None
     if req.snapshot is not None:
         found = table.snapshots.try_snapshot(req.snapshot)
         if found is None:
-            raise MissingFileError(table.snapshots.path(req.snapshot), f"snapshot {req.snapshot}")
+            raise table.snapshots.missing(req.snapshot)
         return found
     return table.snapshots.latest()
 
@@ -196,6 +199,7 @@ def inspect_tables(
             render.check_json,
             render.render_check,
             failed=lambda r: not r.ok,
+            damaged=lambda r: not r.ok,
         )
     else:
 

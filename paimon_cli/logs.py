@@ -7,16 +7,34 @@ import os
 import sys
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """Writes to whatever sys.stderr is at emit time (it may be swapped, e.g. in tests)."""
+class _LineHandler(logging.Handler):
+    """Every log line in the one format of the CLI's own warnings (``Output.warn``):
+    ``warning: message``, the level word coloured on a terminal; ``debug: module:
+    message`` at -vv only. No timestamp or module name of its own at the default level:
+    a cron mail or the journal dates the lines, and module names are ours, not the user's.
+    Writes to whatever sys.stderr is at emit time (tests swap it)."""
 
-    @property
-    def stream(self) -> object:
-        return sys.stderr
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            level = record.levelname.lower()
+            message = self.format(record)
+            if record.levelno <= logging.DEBUG:
+                message = f"{record.name}: {message}"
+            if not sys.stderr.isatty():
+                sys.stderr.write(f"{level}: {message}\n")
+                return
+            from rich.console import Console
+            from rich.text import Text
 
-    @stream.setter
-    def stream(self, _value: object) -> None:
-        pass
+            # Log messages carry paths and names: never read as markup or emoji codes.
+            console = Console(file=sys.stderr, markup=False, emoji=False, highlight=False)
+            style = _STYLES.get(record.levelno, "")
+            console.print(Text.assemble((f"{level}:", style), " ", message), soft_wrap=True)
+        except Exception:  # noqa: BLE001 - logging must never fail the run
+            self.handleError(record)
+
+
+_STYLES = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
 
 
 class _Py4jRootRecords(logging.Filter):
@@ -41,18 +59,8 @@ def configure(verbosity: int, level_name: str | None) -> None:
     for old in list(root.handlers):
         if getattr(old, "_paimon_cli", False):
             root.removeHandler(old)
-    handler: logging.Handler
-    if sys.stderr.isatty():
-        from rich.console import Console
-        from rich.logging import RichHandler
-
-        # Log messages carry paths and names: never read as markup or emoji codes.
-        console = Console(file=sys.stderr, markup=False, emoji=False)
-        handler = RichHandler(console=console, show_path=False, rich_tracebacks=False, markup=False)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-    else:
-        handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler = _LineHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
     if level > logging.DEBUG:
         handler.addFilter(_Py4jRootRecords())
     setattr(handler, "_paimon_cli", True)  # noqa: B010 - marks our handler for reconfiguration

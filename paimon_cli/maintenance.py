@@ -16,16 +16,19 @@ import typer
 
 if TYPE_CHECKING:
     from core.catalog.catalog import Catalog, TableRef
+    from core.io.fileio import FileIO
     from core.ops.maintain import MaintainConfig, TableResult
     from core.ops.metrics import TableGauges
     from core.runtime.executors.base import Executor
+    from core.runtime.lease import LeaseHeldError
     from core.runtime.progress import Progress
     from core.table.table import PaimonTable
     from paimon_cli.shared import Common
 from paimon_cli.engine import ExecutorHolder
-from paimon_cli.errors import EXIT_FAILURE, guard
-from paimon_cli.output import Mode, Output
+from paimon_cli.errors import EXIT_DAMAGED, EXIT_FAILURE, guard
+from paimon_cli.output import Mode, Output, human_time
 from paimon_cli.progress import progress_for
+from paimon_cli.render.maintain import BUDGET_REASON
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ class Runner:
     def one(self, ref: TableRef) -> TableResult:
         from dataclasses import replace
 
-        from core.errors import PaimonError
+        from core.errors import PaimonError, RunInterruptedError
         from core.ops.maintain import TableResult, table_name
         from core.runtime.clock import SystemClock
         from core.runtime.progress import NullProgress
@@ -67,6 +70,8 @@ class Runner:
             gauges = _gauges(table, executor, config) if self.gauges is not None else None
             if self.gauges is not None and gauges is not None:
                 self.gauges[location] = gauges
+        except RunInterruptedError:
+            raise  # stops the whole run (guard: exit 130 or 143)
         except PaimonError as exc:
             result.error = exc
         result.seconds = time.monotonic() - start
@@ -81,6 +86,7 @@ class Runner:
         result: TableResult,
     ) -> None:
         """One table's steps inside its run record (and quarantine, with --quarantine)."""
+        from core.errors import RunInterruptedError
         from core.ops.maintain import maintain_table
         from core.runtime.runs import record_run, start_run
 
@@ -88,15 +94,20 @@ class Runner:
         if self.params is not None:
             quarantine = bool(self.params.get("quarantine"))
             record = start_run("maintain", self.params, quarantine=quarantine)
-        maintain_table(
-            table,
-            config,
-            executor=executor,
-            progress=progress,
-            warn=self.out.warn,
-            result=result,
-            record=record,
-        )
+        try:
+            maintain_table(
+                table,
+                config,
+                executor=executor,
+                progress=progress,
+                warn=self.out.warn,
+                result=result,
+                record=record,
+            )
+        except RunInterruptedError as exc:
+            if record is not None:  # as a single command's interrupted run
+                record_run(table, record, status="interrupted", error=exc.message)
+            raise
         if record is None or result.busy is not None:
             return
         status = "partial" if result.failed else "ok"
@@ -107,8 +118,11 @@ class Runner:
         self, refs: list[TableRef], parallel: int, budget_s: float | None
     ) -> tuple[list[TableResult], list[tuple[str, str]]]:
         """Maintain every table; after ``budget_s`` no new table starts, and a table another
-        run holds the lease of is left alone: both are returned as skipped, with the reason."""
+        run holds the lease of is left alone: both are returned as skipped, with the reason.
+        With a budget the tables start oldest-maintained first (``rotation``); results and
+        skipped tables come back in the order of ``refs``."""
         start = time.monotonic()
+        order = rotation(self.catalog.fileio, refs) if budget_s is not None else refs
 
         def within_budget() -> bool:
             return budget_s is None or time.monotonic() - start < budget_s
@@ -121,17 +135,34 @@ class Runner:
         if pool is not None:
             mapper = pool.map
         try:
-            outcomes = list(mapper(guarded, refs))
+            done = dict(zip((r.location for r in order), mapper(guarded, order), strict=True))
         finally:
             if pool is not None:
                 pool.shutdown()
-        results = [r for r in outcomes if r is not None]
+        outcomes = [done[ref.location] for ref in refs]
+        results = [r for r in outcomes if r is not None and r.busy is None]
         skipped = [
-            (ref.location, "--max-duration reached" if r is None else f"busy: {r.busy.message}")
+            (ref.location, BUDGET_REASON if r is None else _busy_reason(ref.location, r.busy))
             for ref, r in zip(refs, outcomes, strict=True)
             if r is None or r.busy is not None
         ]
-        return [r for r in results if r.busy is None], skipped
+        return results, skipped
+
+
+def _busy_reason(location: str, busy: LeaseHeldError) -> str:
+    # "busy: maintain (run …) holds its lease until …": the table is named beside it.
+    return "busy: " + busy.message.removeprefix(f"{location} is busy: ")
+
+
+def rotation(fileio: FileIO, refs: list[TableRef]) -> list[TableRef]:
+    """The tables oldest-maintained first (the start of each one's newest maintain run
+    record; never maintained first), so a budget too short for all of them reaches the
+    ones it left out first next time instead of starving the same tail every run."""
+    from core.runtime.runs import last_run_ms
+
+    last = {ref.location: last_run_ms(fileio, ref.location, "maintain") for ref in refs}
+    # sorted() is stable: ties keep the selection's (alphabetical) order.
+    return sorted(refs, key=lambda ref: last[ref.location] or -1)
 
 
 def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> TableGauges | None:
@@ -152,10 +183,20 @@ def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> T
 
 
 def write_maintenance_metrics(
-    path: Path, results: list[TableResult], gauges: dict[str, TableGauges]
+    path: Path,
+    results: list[TableResult],
+    gauges: dict[str, TableGauges],
+    skipped: list[tuple[str, str]],
 ) -> None:
+    """Every selected table's series, skipped ones included (also when all were)."""
     from core.errors import StorageError
-    from core.ops.metrics import maintenance_samples, write_metrics
+    from core.ops.maintain import table_name
+    from core.ops.metrics import (
+        maintenance_samples,
+        never_samples,
+        skipped_samples,
+        write_metrics,
+    )
     from core.runtime.clock import SystemClock
 
     finished = SystemClock().now_ms()
@@ -164,8 +205,13 @@ def write_maintenance_metrics(
         samples += maintenance_samples(r, finished_ms=finished)
         if r.location in gauges:
             samples += gauges[r.location].samples(r.name)
+    names = [r.name for r in results]
+    for location, _reason in skipped:
+        names.append(table_name(location))
+        samples += skipped_samples(names[-1])
+    defaults = [d for name in names for d in never_samples(name)]
     try:
-        write_metrics(str(path), samples)
+        write_metrics(str(path), samples, defaults)
     except OSError as exc:
         raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
 
@@ -184,11 +230,14 @@ def maintain_tables(
     out = common.output
     holder = ExecutorHolder(common.engine)
     sel = common.selection
+    started = human_time(common.now_ms, config.zone)
     try:
         with guard(as_json=common.json, debug=common.debug):
             catalog = sel.open_catalog()
         with guard(as_json=common.json, debug=common.debug), catalog:
             refs = catalog.resolve(sel.spec)
+            # The first log line (-v): what a cron mail's later lines belong to.
+            logger.info("maintain started %s: %d tables selected", started, len(refs))
             runner = Runner(
                 catalog,
                 holder,
@@ -203,12 +252,17 @@ def maintain_tables(
         holder.close()
     if common.json:
         out.json(render.document(results, skipped, config.dry_run, runner.run_ids))
+        for line in render.skip_lines(results, skipped):  # the document has them too
+            out.warn(line)
     elif out.mode is Mode.QUIET:
-        render.quiet(results, out, config.dry_run)
+        render.quiet(results, skipped, out, config.dry_run, started=started, run_ids=runner.run_ids)
     else:
         render.render(results, skipped, out, config.dry_run)
     if metrics_file is not None:
         with guard(as_json=common.json, debug=common.debug):
-            write_maintenance_metrics(metrics_file, results, runner.gauges or {})
+            write_maintenance_metrics(metrics_file, results, runner.gauges or {}, skipped)
+    # Damage a check found outranks other failures (README "Exit codes").
+    if any(r.integrity_problems for r in results):
+        raise typer.Exit(EXIT_DAMAGED)
     if any(r.failed for r in results):
         raise typer.Exit(EXIT_FAILURE)

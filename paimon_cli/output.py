@@ -12,10 +12,10 @@ import datetime as dt
 import json
 import shutil
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from enum import Enum
-from functools import partial
-from typing import Any, NamedTuple
+from functools import partial, wraps
+from typing import Any, NamedTuple, TypeVar, cast
 
 from rich import box
 from rich.cells import cell_len
@@ -28,6 +28,35 @@ from paimon_cli.layout import MIN_RECORD_WIDTH, Fold, fold, fold_of, layout, unb
 SCHEMA_VERSION = 1
 # Wider than any row: Rich sizes tables to their content, so nothing is padded to it.
 _UNLIMITED_WIDTH = 1_000_000
+
+
+class OutputClosed(Exception):
+    """stdout or stderr was closed under us (``... | head -1``): the reader has what it
+    wanted, so the command stops quietly (``paimon_cli.errors.closed_pipe``)."""
+
+
+_Method = TypeVar("_Method", bound=Callable[..., None])
+
+
+def _writes(method: _Method) -> _Method:
+    """Only writes to our own streams become OutputClosed: a storage socket's EPIPE stays a
+    storage failure."""
+
+    @wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            method(*args, **kwargs)
+        except BrokenPipeError:
+            raise OutputClosed from None
+
+    return cast(_Method, wrapper)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich would exit 1 here, as a failure: we stop quietly instead (OutputClosed).
+        self.quiet = True
+        raise OutputClosed
 
 
 class Mode(str, Enum):
@@ -183,7 +212,7 @@ class Output:
         width = terminal_width() or _UNLIMITED_WIDTH
         # markup and emoji off: a string that reaches a console anyway stays as it is.
         plain = partial(
-            Console, no_color=no_color or None, highlight=False, markup=False, emoji=False
+            _Console, no_color=no_color or None, highlight=False, markup=False, emoji=False
         )
         self.console = plain(
             file=sys.stdout,
@@ -202,6 +231,7 @@ class Output:
     def human(self) -> bool:
         return self.mode is Mode.HUMAN
 
+    @_writes
     def json(self, document: dict[str, Any]) -> None:
         """Streamed: a plan of a million orphans is never one string in memory."""
         encoder = json.JSONEncoder(indent=2, default=_json_default)
@@ -215,15 +245,18 @@ class Output:
         sys.stdout.write("".join(buffer))
         sys.stdout.flush()
 
+    @_writes
     def line(self, *parts: Part) -> None:
         """One line of human output: its parts side by side (see ``rich_text``)."""
         if self.mode is Mode.HUMAN:
             self.console.print(rich_text(*parts))
 
+    @_writes
     def plain(self, text: str) -> None:
         """Unstyled line for quiet mode and pipes."""
         sys.stdout.write(printable(text) + "\n")
 
+    @_writes
     def table(
         self,
         title: str | None,
@@ -294,13 +327,16 @@ class Output:
                     text.append(more, style=cell.style)
                 self.console.print(text, no_wrap=True, overflow="ignore", crop=False)
 
+    @_writes
     def problem(self, text: str) -> None:
         """A line of a failure summary: on stderr, whatever the mode (``-q`` included)."""
         self.err.print(rich_text(text))
 
+    @_writes
     def warn(self, text: str) -> None:
         self.err.print(rich_text(yellow("warning:"), " ", text))
 
+    @_writes
     def info(self, text: str) -> None:
         if self.mode is Mode.HUMAN:
             self.err.print(rich_text(text))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from core.table.table import PaimonTable
 from core.runtime.wording import plural
 from paimon_cli.engine import ExecutorHolder
-from paimon_cli.errors import EXIT_FAILURE, guard, report_error
+from paimon_cli.errors import EXIT_DAMAGED, EXIT_FAILURE, guard, report_error
 from paimon_cli.output import SCHEMA_VERSION, Output, bold
 from paimon_cli.progress import progress_for
 from paimon_cli.render import Renderer, RunView
@@ -36,6 +36,8 @@ class TableJob(Generic[R]):
     to_json: Callable[[R], dict[str, Any]]
     render: Callable[[R, Output], None]
     failed: Callable[[R], bool] = lambda _result: False
+    # A check that ran and found damage (exit 3, not 1: "checked: damaged", not "failed").
+    damaged: Callable[[R], bool] = lambda _result: False
     # Keys added to the table's JSON document (the run record's id).
     extra: Callable[[R], dict[str, Any]] = lambda _result: {}
 
@@ -103,7 +105,7 @@ def run_job(
 ) -> None:
     """Run ``job`` on each table ``sel`` names, through the run's one catalog; over a glob
     in a configured catalog, ``about_catalog`` then judges the catalog itself."""
-    from core.errors import PaimonError
+    from core.errors import PaimonError, RunInterruptedError
     from core.table.warehouse import is_glob
 
     as_json = out.mode.value == "json"
@@ -116,42 +118,49 @@ def run_job(
         with guard(as_json=as_json, debug=debug):
             refs = catalog.resolve(sel.spec)
         docs: list[dict[str, Any]] = []
-        failures = 0
-        for ref in refs:
-            try:
-                table = catalog.load_table(
-                    ref, branch=sel.branch, dynamic_options=sel.dynamic_options
-                )
-                result, extra = _run_table(job, table)
-            except PaimonError as exc:
-                failures += 1
+        failures = damaged = 0
+        # An interrupt stops the whole command (guard: its exit code), never one table only.
+        with guard(as_json=as_json, debug=debug):
+            for ref in refs:
+                try:
+                    table = catalog.load_table(
+                        ref, branch=sel.branch, dynamic_options=sel.dynamic_options
+                    )
+                    result, extra = _run_table(job, table)
+                except RunInterruptedError:
+                    raise
+                except PaimonError as exc:
+                    failures += 1
+                    docs.append(
+                        {
+                            "table": ref.location,
+                            **_named(catalog, ref),
+                            "status": "failed",
+                            "error": {"kind": exc.kind, "message": exc.message},
+                        }
+                    )
+                    if not as_json:
+                        report_error(
+                            exc.kind, f"{ref.name}: {exc.message}", exc.hint, as_json=False
+                        )
+                    continue
+                bad = job.failed(result)
+                failures += int(bad)
+                damaged += int(job.damaged(result))
                 docs.append(
                     {
                         "table": ref.location,
                         **_named(catalog, ref),
-                        "status": "failed",
-                        "error": {"kind": exc.kind, "message": exc.message},
+                        "status": "failed" if bad else "ok",
+                        **job.to_json(result),
+                        **extra,
                     }
                 )
                 if not as_json:
-                    report_error(exc.kind, f"{ref.name}: {exc.message}", exc.hint, as_json=False)
-                continue
-            bad = job.failed(result)
-            failures += int(bad)
-            docs.append(
-                {
-                    "table": ref.location,
-                    **_named(catalog, ref),
-                    "status": "failed" if bad else "ok",
-                    **job.to_json(result),
-                    **extra,
-                }
-            )
-            if not as_json:
-                out.table_root = table.location
-                out.line(bold(f"== {ref.name}"))
-                job.render(result, out)
-                out.line()
+                    out.table_root = table.location
+                    out.line(bold(f"== {ref.name}"))
+                    job.render(result, out)
+                    out.line()
         finding = None
         if about_catalog is not None and catalog.configured:
             with guard(as_json=as_json, debug=debug):
@@ -172,6 +181,8 @@ def run_job(
         for line in finding.lines if finding else []:
             out.line(line)
         out.line(f"{plural(len(refs), 'table')}, {failures} failed")
+    if damaged:  # damage found outranks other failures: it is what a gate must not miss
+        raise typer.Exit(EXIT_DAMAGED)
     if failures or (finding and finding.failed):
         raise typer.Exit(EXIT_FAILURE)
 
@@ -195,5 +206,7 @@ def _run_single(
             out.json(document(job.command, table.location, body))
         else:
             job.render(result, out)
+    if job.damaged(result):
+        raise typer.Exit(EXIT_DAMAGED)
     if job.failed(result):
         raise typer.Exit(EXIT_FAILURE)

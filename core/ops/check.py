@@ -303,7 +303,7 @@ def _check_one(
         assert scope.tag is not None
         tags = _readable_tags(table, col, only=scope.tag)
         if not tags and not col.found:
-            raise MissingFileError(table.tags.path(scope.tag), f"tag {scope.tag!r}")
+            raise table.tags.missing(scope.tag)
     else:
         sid = table.snapshots.latest_id() if scope.kind == "latest" else scope.snapshot
         if scope.kind == "latest" and sid is not None:
@@ -311,7 +311,7 @@ def _check_one(
         if sid is not None:
             snaps = _readable(table.snapshots, table.branch, "snapshot", col, only=sid)
             if not snaps and not col.found:
-                raise MissingFileError(table.snapshots.path(sid), f"snapshot {sid}")
+                raise table.snapshots.missing(sid)
     _walk_roots(table, snaps, tags, (), col=col, executor=executor, progress=progress)
     return _probe_all(table.fileio, col, executor, progress, scope)
 

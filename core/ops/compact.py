@@ -21,6 +21,7 @@ from core.format.options import parse_memory_size
 from core.runtime.operation import Env, Operation
 from core.runtime.requests import one_of, parsed, refuse
 from core.table.table import PaimonTable
+from core.write.publication import refuse_non_avro_manifests
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,8 @@ class Compact(Operation[CompactPlan, CompactResult]):
     request: CompactRequest = CompactRequest()
 
     def plan(self, table: PaimonTable, env: Env) -> CompactPlan:
+        # Before anything is read or rewritten: the commit would refuse it anyway (D12).
+        refuse_non_avro_manifests(table)
         return plan_compact(table, self.request.flags, now_ms=env.now_ms)
 
     def apply(self, table: PaimonTable, plan: CompactPlan, env: Env) -> CompactResult | None:

@@ -193,7 +193,6 @@ def plan_partition_expire(
     *,
     now_ms: int,
     zone: dt.tzinfo,
-    warn: Callable[[str], None] | None = None,
 ) -> Plan[PartitionExpiryDetails]:
     """Pure planner: which partitions expire now, with their files, rows and last update."""
     config = partition_expire_config(table, flags)
@@ -213,7 +212,7 @@ def plan_partition_expire(
     if latest is None:
         return Plan(COMMAND, table.location, table.branch, now_ms, (), requirements, details)
     skipped: list[SkippedPartition] = []
-    expired = _expired(table, latest, config, extractor, expire_before, zone, skipped, warn)
+    expired = _expired(table, latest, config, extractor, expire_before, zone, skipped)
     expired.sort(key=lambda item: item[0])
     details = replace(
         details,
@@ -256,7 +255,6 @@ def _expired(
     expire_before: dt.datetime,
     zone: dt.tzinfo,
     skipped: list[SkippedPartition],
-    warn: Callable[[str], None] | None,
 ) -> Expired:
     """Every partition of the latest snapshot past the cut-off, with its sort key and time;
     values-time partitions no time can be read from are kept and listed as skipped."""
@@ -272,13 +270,10 @@ def _expired(
             try:
                 when = extractor.extract(keys, texts)
             except PartitionTimeError as exc:
-                msg = f"partition {_spec_text(spec)} kept: cannot read a time from it ({exc})"
+                # Said once for them all, by the plan and the run's error (not one warning
+                # per partition); each one's reason is in the plan's details.
+                logger.info("partition %s kept: no time in it (%s)", _spec_text(spec), exc)
                 skipped.append(SkippedPartition(dict(spec), str(exc)))
-                # Said once: to the caller's warning channel when there is one, else the log.
-                if warn:
-                    warn(msg + "; use --expire-strategy update-time or drop it by hand")
-                else:
-                    logger.warning(msg)
                 continue
             if not expire_before > when:
                 continue
@@ -355,21 +350,23 @@ class UnexpirablePartitionsError(PaimonError):
         names = ", ".join(_spec_text(s.partition) for s in skipped[:5])
         more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         super().__init__(
-            f"{len(skipped)} partition(s) of {location} can never expire by their values "
-            f"({names}{more})",
+            f"{plural(len(skipped), 'partition')} of {location} can never expire by their "
+            f"values ({names}{more})",
             hint=details.skipped_hint,
         )
 
 
 def unexpirable_error(plan: Plan[PartitionExpiryDetails]) -> UnexpirablePartitionsError | None:
-    """The error a real run ends with when the plan kept partitions it cannot judge."""
+    """The error a run ends with when the plan kept partitions it cannot judge (a real run
+    after dropping the rest; a dry run, so that it exits as the real run will)."""
     if not plan.details.skipped:
         return None
     return UnexpirablePartitionsError(plan.table, plan.details)
 
 
 def _spec_text(spec: Mapping[str, str | None]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in spec.items())
+    """``p0=0/p1=1``, as the partition's directory: commas separate partitions in a list."""
+    return "/".join(f"{k}={v}" for k, v in spec.items())
 
 
 def drop_partitions_builder(
@@ -427,10 +424,6 @@ def apply_partition_expire(
     )
 
 
-def _log_warning(message: str) -> None:
-    logger.warning("%s", message)
-
-
 @dataclass(frozen=True)
 class ExpirePartitions(Operation[PartitionPlan, CommitResult]):
     """Paimon's partition expiry: one OVERWRITE commit dropping the expired partitions."""
@@ -441,12 +434,9 @@ class ExpirePartitions(Operation[PartitionPlan, CommitResult]):
     flags: PartitionExpireFlags
     zone: dt.tzinfo
     allow_unsafe: bool = False
-    warn: Callable[[str], None] = _log_warning  # partition values that name no time
 
     def plan(self, table: PaimonTable, env: Env) -> PartitionPlan:
-        return plan_partition_expire(
-            table, self.flags, now_ms=env.now_ms, zone=self.zone, warn=self.warn
-        )
+        return plan_partition_expire(table, self.flags, now_ms=env.now_ms, zone=self.zone)
 
     def apply(self, table: PaimonTable, plan: PartitionPlan, env: Env) -> CommitResult | None:
         if metastore.mirror(table) is None:

@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, TypeVar
 
-from core.errors import PaimonError, SafetyRefusalError, StalePlanError, StorageError
+from core.errors import (
+    PaimonError,
+    RunInterruptedError,
+    SafetyRefusalError,
+    StalePlanError,
+    StorageError,
+)
 from core.ops import metastore_partitions
 from core.runtime.clock import Clock, SystemClock
 from core.runtime.executors.base import Executor
@@ -75,12 +82,6 @@ def journaled() -> Mapping[str, Resumer]:
         )
     }
     return by_command
-
-
-class RunInterruptedError(PaimonError):
-    """SIGINT or SIGTERM stopped a run at a safe point."""
-
-    kind = "interrupted"
 
 
 def resumer_for(command: str) -> Resumer | None:
@@ -186,14 +187,15 @@ def _recorded(
         with stoppable():
             outcome = _plan_and_act(op, table, env, request.saved_plan, clock)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGINT/SIGTERM through stoppable()
-        signal_name = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        signal_name = signal.Signals(signum).name
         message = (
             f"interrupted by {signal_name}: what was done stands (a published commit is kept); an "
             "unfinished deletion's journal stays and the next run of any command finishes it"
         )
         if owned:
             _record(table, record, "interrupted", message, always=True)
-        raise RunInterruptedError(message) from None
+        raise RunInterruptedError(message, signum) from None
     except PaimonError as exc:
         if owned:
             _record(table, record, "failed", exc.message, always=False)

@@ -39,7 +39,7 @@ from typing import Any
 from core.compaction.config import UnsupportedTableError
 from core.compaction.details import CompactDetails
 from core.compaction.planner import CompactPlan
-from core.errors import PaimonError
+from core.errors import PaimonError, RunInterruptedError
 from core.format.options import parse_bool
 from core.ops.auto_tags import AutoTagPlan, AutoTags, creation_mode
 from core.ops.check import CheckReport, IntegrityError, check_table
@@ -70,6 +70,7 @@ from core.runtime.report import ExecutionReport
 from core.runtime.requests import about, one_of, refuse
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
+from core.write.publication import non_avro_manifests
 
 logger = logging.getLogger(__name__)
 
@@ -320,10 +321,7 @@ def _expire_partitions(ctx: _Ctx) -> _Decision:
     if not t.schema.partition_keys:
         return _Skip("the table is not partitioned")
     op = ExpirePartitions(
-        PartitionExpireFlags(),
-        ctx.config.zone,
-        allow_unsafe=ctx.config.allow_unsafe_commit,
-        warn=ctx.warn,
+        PartitionExpireFlags(), ctx.config.zone, allow_unsafe=ctx.config.allow_unsafe_commit
     )
     return _Run(f"partition.expiration-time={expiration}", op)
 
@@ -347,9 +345,15 @@ def _expire_changelogs(ctx: _Ctx) -> _Decision:
     return _Skip("")
 
 
+_AVRO_ONLY = "paimon-cli writes Avro manifests only"
+
+
 def _compact(ctx: _Ctx) -> _Decision:
     if not ctx.config.compact:
         return _Skip("not asked (--compact)")
+    fmt = non_avro_manifests(ctx.table)
+    if fmt is not None:  # permanent: a refusal is a skip, the other steps run (as below)
+        return _Skip(f"compact refuses this table: manifest.format={fmt}, {_AVRO_ONLY}")
     budget = ctx.config.compact_max_bytes
     if budget is not None:
         budget -= sum(s.compacted()[1] for s in ctx.result.steps_named("compact"))
@@ -364,9 +368,9 @@ def _compact_manifests(ctx: _Ctx) -> _Decision:
     if not ctx.config.compact:
         return _Skip("not asked (--compact)")
     t = ctx.table
-    fmt = (t.options.get("manifest.format") or "avro").strip().lower()
-    if fmt != "avro":
-        return _Skip(f"manifest.format={fmt}: paimon-cli writes Avro manifests only")
+    fmt = non_avro_manifests(t)
+    if fmt is not None:
+        return _Skip(f"manifest.format={fmt}: {_AVRO_ONLY}")
     latest = t.snapshots.latest()
     if latest is None:
         return _Skip("the table has no snapshot")
@@ -462,8 +466,9 @@ def _run_step(ctx: _Ctx, name: str, step: StepResult) -> None:
     if isinstance(decision.op, ExpirePartitions):
         step.commit = outcome.result
         # Partitions values-time can never judge fail the run (after the rest is dropped),
-        # so a scheduled maintain cannot pass while they stay forever.
-        error = None if ctx.config.dry_run else unexpirable_error(outcome.plan)
+        # so a scheduled maintain cannot pass while they stay forever; a dry run says so
+        # (and exits) as the real run will.
+        error = unexpirable_error(outcome.plan)
         if error is not None:
             raise error
 
@@ -558,6 +563,8 @@ def _attempt(ctx: _Ctx, name: str, step: StepResult) -> None:
     start = time.monotonic()
     try:
         _run_step(ctx, name, step)
+    except RunInterruptedError:
+        raise  # stops the whole maintain run, not this step only
     except PaimonError as exc:
         step.status, step.error = "failed", exc
         # Reported with the table (human, JSON and -q summary); as it happens with -v.

@@ -32,9 +32,14 @@ FAMILIES: dict[str, tuple[str, str]] = {
         "gauge",
         "1 if the last paimon maintain run of the table succeeded, 0 if it failed.",
     ),
+    "paimon_maintenance_skipped": (
+        "gauge",
+        "1 if the last paimon maintain run selected the table but did not maintain it "
+        "(--max-duration reached, or another run held its lease), 0 if it maintained it.",
+    ),
     "paimon_maintenance_last_success_timestamp_seconds": (
         "gauge",
-        "Unix time of the last successful paimon maintain run of the table.",
+        "Unix time of the last successful paimon maintain run of the table (0: never).",
     ),
     "paimon_maintenance_duration_seconds": (
         "gauge",
@@ -186,15 +191,20 @@ def merge(previous: Iterable[Sample], current: Iterable[Sample]) -> list[Sample]
     return [s for s in previous if (s.table, s.name) not in written] + now
 
 
-def write_metrics(path: str, samples: Iterable[Sample]) -> None:
-    """Merge with the file at ``path`` (local) and replace it atomically."""
+def write_metrics(path: str, samples: Iterable[Sample], defaults: Iterable[Sample] = ()) -> None:
+    """Merge with the file at ``path`` (local) and replace it atomically. ``defaults`` are
+    written only where neither the file nor ``samples`` has that table's series: an alert
+    on a series never sees it absent."""
     previous: list[Sample] = []
     try:
         with open(path, encoding="utf-8") as fh:
             previous = parse(fh.read())
     except FileNotFoundError:
         pass
-    text = render(merge(previous, samples))
+    merged = merge(previous, samples)
+    present = {(s.table, s.name) for s in merged}
+    merged += [d for d in defaults if (d.table, d.name) not in present]
+    text = render(merged)
     directory = os.path.dirname(os.path.abspath(path))
     # Same directory (a rename within one file system is atomic); a hidden name that the
     # textfile collector ignores (it reads *.prom only).
@@ -253,6 +263,7 @@ def maintenance_samples(result: TableResult, *, finished_ms: int) -> list[Sample
     ok = not result.failed
     out = [
         Sample.of("paimon_maintenance_success", 1 if ok else 0, table=table),
+        Sample.of("paimon_maintenance_skipped", 0, table=table),
         Sample.of("paimon_maintenance_duration_seconds", round(result.seconds, 3), table=table),
     ]
     if ok:
@@ -295,6 +306,17 @@ def maintenance_samples(result: TableResult, *, finished_ms: int) -> list[Sample
         out.append(Sample.of("paimon_maintenance_files_deleted", files, table=table, step=name))
         out.append(Sample.of("paimon_maintenance_bytes_deleted", size, table=table, step=name))
     return out
+
+
+def skipped_samples(table: str) -> list[Sample]:
+    """A table maintain selected and did not start: it keeps its other series."""
+    return [Sample.of("paimon_maintenance_skipped", 1, table=table)]
+
+
+def never_samples(table: str) -> list[Sample]:
+    """Defaults (``write_metrics``) for a table maintain selected: never succeeded, so a
+    staleness alert fires for a table that was never maintained too."""
+    return [Sample.of("paimon_maintenance_last_success_timestamp_seconds", 0, table=table)]
 
 
 def integrity_samples(report: CheckReport, table: str, *, now_ms: int) -> list[Sample]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.errors import InvalidOptionError
-from core.format.model import Consumer
+from core.format.model import Consumer, Snapshot
 from core.format.options import INT_MAX, ExpireConfig, TableOptions
 from core.table.snapshot_manager import SnapshotManager
 
@@ -103,6 +103,17 @@ def active_consumers(
     return [c for c in consumers if c not in stale], stale
 
 
+def _time_stop(snap: Snapshot | None, sid: int, older_than: int) -> str:
+    """Why the time rule keeps ``sid``: it is itself newer than the cut-off, or it is older
+    but its successor is not (Paimon 2.x expires a snapshot once the next one is older)."""
+    if snap is None or older_than <= snap.time_millis:
+        return f"snapshot {sid} is newer than the retention time: it and the ones after it stay"
+    return (
+        f"snapshot {sid} is older than the retention time but is kept until snapshot "
+        f"{sid + 1} is too (a snapshot expires once its successor is older, as in Paimon)"
+    )
+
+
 def compute_range(
     snapshots: SnapshotManager,
     config: ExpireConfig,
@@ -142,16 +153,14 @@ def compute_range(
         if successor is None:
             continue  # a gap: Paimon ignores the missing successor
         if older_than <= successor.time_millis:
-            return ExpireRange(
-                earliest,
-                latest,
-                sid,
-                min_id,
-                max_exclusive,
-                "time",
-                f"snapshot {sid + 1} is newer than the retention time, so {sid} is kept",
-                None,
-            )
+            detail = _time_stop(snapshots.try_snapshot(sid), sid, older_than)
+            if min_id > earliest:  # retain-max expired those whatever their time
+                detail += (
+                    f"; snapshots below {min_id} expire whatever their time: retain-max "
+                    f"{config.retain_max} keeps at most the newest {config.retain_max} "
+                    "(Paimon's rule)"
+                )
+            return ExpireRange(earliest, latest, sid, min_id, max_exclusive, "time", detail, None)
     return ExpireRange(
         earliest, latest, max_exclusive, min_id, max_exclusive, stop, detail, blocker
     )

@@ -65,6 +65,25 @@ def stoppable() -> Iterator[None]:
 
 
 @contextmanager
+def terminable() -> Iterator[None]:
+    """SIGTERM raises :class:`Interrupted` as SIGINT raises ``KeyboardInterrupt``, for a whole
+    command: outside :func:`stoppable` blocks too it unwinds (leases released, the run
+    recorded) instead of killing the process where it stands."""
+    if not _main_thread():
+        yield
+        return
+
+    def terminated(signum: int, _frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
 def critical() -> Iterator[None]:
     """Hold SIGINT and SIGTERM while the block runs; raise a held one when it ends (after
     the block, never inside it: a published commit is recorded before the run stops)."""

@@ -348,6 +348,29 @@ def read_records(fileio: FileIO, table_root: str) -> list[dict[str, Any]]:
     return out
 
 
+def last_run_ms(fileio: FileIO, table_root: str, command: str) -> int | None:
+    """When the newest recorded run of ``command`` on the table started (the record file
+    names sort by start; records are read newest first until one is that command's), or
+    None when none is recorded or the history cannot be listed."""
+    try:
+        listed = fileio.list_dir(runs_dir(table_root))
+    except StorageError as exc:
+        logger.info("no run history of %s: %s", table_root, exc.message)
+        return None
+    named = sorted(
+        ((parsed[0], info.path) for info in listed if (parsed := _started_ms(info.name))),
+        reverse=True,
+    )
+    for started, path in named:
+        try:
+            data = json.loads(fileio.read_text(path))
+        except (FileNotFoundError, json.JSONDecodeError, StorageError):
+            continue
+        if isinstance(data, dict) and data.get("command") == command:
+            return started
+    return None
+
+
 def find_record(fileio: FileIO, table_root: str, run_id: str) -> dict[str, Any] | None:
     for record in read_records(fileio, table_root):
         if record.get("run_id") == run_id:

@@ -60,6 +60,12 @@ class SnapshotManager(KindDirectory):
             f"oldest present; {earliest} is used (the hint is not trusted, D3)"
         )
 
+    def missing(self, snapshot_id: int) -> MissingFileError:
+        """The error for a snapshot a user named that is not there, with the ones that are."""
+        ids = self.ids()
+        hint = f"its {self.kind}s are {ids[0]}..{ids[-1]}" if ids else f"it has no {self.kind}s"
+        return MissingFileError(self.path(snapshot_id), f"{self.kind} {snapshot_id}", hint=hint)
+
     def snapshot(self, snapshot_id: int) -> Snapshot:
         path = self.path(snapshot_id)
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from core.errors import MissingFileError
 from core.format.metadata_io import KindDirectory, list_named, read_json
 from core.format.model import Tag
@@ -24,6 +26,19 @@ class TagManager(KindDirectory):
             return Tag.from_json(name, read_json(self.fileio, path), path)
         except FileNotFoundError:
             raise MissingFileError(path, f"tag {name!r}") from None
+
+    def missing(self, name: str) -> MissingFileError:
+        """The error for a tag a user named that is not there, with the closest names."""
+        names = self.names()
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = (
+            f"did you mean {', '.join(close)}?"
+            if close
+            else f"its tags: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''}"
+            if names
+            else "the table has no tags"
+        )
+        return MissingFileError(self.path(name), f"tag {name!r}", hint=hint)
 
     def tags(self) -> list[Tag]:
         """All tags sorted by snapshot id then name; tags deleted meanwhile are skipped."""

@@ -36,10 +36,16 @@ def check_publishable(table: PaimonTable, *, allow_unsafe: bool) -> None:
     )
 
 
+def non_avro_manifests(table: PaimonTable) -> str | None:
+    """The table's ``manifest.format`` when it is not Avro, the only one we write."""
+    fmt = (table.options.get("manifest.format") or "avro").strip().lower()
+    return None if fmt == "avro" else fmt
+
+
 def refuse_non_avro_manifests(table: PaimonTable) -> None:
     """Java <= 2.0 reads manifests in the table's ``manifest.format``; we only write Avro."""
-    fmt = (table.options.get("manifest.format") or "avro").strip().lower()
-    if fmt != "avro":
+    fmt = non_avro_manifests(table)
+    if fmt is not None:
         raise SafetyRefusalError(
             f"the table uses manifest.format={fmt}; paimon-cli writes Avro manifests only, "
             "which Paimon up to 2.0 would fail to read in this table",

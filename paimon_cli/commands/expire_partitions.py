@@ -73,8 +73,6 @@ def expire_partitions(
     )
     run_operation(
         common,
-        lambda _ex: ExpirePartitions(
-            flags, common.zone, common.allow_unsafe_commit, common.output.warn
-        ),
+        lambda _ex: ExpirePartitions(flags, common.zone, common.allow_unsafe_commit),
         RENDERER,
     )

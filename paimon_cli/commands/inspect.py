@@ -60,8 +60,8 @@ def inspect(
         typer.Option(
             "--check",
             help="Verify that every file referenced by every snapshot, tag and changelog of "
-            "every branch (or only --snapshot / --tag) exists with its recorded size; exit 1 "
-            "and list the problems otherwise.",
+            "every branch (or only --snapshot / --tag) exists with its recorded size; exit 3 "
+            "and list the problems otherwise (1: could not check).",
         ),
     ] = False,
     skip_storage: Annotated[
@@ -89,6 +89,7 @@ def inspect(
 
     if snapshot is not None and tag is not None:
         raise typer.BadParameter("give --snapshot or --tag, not both")
+    _refuse_ignored(view, check=check, snapshot=snapshot, tag=tag, skip_storage=skip_storage)
     if metrics_file is not None and not check and view is not View.summary:
         raise typer.BadParameter(
             "goes with the summary view or --check", param_hint="--metrics-file"
@@ -99,3 +100,31 @@ def inspect(
     )
     scope = CheckScope.of(snapshot=chosen, tag=tag) if check else None
     inspect_tables(common, request, scope=scope, metrics_file=metrics_file)
+
+
+# The views that show one snapshot's (or tag's) content.
+_OF_SNAPSHOT = (View.files, View.manifests, View.partitions)
+
+
+def _refuse_ignored(
+    view: View, *, check: bool, snapshot: str | None, tag: str | None, skip_storage: bool
+) -> None:
+    """An option the chosen view would ignore is a usage error: silently showing something
+    else (all snapshots, the latest summary) reads as an answer to the question asked."""
+    if check and view is not View.summary:
+        raise typer.BadParameter(
+            f"--check checks the table, it shows no {view.value} view: drop one of the two",
+            param_hint="VIEW",
+        )
+    picked = "--snapshot" if snapshot is not None else "--tag" if tag is not None else None
+    if picked is not None and not check and view not in _OF_SNAPSHOT:
+        raise typer.BadParameter(
+            f"the {view.value} view shows no single snapshot: {picked} goes with the files, "
+            "manifests and partitions views, or with --check",
+            param_hint=picked,
+        )
+    if skip_storage and (check or view is not View.summary):
+        raise typer.BadParameter(
+            "goes with the summary view only (the others never list storage)",
+            param_hint="--skip-storage",
+        )

@@ -55,7 +55,7 @@ def maintain(
             help="The integrity check step (inspect --check) after the other steps: full "
             "probes every file each snapshot, tag and changelog of every branch needs (one "
             "request per file on object stores); metadata only manifest lists, manifests, "
-            "index manifests and schemas; off skips it. Problems fail the table.",
+            "index manifests and schemas; off skips it. Problems fail the table (exit 3).",
         ),
     ] = "full",
     compact: Annotated[
@@ -82,8 +82,8 @@ def maintain(
         optional(
             "--metrics-file",
             help="Write Prometheus metrics here (text format, replaced atomically; tables "
-            "not run this time keep their previous values), e.g. for node_exporter's "
-            "textfile collector. Not with --dry-run.",
+            "not run this time keep their previous values and get paimon_maintenance_skipped "
+            "1), e.g. for node_exporter's textfile collector. Not with --dry-run.",
             dir_okay=False,
         ),
     ] = None,
@@ -92,8 +92,9 @@ def maintain(
         optional(
             "--max-duration",
             help="Start no new table after this long (50m, 1h 30min: a unit is required); "
-            "the tables left are reported as skipped, so cron runs never pile up (default: "
-            "no limit).",
+            "the tables left are reported as skipped (a warning, also with -q; exit 0) and "
+            "tables start oldest-maintained first, so the next run starts with them "
+            "(default: no limit).",
         ),
     ] = None,
     parallel_tables: Annotated[

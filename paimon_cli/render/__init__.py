@@ -8,9 +8,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from paimon_cli.errors import report_error
 from paimon_cli.output import Mode, Output
 
 if TYPE_CHECKING:
+    from core.errors import PaimonError
     from core.runtime.operation import Outcome
 
 P = TypeVar("P")
@@ -34,6 +36,10 @@ def _failed(o: Outcome[Any, Any], _view: RunView) -> bool:
     return bool(o.failed)
 
 
+def _no_error(_o: Outcome[Any, Any], _view: RunView) -> PaimonError | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Renderer(Generic[P, R]):
     """One command's outcome as a JSON document body, as human output, and as the paths
@@ -44,11 +50,17 @@ class Renderer(Generic[P, R]):
     human: Callable[[Outcome[P, R], Output, RunView], None]
     quiet: Callable[[Outcome[P, R], RunView], Iterable[str]] = _deleted_paths
     failed: Callable[[Outcome[P, R], RunView], bool] = _failed
+    # The error a run that did its work ends with (its document carries it too): shown as
+    # an Error line after the output, -q included.
+    error: Callable[[Outcome[P, R], RunView], PaimonError | None] = _no_error
 
     def show(self, o: Outcome[P, R], out: Output, view: RunView) -> None:
         if out.mode is Mode.QUIET:
             if view.dry_run:
                 for path in self.quiet(o, view):
                     out.plain(path)
-            return
-        self.human(o, out, view)
+        else:
+            self.human(o, out, view)
+        error = self.error(o, view)
+        if error is not None:
+            report_error(error.kind, error.message, error.hint, as_json=False)

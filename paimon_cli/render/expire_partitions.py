@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from core.runtime.wording import plural
 from paimon_cli.convert import plan_doc
-from paimon_cli.errors import report_error
 from paimon_cli.output import Output, human_bytes, human_wall_clock, red
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
@@ -22,11 +21,12 @@ if TYPE_CHECKING:
     Dropped = Outcome[Plan[PartitionExpiryDetails], CommitResult]
 
 
-def _unexpirable(o: Dropped, view: RunView) -> UnexpirablePartitionsError | None:
-    """The error a real run ends with when it kept partitions it can never judge."""
+def _unexpirable(o: Dropped, _view: RunView) -> UnexpirablePartitionsError | None:
+    """The error a run ends with when it kept partitions it can never judge: a real run
+    after dropping the rest, and a dry run too, which so exits as the real run will."""
     from core.ops.expire_partitions import unexpirable_error
 
-    return None if view.dry_run else unexpirable_error(o.plan)
+    return unexpirable_error(o.plan)
 
 
 def document(o: Dropped, view: RunView) -> dict[str, Any]:
@@ -63,8 +63,15 @@ def human(o: Dropped, out: Output, view: RunView) -> None:
                 "values, they never expire"
             ),
         )
-        if view.dry_run:  # a real run ends with it as its error's hint
-            out.line(f"  {d.skipped_hint}")
+        out.table(
+            None,
+            ["partition", "why no time"],
+            (["/".join(f"{k}={v}" for k, v in p.partition.items()), p.reason] for p in d.skipped),
+            limit=40,
+            total=len(d.skipped),
+        )
+        if view.dry_run:
+            out.line("  a real run drops the expired partitions, then exits 1 (see Error)")
     _metastore(d, out, view)
     r = o.result
     if r is not None and r.snapshot is not None:
@@ -75,9 +82,6 @@ def human(o: Dropped, out: Output, view: RunView) -> None:
             "expire-snapshots",
             r.notes,
         )
-    error = _unexpirable(o, view)
-    if error is not None:
-        report_error(error.kind, error.message, error.hint, as_json=False)
 
 
 def _metastore(d: PartitionExpiryDetails, out: Output, view: RunView) -> None:
@@ -133,11 +137,11 @@ def quiet(o: Dropped, _view: RunView) -> list[str]:
 
 
 def failed(o: Dropped, view: RunView) -> bool:
-    # A real run that kept partitions it can never judge fails (after dropping the rest):
-    # a cron job must not pass forever while they stay.
+    # A run that kept partitions it can never judge fails (a real one after dropping the
+    # rest): a cron job must not pass forever while they stay.
     return o.failed or _unexpirable(o, view) is not None
 
 
 RENDERER: Renderer[Plan[PartitionExpiryDetails], CommitResult] = Renderer(
-    "expire-partitions", document, human, quiet, failed
+    "expire-partitions", document, human, quiet, failed, _unexpirable
 )

@@ -7,9 +7,10 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from core.ops.details.manifests import ManifestCompactDetails
+from core.ops.maintain import table_name
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red
+from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red, yellow
 from paimon_cli.render import RunView, compact
 from paimon_cli.render.inspect import check_json
 
@@ -135,6 +136,10 @@ def _ran_planned(r: TableResult, step: str) -> int:
     return sum(len(s.planned()) for s in r.steps_named(step) if s.ran)
 
 
+#: why a table was not started (``skipped[].reason`` in the JSON document)
+BUDGET_REASON = "--max-duration reached"
+
+
 # -- human output ----------------------------------------------------------------------------
 # What the plans of these steps list.
 _LISTING = {"auto-tags": "tags", "expire-tags": "tags", "expire-partitions": "partitions"}
@@ -210,7 +215,7 @@ def render(
                 red("failed") if r.failed else "ok",
             ]
         )
-    rows += [[loc, 0, 0, 0, 0, 0, 0, "-", "-", "skipped"] for loc, _ in skipped]
+    rows += [[table_name(loc), 0, 0, 0, 0, 0, 0, "-", "-", "skipped"] for loc, _ in skipped]
     out.table(
         None,
         [
@@ -233,14 +238,41 @@ def render(
         f"{verb}maintained, "
         f"{failed} failed" + (f", {len(skipped)} skipped" if skipped else "")
     )
-    for loc, reason in skipped:
-        out.line(f"  skipped {loc}: {reason}")
+    for line in skip_lines(results, skipped):
+        out.line("  ", yellow("warning:"), " ", line)
+
+
+def skip_lines(results: list[TableResult], skipped: list[tuple[str, str]]) -> list[str]:
+    """What was not maintained, and why: a line per busy table (named once, db.table) and
+    one for the tables the budget left out, which the next run starts with (rotation)."""
+    lines = [
+        f"{table_name(loc)} skipped, {reason}" for loc, reason in skipped if reason != BUDGET_REASON
+    ]
+    late = [table_name(loc) for loc, reason in skipped if reason == BUDGET_REASON]
+    if late:
+        names = ", ".join(late[:5]) + (f" and {len(late) - 5} more" if len(late) > 5 else "")
+        total = len(results) + len(skipped)
+        lines.append(
+            f"--max-duration reached: {len(late)} of {plural(total, 'table')} not started "
+            f"({names}); the next run starts with them"
+        )
+    return lines
 
 
 # -- quiet output (-q) ------------------------------------------------------------------------
-def quiet(results: list[TableResult], out: Output, dry_run: bool) -> None:
+def quiet(
+    results: list[TableResult],
+    skipped: list[tuple[str, str]],
+    out: Output,
+    dry_run: bool,
+    *,
+    started: str = "",
+    run_ids: dict[str, str] | None = None,
+) -> None:
     """``-q``: a dry run prints every path its steps would delete, one per line; a real
-    run prints nothing, and when a table failed a short summary on stderr (cron mails it)."""
+    run nothing. When a table failed (a dry run: would fail), a short summary on stderr
+    (cron mails it): when the run started, and each failed table by name with the id of
+    its run record (``inspect TABLE runs``), a line per failed step."""
     if dry_run:
         for r in results:
             for s in r.steps:
@@ -248,16 +280,22 @@ def quiet(results: list[TableResult], out: Output, dry_run: bool) -> None:
                     for action in phase.actions:
                         if action.op == "delete":
                             out.plain(action.path)
-        return
+    # Not maintained is said even when nothing failed: a budget too short must not be silent.
+    for line in skip_lines(results, skipped):
+        out.warn(line)
     failed = [r for r in results if r.failed]
     if not failed:
         return
-    out.problem(f"paimon maintain: {len(failed)} of {plural(len(results), 'table')} failed")
+    verb = "would fail (dry run)" if dry_run else "failed"
+    when = f" (started {started})" if started else ""
+    out.problem(f"paimon maintain{when}: {len(failed)} of {plural(len(results), 'table')} {verb}")
     for r in failed:
+        run_id = (run_ids or {}).get(r.location)
+        name = r.name + (f" (run {run_id})" if run_id else "")
         if r.error is not None:
-            out.problem(f"  {r.name}: {r.error.message}")
+            out.problem(f"  {name}: {r.error.message}")
         for s in r.steps:
             if s.status == "failed":
                 message = s.error.message if s.error is not None else "a phase failed"
                 where = "" if s.branch == "main" else f"branch {s.branch}: "
-                out.problem(f"  {r.name}: {where}{s.name} failed: {message}")
+                out.problem(f"  {name}: {where}{s.name} failed: {message}")

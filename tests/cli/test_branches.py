@@ -398,7 +398,7 @@ def test_a_signal_stops_fast_forward_safely_and_the_next_run_finishes_it(
     monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
     result = run("fast-forward", root, "b1", "--force")
     monkeypatch.undo()
-    assert fio.sent and result.exit_code == 1 and "interrupted by" in result.stderr
+    assert fio.sent and result.exit_code == 128 + signum and "interrupted by" in result.stderr
     assert "Traceback" not in result.stderr
     assert_no_dangling_references(root)
     assert pw.read_rows_at_root(root)  # main reads (the older part of its history)

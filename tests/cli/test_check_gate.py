@@ -15,7 +15,7 @@ from core.ops.metrics import parse
 
 def _problems(run, root: Path, *args: str) -> tuple[int, list[dict]]:
     result = run("inspect", root, "--check", "--json", *args)
-    assert result.exit_code in (0, 1), result.stderr
+    assert result.exit_code in (0, 3), result.stderr
     assert "Traceback" not in result.stderr
     return result.exit_code, json.loads(result.stdout)["check"]["problems"]
 
@@ -34,7 +34,7 @@ def test_a_corrupt_snapshot_is_a_problem_and_the_rest_is_checked(run, scenarios,
     victim = _first_data_file(run, root)
     victim.unlink()
     code, problems = _problems(run, root)
-    assert code == 1
+    assert code == 3
     by_path = {p["path"]: p for p in problems}
     corrupt = by_path[str(root / "snapshot" / "snapshot-5")]
     assert (corrupt["kind"], corrupt["role"]) == ("unreadable", "snapshot")
@@ -48,7 +48,7 @@ def test_a_corrupt_snapshot_is_a_problem_and_the_rest_is_checked(run, scenarios,
     ]
     assert snapshot_spans == [(1, 4), (6, 8)]  # snapshot 5 cannot be read: it needs nothing
     human = run("inspect", root, "--check")
-    assert human.exit_code == 1
+    assert human.exit_code == 3
     assert "snapshot-5" in human.stdout and victim.name in human.stdout
 
 
@@ -56,7 +56,7 @@ def test_a_corrupt_tag_is_a_problem(run, scenarios, copy_table):
     root = copy_table(scenarios["tags_consumers_branches"].root)
     (root / "tag" / "tag-t4").write_text("{")
     code, problems = _problems(run, root)
-    assert code == 1
+    assert code == 3
     ((path, kind, role),) = {(p["path"], p["kind"], p["role"]) for p in problems}
     assert (path, kind, role) == (str(root / "tag" / "tag-t4"), "unreadable", "tag")
 
@@ -66,7 +66,7 @@ def test_each_problem_names_every_root_that_needs_the_file(run, scenarios, copy_
     victim = _first_data_file(run, root)
     victim.unlink()
     code, problems = _problems(run, root)
-    assert code == 1
+    assert code == 3
     (problem,) = problems
     assert problem["referenced_by"] == "snapshot 1"  # the first root, as before
     labels = {(s["branch"], s["kind"], s["first"], s["last"], s["tag"]) for s in problem["roots"]}
@@ -87,7 +87,7 @@ def test_a_snapshot_missing_in_the_middle_of_the_history(run, scenarios, copy_ta
     (root / "snapshot" / "snapshot-12").unlink()
     (root / "snapshot" / "snapshot-13").unlink()
     code, problems = _problems(run, root)
-    assert code == 1
+    assert code == 3
     gaps = sorted(p["path"] for p in problems if p["role"] == "snapshot")
     assert gaps == [str(root / "snapshot" / f"snapshot-{i}") for i in (12, 13)]
     assert all(p["kind"] == "missing" for p in problems if p["role"] == "snapshot")
@@ -131,7 +131,7 @@ def test_scope_finds_only_what_its_root_needs(run, scenarios, copy_table):
     assert run("inspect", root, "--check", "--snapshot", "3").exit_code == 0
     assert run("inspect", root, "--check", "--tag", "t2").exit_code == 0
     code, problems = _problems(run, root, "--snapshot", "latest")
-    assert code == 1 and [p["path"] for p in problems] == [str(latest_only)]
+    assert code == 3 and [p["path"] for p in problems] == [str(latest_only)]
     assert problems[0]["needed_by"] == "snapshot 8 (latest)"
 
 
@@ -152,7 +152,7 @@ def test_quiet_prints_the_problem_paths_only(run, scenarios, copy_table):
     victim = _first_data_file(run, root)
     victim.unlink()
     result = run("inspect", root, "--check", "-q")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert result.stdout.splitlines() == [str(victim)]
 
 
@@ -163,7 +163,7 @@ def test_metrics_file_has_an_integrity_gauge_per_table(run, scenarios, copy_tabl
     broken = copy_table(scenarios["tags_consumers_branches"].root)
     _first_data_file(run, broken).unlink()
     (broken / "tag" / "tag-t4").write_text("{")
-    assert run("inspect", broken, "--check", "--metrics-file", metrics).exit_code == 1
+    assert run("inspect", broken, "--check", "--metrics-file", metrics).exit_code == 3
     samples = {(s.name, s.labels): s.value for s in parse(metrics.read_text())}
 
     def value(name: str, table: Path, **labels: str) -> float:

@@ -138,8 +138,8 @@ def test_a_fault_right_after_the_snapshot_write_keeps_the_commit(
     monkeypatch.undo()
     assert fio.fired
     # The error answer is read back as our snapshot: a success. Ctrl-C stops the command
-    # (exit 1, saying so) and SystemExit too (3), but what it published stays whole.
-    assert result.exit_code == {"sigint": 1, "system-exit": 3}.get(fault, 0), result.stderr
+    # (exit 130, saying so) and SystemExit too (3), but what it published stays whole.
+    assert result.exit_code == {"sigint": 130, "system-exit": 3}.get(fault, 0), result.stderr
     if fault == "sigint":
         assert "interrupted by SIGINT" in result.stderr
     assert "Traceback" not in result.stderr
@@ -153,7 +153,7 @@ def test_java_reads_the_head_after_ctrl_c(
 ) -> None:
     root, args = _command(command, tmp_path, scenarios)
     _use(monkeypatch, AfterPublishing(FAULTS["sigint"], "/snapshot/snapshot-"))
-    assert run(args[0], root, *args[1:]).exit_code == 1
+    assert run(args[0], root, *args[1:]).exit_code == 130
     monkeypatch.undo()
     doc = java.verify(root)
     if command == "remove-unexisting-files":

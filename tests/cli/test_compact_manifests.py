@@ -234,7 +234,7 @@ def test_a_signal_while_publishing_leaves_the_commit_whole(
     monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
     result = run("compact", root, "--manifests")
     monkeypatch.undo()
-    assert fio.sent and result.exit_code == 1 and "interrupted by SIGINT" in result.stderr
+    assert fio.sent and result.exit_code == 130 and "interrupted by SIGINT" in result.stderr
     latest = open_table(str(root)).snapshots.latest()
     assert latest is not None and latest.id == 31 and latest.commit_kind == "COMPACT"
     assert len(_data_manifests(root)) == 1  # the commit stands whole

@@ -42,7 +42,7 @@ def test_check_reports_the_damaged_file_once(
 ) -> None:
     root, damaged, _orphan = damaged_copy(scenarios, damage, tmp_path)
     result = run("inspect", root, "--check", "--json")
-    assert result.exit_code == 1, result.stderr
+    assert result.exit_code == 3, result.stderr
     problems = json.loads(result.stdout)["check"]["problems"]
     named = [p for p in problems if p["path"] == str(damaged)]
     assert len(named) == 1, problems
@@ -76,7 +76,7 @@ def test_check_keeps_checking_what_is_still_reachable(
     )
     Path(lost).unlink()
     result = run("inspect", root, "--check", "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     check = json.loads(result.stdout)["check"]
     by_path = {}
     for p in check["problems"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from support import pypaimon_writer as pw
 from support.invariants import assert_no_dangling_references, tree_state
@@ -37,12 +38,32 @@ def test_bad_input_is_a_usage_error(run, dated, args: list[str], phrase: str) ->
 def test_dry_run_lists_partitions_and_changes_nothing(run, dated) -> None:
     before = tree_state(dated.root)
     result = run("expire-partitions", dated.root, "--expiration-time", "1 d", "--dry-run")
-    assert result.exit_code == 0, result.stderr
+    # dt=par-1 is no date: the dry run exits 1 as the real run will, and says why.
+    assert result.exit_code == 1, result.stderr
     assert "dt=2024-07-01/hr=00" in result.stdout and "dry run" in result.stdout
-    assert "par-1" in result.stderr  # the value that is not a date: warned and kept
+    assert "dt=par-1/hr=00" in result.stdout  # the plan lists it, with why
+    assert "then exits 1" in result.stdout
+    assert result.stderr.startswith("Error: 1 partition of ")
     assert tree_state(dated.root) == before
     quiet = run("expire-partitions", dated.root, "--expiration-time", "1 d", "--dry-run", "-q")
+    assert quiet.exit_code == 1
     assert "dt=2024-07-09/hr=11" in quiet.stdout.splitlines()
+    assert quiet.stderr.startswith("Error: 1 partition of ")
+    doc = run("expire-partitions", dated.root, "--expiration-time", "1 d", "--dry-run", "--json")
+    assert doc.exit_code == 1
+    assert json.loads(doc.stdout)["error"]["kind"] == "partitions_never_expire"
+    assert tree_state(dated.root) == before
+
+
+def test_a_quiet_real_run_that_fails_says_so(run, dated) -> None:
+    """-q: nothing on stdout, and the failure as an Error line (cron mails stderr)."""
+    result = run("expire-partitions", dated.root, "--expiration-time", "1 d", "-q")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert lines[0].endswith("can never expire by their values (dt=par-1/hr=00)"), lines
+    assert lines[0].startswith("Error: ") and lines[1].startswith("Hint: ")
+    assert "--expire-strategy" not in result.stderr
 
 
 def test_json_run_commits_and_pypaimon_reads_it(run, dated) -> None:
@@ -53,7 +74,7 @@ def test_json_run_commits_and_pypaimon_reads_it(run, dated) -> None:
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert doc["error"]["kind"] == "partitions_never_expire"
-    assert "dt=par-1, hr=00" in doc["error"]["message"]
+    assert "(dt=par-1/hr=00)" in doc["error"]["message"]
     assert doc["command"] == "expire-partitions" and doc["dry_run"] is False
     parts = [p["path"] for p in doc["plan"]["details"]["partitions"]]
     assert parts == [
@@ -86,11 +107,34 @@ def test_table_option_fallback(run, dated, tmp_path: Path) -> None:
     assert '"partitions": []' in result.stdout  # yyyyMMdd matches none of the values
 
 
-def test_each_parse_warning_is_said_once(run, dated) -> None:
+def test_unreadable_partitions_are_said_once(run, dated) -> None:
     result = run("expire-partitions", dated.root, "--expiration-time", "1 d", "--dry-run")
-    assert result.exit_code == 0, result.stderr
-    warnings = [line for line in result.stderr.splitlines() if "cannot read a time" in line]
-    assert warnings, result.stderr
-    # One line per unreadable partition (it used to be printed and logged too).
-    assert len(warnings) == len(set(warnings))
-    assert sum("par-1" in line for line in warnings) == 1
+    # Once for them all, as the Error (no warning per partition besides).
+    assert [line for line in result.stderr.splitlines() if "par-1" in line] == [
+        line for line in result.stderr.splitlines() if line.startswith("Error: ")
+    ]
+    assert "warning" not in result.stderr
+
+
+def test_maintain_says_it_once_per_table_with_what_maintain_can_do(run, tmp_path: Path) -> None:
+    """maintain -q: one line for the table (not a warning per partition), naming the
+    partitions as p0=0/p1=1 and no option of expire-partitions that maintain lacks; its dry
+    run says (and exits) the same."""
+    wh = tmp_path / "wh"
+    schema = pa.schema([("id", pa.int64()), ("p0", pa.int64()), ("p1", pa.int64())])
+    options = {"partition.expiration-time": "1 d"}
+    table = pw.create_table(wh, "db.t", schema, partition_keys=["p0", "p1"], options=options)
+    pw.append(table, [{"id": 1, "p0": 0, "p1": 0}, {"id": 2, "p0": 0, "p1": 1}])
+    root = pw.table_root(wh, "db.t")
+    for extra in (["--dry-run"], []):
+        result = run("maintain", root, "-q", "--check", "off", *extra)
+        assert result.exit_code == 1, result.stderr
+        lines = result.stderr.splitlines()
+        assert len(lines) == 2, lines
+        assert lines[0].startswith("paimon maintain (started ") and "1 of 1 table " in lines[0]
+        assert (
+            lines[1].startswith("  db.t")
+            and "expire-partitions failed: 2 partitions of " in (lines[1])
+        )
+        assert lines[1].endswith("can never expire by their values (p0=0/p1=0, p0=0/p1=1)")
+        assert "--expire-strategy" not in result.stderr and "warning" not in result.stderr

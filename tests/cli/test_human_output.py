@@ -142,7 +142,7 @@ def test_one_problem_is_one_problem(run, scenarios, copy_table) -> None:
     victim = run.json("inspect", root, "files")["files"][0]["path"]
     os.unlink(victim)
     result = run("inspect", root, "--check")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert "1 problem among" in result.stdout and "problems" not in result.stdout
 
 

@@ -103,14 +103,14 @@ def test_check_names_a_deleted_data_file(run, scenarios, copy_table) -> None:
         victim = Path(files[0]["path"])
     victim.unlink()
     result = run("inspect", root, "--check")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert victim.name in result.stdout
     doc = json.loads(run("inspect", root, "--check", "--json").stdout)
     assert doc["check"]["ok"] is False
     assert victim.name in {Path(p["path"]).name for p in doc["check"]["problems"]}
     # -q, a CI gate: the exit status, and the problem paths one per line.
     quiet = run("inspect", root, "--check", "-q")
-    assert quiet.exit_code == 1
+    assert quiet.exit_code == 3
     assert quiet.stdout.splitlines() == [p["path"] for p in doc["check"]["problems"]]
 
 
@@ -143,13 +143,13 @@ def test_check_names_a_lost_schema_every_reader_needs(run, tmp_path: Path) -> No
     with pytest.raises(AttributeError):  # pypaimon 2.1 trips over the schema it cannot find
         pw.read_rows(tmp_path / "wh", "db.evolved", snapshot_id=1)
     result = run("inspect", root, "--check", "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     (problem,) = json.loads(result.stdout)["check"]["problems"]
     assert problem["path"] == str(root / "schema" / "schema-0")
     assert (problem["kind"], problem["role"]) == ("missing", "schema")
     assert problem["referenced_by"] == "snapshot 1"
     human = run("inspect", root, "--check")
-    assert human.exit_code == 1 and "schema-0" in human.stdout
+    assert human.exit_code == 3 and "schema-0" in human.stdout
 
 
 def test_check_names_a_schema_only_the_data_files_name(run, tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_check_names_a_schema_only_the_data_files_name(run, tmp_path: Path) -> N
     with pytest.raises(AttributeError):  # pypaimon 2.1 trips over the schema it cannot find
         pw.read_rows(tmp_path / "wh", "db.evolved", snapshot_id=2)
     result = run("inspect", root, "--check", "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     (problem,) = json.loads(result.stdout)["check"]["problems"]
     assert problem["path"] == str(root / "schema" / "schema-0")
     assert (problem["kind"], problem["role"]) == ("missing", "schema")
@@ -174,7 +174,7 @@ def test_check_names_a_corrupt_schema(run, tmp_path: Path) -> None:
     root = _evolved(tmp_path)
     (root / "schema" / "schema-0").write_text("{")
     result = run("inspect", root, "--check", "--json")
-    assert result.exit_code == 1, result.stderr
+    assert result.exit_code == 3, result.stderr
     problems = json.loads(result.stdout)["check"]["problems"]
     assert [(p["path"], p["kind"]) for p in problems] == [
         (str(root / "schema" / "schema-0"), "unreadable")
@@ -213,7 +213,7 @@ def test_bad_manifest(run, scenarios, copy_table, damage: str) -> None:
     result = run("inspect", root, "files")
     files_ok = result.exit_code == 0  # the damaged manifest may not be in the latest view
     check = run("inspect", root, "--check", "--json")
-    assert check.exit_code == 1
+    assert check.exit_code == 3
     problems = json.loads(check.stdout)["check"]["problems"]
     assert {Path(p["path"]).name for p in problems} == {manifest.name}
     assert "unreadable" in {p["kind"] for p in problems}

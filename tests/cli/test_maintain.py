@@ -4,6 +4,7 @@ the single commands with the table's own options would (compared on copies)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,12 @@ from support.invariants import (
 from support.lifecycle import apply
 from support.maintain_tables import build_warehouse, now_ms
 
+from core.io.fileio import FileIO
 from core.ops.auto_tags import apply_auto_tags, plan_auto_tags
 from core.ops.consumer_expire import plan_consumer_expire
 from core.ops.consumer_expire import recheck as consumer_recheck
 from core.runtime.executors.local import LocalExecutor
+from core.runtime.runs import read_records
 from core.runtime.timeparse import resolve_zone
 from core.table.table import open_table
 
@@ -168,7 +171,7 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     before = files_under(broken)
     orphan = plant(pw.table_root(wh, "db.plain") / "bucket-0" / "data-orphan.parquet")
     result = run("maintain", "*.*", "-w", wh, "--orphans", "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     doc = json.loads(result.stdout)
     status = {t["name"]: t["status"] for t in doc["tables"]}
     assert status.pop("db.by_count") == "failed"
@@ -185,16 +188,23 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     assert not orphan.exists()  # the other tables were maintained, orphans included
     assert open_table(str(pw.table_root(wh, "db.tagged"))).snapshots.ids() == [5]
     human = run("maintain", "*.*", "-w", wh)
-    assert human.exit_code == 1
+    assert human.exit_code == 3  # the check found damage: it outranks the failed step
     assert "failed" in human.stdout and "db.by_count" in human.stdout
     # -q (cron): nothing on stdout, a short summary of what failed on stderr.
     quiet = run("maintain", "*.*", "-w", wh, "-q")
-    assert quiet.exit_code == 1
+    assert quiet.exit_code == 3
     assert quiet.stdout == ""
     lines = quiet.stderr.splitlines()
-    assert lines[0] == f"paimon maintain: 1 of {len(doc['tables'])} tables failed"
-    assert lines[1].startswith("  db.by_count: expire-snapshots failed: corrupt metadata ")
-    assert lines[2].startswith("  db.by_count: check failed: 1 integrity problems: "), lines
+    # When the run started, and each failed table with its run record's id.
+    assert re.fullmatch(
+        rf"paimon maintain \(started \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d\d:\d\d\): "
+        rf"1 of {len(doc['tables'])} tables failed",
+        lines[0],
+    ), lines
+    (record,) = [r for r in read_records(FileIO(), str(broken)) if r["status"] != "ok"][-1:]
+    table = f"db.by_count (run {record['run_id']})"
+    assert lines[1].startswith(f"  {table}: expire-snapshots failed: corrupt metadata ")
+    assert lines[2].startswith(f"  {table}: check failed: 1 integrity problems: "), lines
     assert "snapshot-2 is unreadable" in lines[2]
     assert len(lines) == 3
 
@@ -294,7 +304,7 @@ def test_metrics_file_carries_every_family_with_the_right_values(
     prom = tmp_path / "paimon.prom"
     before = now_ms() / 1000
     result = run("maintain", "*.*", "-w", wh, "--metrics-file", prom, "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # the check finds the corrupt snapshot: damage
     doc = json.loads(result.stdout)
     m = read_metrics(prom)
 
@@ -327,9 +337,8 @@ def test_metrics_file_carries_every_family_with_the_right_values(
                 }
                 done = sum(p["done"] - writes.get(p["name"], 0) for p in report.get("phases", []))
                 assert one("paimon_maintenance_files_deleted", name, step=s["step"]) == done
-    assert "db.by_time" not in {
-        dict(k)["table"] for k in m.get("paimon_maintenance_last_success_timestamp_seconds", {})
-    }
+    # Never succeeded: 0 (a staleness alert fires rather than seeing no series).
+    assert one("paimon_maintenance_last_success_timestamp_seconds", "db.by_time") == 0
     # Only expire-snapshots deletes in by_count: the metric is what left the directory.
     src_root, root = pw.table_root(src, "db.by_count"), pw.table_root(wh, "db.by_count")
     gone = {str(Path(p).relative_to(src_root)) for p in files_under(src_root)} - {

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from support import pypaimon_writer as pw
-from support.fixtures import Run
+from support.fixtures import JAVA_FIXTURES, Run
 from support.invariants import assert_no_dangling_references, files_under
 
 from core.table.table import open_table
@@ -137,7 +137,7 @@ def test_the_check_step_fails_a_table_with_a_missing_file(
     lost.unlink()
     metrics = tmp_path / "paimon.prom"
     result = run("maintain", root, "--json", "--metrics-file", metrics)
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # damage, not "failed / could not check"
     (table_doc,) = json.loads(result.stdout)["tables"]
     check = next(s for s in table_doc["steps"] if s["step"] == "check")
     assert check["status"] == "failed"
@@ -299,3 +299,31 @@ def test_compaction_covers_every_branch_within_one_budget(
         assert doc["entries"]["latest"]["rows"] == len(
             main_rows if branch == "main" else branch_rows
         )
+
+
+def test_compact_on_a_table_it_cannot_write_is_a_skip_and_the_rest_runs(
+    run: Run, tmp_path: Path
+) -> None:
+    """A Java-written table with ORC manifests (paimon-cli writes Avro only): maintain
+    --compact skips both compaction steps with the reason instead of failing the table
+    every run, and the other steps still run (issue 37.2); compact itself refuses it
+    before it reads or rewrites anything."""
+    src = JAVA_FIXTURES / "orc" / "append_09.db" / "append_09"
+    root = tmp_path / "wh" / "append_09.db" / "append_09"
+    shutil.copytree(src, root)
+    doc = run.json("maintain", root, "--compact")
+    (table,) = doc["tables"]
+    assert table["status"] == "ok"
+    steps = {s["step"]: s for s in table["steps"] if s["branch"] == "main"}
+    for name in ("compact", "compact-manifests"):
+        assert steps[name]["status"] == "skipped"
+        assert "manifest.format=orc" in steps[name]["reason"]
+    assert steps["expire-snapshots"]["status"] == "ok"
+    assert steps["check"]["status"] == "ok"
+    quiet = run("maintain", root, "--compact", "-q")
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, "", "")
+    before = files_under(root)
+    single = run("compact", root, "--json")
+    assert single.exit_code == 1
+    assert json.loads(single.stderr)["error"]["kind"] == "safety_refusal"
+    assert files_under(root) == before

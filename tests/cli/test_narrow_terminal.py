@@ -96,7 +96,7 @@ def test_inspect_fits(narrow, run: Run, table: Path) -> None:  # type: ignore[no
         ) + narrow("inspect", table, "branches")
     victim = Path(run.json("inspect", table, "files")["files"][0]["path"])
     victim.unlink()
-    check = narrow("inspect", table, "--check", code=1)
+    check = narrow("inspect", table, "--check", code=3)
     assert victim.name in check
 
 
@@ -117,7 +117,8 @@ def test_changing_commands_fit(narrow, table: Path) -> None:  # type: ignore[no-
     narrow("purge-quarantine", table, "--dry-run")
     narrow("compact", table, "--dry-run")
     narrow("remove-unexisting-files", table, "--dry-run")
-    narrow("expire-partitions", table, "--expiration-time", "1 d", "--dry-run")
+    # Partitions whose value is no date: the dry run exits 1, as the real run will.
+    narrow("expire-partitions", table, "--expiration-time", "1 d", "--dry-run", code=1)
     narrow("maintain", table, "--dry-run")
     narrow("maintain", table)
 

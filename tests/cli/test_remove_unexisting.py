@@ -47,7 +47,7 @@ def broken(scenarios, copy_table) -> tuple[pw.Scenario, Path, Path, dict[str, se
 @pytest.mark.java
 def test_repair_after_files_were_deleted_by_hand(run, broken, java) -> None:
     s, wh, root, lost = broken
-    assert run("inspect", root, "--check").exit_code == 1
+    assert run("inspect", root, "--check").exit_code == 3
     state = tree_state(root)
     dry = run.json("remove-unexisting-files", root, "--dry-run")
     files = dry["plan"]["details"]["files"]

@@ -1,7 +1,8 @@
 """Real SIGINT and SIGTERM while a command changes a table (core.runtime.interrupts): a
 deletion stops between file operations with its journal kept, and the next run finishes
 it; a signal that arrives while a commit is published is held until the commit is
-recorded, so the commit stands whole. Exit 1 either way, saying so. pypaimon tables."""
+recorded, so the commit stands whole. Exit 128 + the signal (130 SIGINT, 143 SIGTERM) either
+way, saying so, also outside those sections and in maintain (issue 37.6). pypaimon tables."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def test_a_signal_during_expiry_stops_it_and_the_next_run_finishes(
     result = run("expire-snapshots", root, *expire)
     monkeypatch.undo()
     assert fio.sent
-    assert result.exit_code == 1, result.stdout
+    assert result.exit_code == 128 + SIGNALS[name], result.stdout
     assert f"interrupted by {name}" in result.stderr
     assert "Traceback" not in result.stderr
     table = open_table(str(root))
@@ -80,7 +81,7 @@ def test_a_signal_while_publishing_is_held_until_the_commit_is_recorded(
     result = run("compact", root)
     monkeypatch.undo()
     assert fio.sent
-    assert result.exit_code == 1
+    assert result.exit_code == 130
     assert "interrupted by SIGINT" in result.stderr
     assert "a published commit is kept" in result.stderr
     table = open_table(str(root))
@@ -92,3 +93,49 @@ def test_a_signal_while_publishing_is_held_until_the_commit_is_recorded(
     assert record["commits"] == [head]
     assert_no_dangling_references(root)
     assert pw.read_rows(tmp_path / "wh", "db.small") == rows
+
+
+def test_sigterm_before_any_change_exits_143_and_leaves_no_lease(
+    run, scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside the apply section (here: while taking the lease) SIGTERM used to kill the
+    process where it stood; it unwinds as SIGINT does and exits 143."""
+    _, _, root = copy_scenario(scenarios, "append_partitioned", tmp_path)
+    before = open_table(str(root)).snapshots.ids()
+    fio = SignalAt(signal.SIGTERM, marker="/.paimon-cli/lease/")
+    monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
+    result = run("expire-snapshots", root, "--retain-max", "2", "--retain-min", "1")
+    monkeypatch.undo()
+    assert fio.sent
+    assert result.exit_code == 143, (result.stdout, result.stderr)
+    assert "interrupted by SIGTERM" in result.stderr and "Traceback" not in result.stderr
+    assert open_table(str(root)).snapshots.ids() == before
+    assert not list((root / ".paimon-cli" / "lease").glob("*"))
+
+
+def test_a_signal_stops_maintain_as_a_whole(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal in one table's step used to fail that step and go on with the next table."""
+    wh = tmp_path / "wh"
+    for name in ("a", "b"):
+        table = pw.create_table(
+            wh,
+            f"db.{name}",
+            pa.schema([("id", pa.int64())]),
+            options={"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"},
+        )
+        for c in range(4):
+            pw.append(table, [{"id": c}])
+    fio = SignalAt(signal.SIGTERM, at=1)
+    monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
+    result = run("maintain", "*.*", "-w", wh, "--check", "off")
+    monkeypatch.undo()
+    assert fio.sent
+    assert result.exit_code == 143, (result.stdout, result.stderr)
+    assert "interrupted by SIGTERM" in result.stderr
+    first = open_table(str(pw.table_root(wh, "db.a")))
+    (record,) = read_records(first.fileio, first.location)
+    assert (record["command"], record["status"]) == ("maintain", "interrupted")
+    # The second table was never started.
+    assert open_table(str(pw.table_root(wh, "db.b"))).snapshots.ids() == [1, 2, 3, 4]

@@ -61,7 +61,7 @@ def test_global_flags_follow_the_command_too(run, scenarios) -> None:
         return [line for line in text.splitlines() if "older than" not in line]
 
     assert steady(verbose.stdout) == steady(plain.stdout)
-    assert "INFO" in verbose.stderr and "INFO" not in plain.stderr  # -v took effect
+    assert "info: " in verbose.stderr and "info: " not in plain.stderr  # -v took effect
     assert run("-q", *dry).stdout == run(*dry, "-q").stdout != ""
 
 

@@ -132,3 +132,40 @@ def test_skipping_tags_run_from_the_newest_at_or_below_begin_to_the_last_below_e
     assert [t.name for t in find_skipping_tags(tags, 4, 8)] == ["T3", "T6"]
     assert [t.name for t in find_skipping_tags(tags, 6, 7)] == ["T6"]
     assert find_skipping_tags(tags, 1, 3) == []
+
+
+@pytest.mark.parametrize(
+    ("ids", "rmax", "now", "detail"),
+    [
+        # Every snapshot is newer than the cut-off: nothing is said about a successor.
+        (
+            [1, 2],
+            INT_MAX,
+            T0 + 30 * MIN,
+            "snapshot 1 is newer than the retention time: it and the ones after it stay",
+        ),
+        # 1 is old enough, but Paimon keeps it until its successor is too.
+        (
+            [1, 2, 3],
+            INT_MAX,
+            T0 + 61 * MIN + 30_000,
+            "snapshot 1 is older than the retention time but is kept until snapshot 2 is too "
+            "(a snapshot expires once its successor is older, as in Paimon)",
+        ),
+        # retain-max expires below the newest 3 whatever the time says (issue 37.14).
+        (
+            [1, 2, 3, 4, 5],
+            3,
+            T0 + 30 * MIN,
+            "snapshot 3 is newer than the retention time: it and the ones after it stay; "
+            "snapshots below 3 expire whatever their time: retain-max 3 keeps at most the "
+            "newest 3 (Paimon's rule)",
+        ),
+    ],
+)
+def test_the_time_stop_says_which_rule_kept_what(
+    tmp_path: Path, ids: list[int], rmax: int, now: int, detail: str
+) -> None:
+    r = compute_range(snapshot_dir(tmp_path, ids), config(1, rmax), [], now)
+    assert r.stop == "time"
+    assert r.stop_detail == detail

@@ -256,7 +256,7 @@ def _params() -> Iterator[Any]:
             yield pytest.param(case, key, id=f"{case.id}-{key}", marks=marks)
 
 
-_LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (WARNING|INFO) ")
+_LOG_LINE = re.compile(r"^(warning|info): ")
 
 
 def _message_lines(stderr: str) -> list[str]:

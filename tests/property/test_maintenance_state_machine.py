@@ -1463,7 +1463,7 @@ class MaintenanceMachine(RuleBasedStateMachine):
         finally:
             hidden.rename(path)
         assert ours, (f"reference checker missed hidden {path}", self.log[-4:])
-        assert result.exit_code == 1, (f"inspect --check missed hidden {path}", result.stdout)
+        assert result.exit_code == 3, (f"inspect --check missed hidden {path}", result.stdout)
 
     # -- invariants -------------------------------------------------------------------------
     @invariant()

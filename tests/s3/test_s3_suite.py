@@ -53,7 +53,7 @@ def test_check_names_a_missing_object(run, s3_server, twin) -> None:
     victim = run.json("inspect", uri, "files", *opts)["files"][0]["path"]
     s3_server.fs().rm_file(victim.removeprefix("s3://"))
     result = run("inspect", uri, "--check", "--json", *opts)
-    assert result.exit_code == 1
+    assert result.exit_code == 3
     assert victim in {p["path"] for p in json.loads(result.stdout)["check"]["problems"]}
 
 

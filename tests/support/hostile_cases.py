@@ -37,6 +37,7 @@ from core.runtime.plans import PLAN_FORMAT
 
 INSPECT = ("inspect", "{root}")
 CHECK = ("inspect", "{root}", "--check")
+DAMAGED = 3  # --check ran and found problems (README "Exit codes")
 EXPIRE = ("expire-snapshots", "{root}", "--retain-min", "1", "--older-than", "0 ms")
 ORPHANS = ("delete-orphan-files", "{root}", "--older-than", "0 ms", "--allow-recent")
 COMMANDS: dict[str, tuple[str, ...]] = {
@@ -723,8 +724,12 @@ def same_as_pristine(
 # =============================================================================================
 
 
-def fail_all(phrase: str = "{culprit}", **xfails: str) -> dict[str, Expect]:
-    return {k: Expect(1, phrase, xfails.get(k)) for k in COMMANDS}
+def fail_all(
+    phrase: str = "{culprit}", check_code: int = DAMAGED, **xfails: str
+) -> dict[str, Expect]:
+    """Every command fails naming the culprit; --check reports it as damage (exit 3), or,
+    ``check_code`` 1, cannot check at all (the table does not open, storage refuses)."""
+    return {k: Expect(check_code if k == "check" else 1, phrase, xfails.get(k)) for k in COMMANDS}
 
 
 def ok_all(*keys: str, **xfails: str) -> dict[str, Expect]:
@@ -846,9 +851,9 @@ CASES: list[Case] = [
             "orphans": Expect(0),
         },
     ),
-    Case("schema_corrupt", AP, schema_corrupt, fail_all()),
-    Case("schema_missing_fields", AP, schema_missing_fields, fail_all()),
-    Case("no_schema", AP, no_schema, fail_all("not a Paimon table")),
+    Case("schema_corrupt", AP, schema_corrupt, fail_all(check_code=1)),
+    Case("schema_missing_fields", AP, schema_missing_fields, fail_all(check_code=1)),
+    Case("no_schema", AP, no_schema, fail_all("not a Paimon table", check_code=1)),
     Case(
         "branch_without_schema",
         AP,
@@ -880,7 +885,7 @@ CASES: list[Case] = [
         _external(_ext_absolute),
         {
             "inspect": Expect(0),
-            "check": Expect(1, "{culprit}"),
+            "check": Expect(DAMAGED, "{culprit}"),
             "expire": Expect(1, "{culprit}"),
             "orphans": Expect(0),
         },
@@ -903,7 +908,7 @@ CASES: list[Case] = [
         _external(_ext_etc_passwd),
         {
             "inspect": Expect(0),
-            "check": Expect(1, "/etc/passwd"),
+            "check": Expect(DAMAGED, "/etc/passwd"),
             "expire": Expect(1, "/etc/passwd"),
             "orphans": Expect(0),
         },
@@ -937,7 +942,7 @@ CASES: list[Case] = [
         data_file_zero_bytes,
         {
             "inspect": Expect(0),
-            "check": Expect(1, "{culprit}"),
+            "check": Expect(DAMAGED, "{culprit}"),
             "expire": Expect(0),
             "orphans": Expect(0),
         },
@@ -949,7 +954,7 @@ CASES: list[Case] = [
         chmod_000_bucket,
         {
             "inspect": Expect(1, "{culprit}"),
-            "check": Expect(1, "{culprit}"),
+            "check": Expect(DAMAGED, "{culprit}"),
             "expire": Expect(0),
             "orphans": Expect(1, "{culprit}"),
         },
@@ -971,7 +976,7 @@ CASES: list[Case] = [
         "permission_denied_manifest_dir_simulated",
         AP,
         _deny(lambda r: r / "manifest"),
-        fail_all(),
+        fail_all(check_code=1),
     ),
     # -- a second table inside the table -------------------------------------------------------
     Case("nested_table_in_partitioned", AP, _nest(MC), ok_all()),
