@@ -49,7 +49,8 @@ class Carried:
         self.schema_ids: Counter[int] = Counter()  # of the live files
         self._blocks: Counter[Hashable] = Counter()
         self._block_refs: dict[Hashable, tuple[ManifestRef, ...]] = {}
-        self._held: Counter[str] = Counter()
+        self._held: Counter[str] = Counter()  # data, extra and index files by path
+        self._manifests: Counter[str] = Counter()  # manifests held, by name
         self._index: tuple[str, list[str]] | None = None  # index manifest and files held
 
     def step(self, snap: Snapshot) -> LiveSet:
@@ -87,9 +88,13 @@ class Carried:
     def end(self, *, through_current: bool = True) -> None:
         """The run ends: every held file was last needed by the current snapshot (or, with
         ``through_current`` False, by the one before: the current one could not be read)."""
+        paths = self.table.paths
+        for name in self._manifests:
+            self.holder.drop(paths.manifest_path(name), through_current=through_current)
         for path in self._held:
             self.holder.drop(path, through_current=through_current)
         self._held.clear()
+        self._manifests.clear()
         self._blocks.clear()
         self._block_refs.clear()
         self.live = {}
@@ -108,12 +113,20 @@ class Carried:
                 self._block_refs.setdefault(block.key, block.refs)
         added = current - self._blocks
         removed = self._blocks - current
+        names = self._manifests  # by name: a path is built only when a hold starts or ends
         for key, times in added.items():
             for ref in self._block_refs[key]:
-                self._hold(paths.manifest_path(ref.file_name), ref.file_size, "manifest", times)
+                if not names[ref.file_name]:
+                    self.holder.hold(paths.manifest_path(ref.file_name), ref.file_size, "manifest")
+                names[ref.file_name] += times
         for key, times in removed.items():
             for ref in self._block_refs[key]:
-                self._drop(paths.manifest_path(ref.file_name), times)
+                left = names[ref.file_name] - times
+                if left > 0:
+                    names[ref.file_name] = left
+                else:
+                    del names[ref.file_name]
+                    self.holder.drop(paths.manifest_path(ref.file_name))
         for key in removed:
             if key not in current:
                 del self._block_refs[key]

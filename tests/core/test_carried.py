@@ -92,3 +92,32 @@ def test_pypaimon_tables(scenarios: Any, name: str) -> None:
 @pytest.mark.parametrize("root", java_table_params())
 def test_java_tables(root: Path) -> None:
     _assert_same(root)
+
+
+def test_space_spans_name_the_kinds_of_snapshots_holding_a_file() -> None:
+    from core.ops.space import Holder, _Spans
+
+    held: dict[str, Holder] = {}
+    spans = _Spans(held, latest=10, expirable={1, 2, 3, 4, 5})
+    for sid, path in ((1, "a"), (3, "b"), (5, "c")):
+        spans.enter(sid)
+        spans.hold(path, None, "data")
+    spans.enter(7)  # a gap: "c" was last held by snapshot 5, not 6
+    spans.drop("a")
+    spans.drop("c")
+    spans.enter(8)
+    spans.hold("d", None, "data")
+    spans.enter(10)
+    spans.drop("b", through_current=True)
+    spans.drop("d", through_current=True)
+    assert held == {
+        "a": Holder.EXPIRABLE,
+        "c": Holder.EXPIRABLE,
+        "b": Holder.EXPIRABLE | Holder.OLDER | Holder.LIVE,
+        "d": Holder.OLDER | Holder.LIVE,
+    }
+    other: dict[str, Holder] = {}
+    branch = _Spans(other, latest=None, expirable=None)
+    branch.enter(1)
+    branch.want("e", None, "manifest")
+    assert other == {"e": Holder.BRANCH}
