@@ -27,6 +27,7 @@ from core.format.model import (
     Snapshot,
 )
 from core.io.fileio import FileIO, join
+from core.ops.check_probe import probe_all
 from core.ops.check_report import (
     PROBLEM_KINDS,
     CheckReport,
@@ -474,12 +475,7 @@ def _probe_all(
     # A file met damaged while reading is reported as found there, never probed again.
     items = sorted((p, e.size, e.role) for p, e in col.expected.items() if p not in col.found)
     progress.start("checking files", len(items))
-    probe = partial(_probe, fileio)
-    probed = [
-        p
-        for p in executor.map(probe, items, on_result=lambda _r: progress.advance())
-        if p is not None
-    ]
+    probed = probe_all(fileio, items, executor, progress.advance)
     progress.finish()
     met = [
         col.make_problem(path, f.kind, f.role, f.detail, f.referenced_by)
@@ -514,18 +510,6 @@ def _schema_problem(col: _Collector, path: str, refs: _Refs, kind: str, detail: 
     """A schema problem, needed by the roots that name the schema."""
     col.found.setdefault(path, _Found(kind, "schema", detail))
     col.expected.setdefault(path, _Expectation(None, "schema", refs))
-
-
-def _probe(fileio: FileIO, item: tuple[str, int | None, str]) -> tuple[str, str, str, str] | None:
-    """(path, kind, role, detail) when the file ``(path, recorded size, role)`` is absent
-    or not of its recorded size."""
-    path, size, role = item
-    info = fileio.info(path)
-    if info is None:
-        return path, "missing", role, "file does not exist"
-    if size is not None and info.size != size:
-        return path, "size-mismatch", role, f"recorded {size} bytes, found {info.size}"
-    return None
 
 
 __all__ = [
