@@ -57,6 +57,8 @@ class ListBlocks:
         self._blocks: OrderedDict[Hashable, tuple[ManifestRef, ...]] = OrderedDict()
         self._writers: dict[bytes, _Writer | None] = {}
         self._lock = threading.Lock()  # expiry reads lists on threads on object stores
+        # The blocks of the last lists read, by position: (writer id, ((bytes, block), ...)).
+        self._recent: deque[tuple[int, tuple[tuple[bytes, ListBlock], ...]]] = deque(maxlen=_RECENT)
 
     def read(self, data: bytes, path: str, expect: Expected) -> list[ListBlock]:
         """The list's blocks in order; the same checks as ``decode_manifest_list_names``."""
@@ -69,13 +71,32 @@ class ListBlocks:
         if problem is not None:
             raise CorruptMetadataError(path, problem)
         out = []
+        with self._lock:
+            recent = list(self._recent)
         for index, (_count, payload) in enumerate(container.blocks):
-            key = (writer.id, hashlib.blake2b(payload, digest_size=16).digest())
-            cached = self._get(key)
-            if cached is None:
-                cached = self._decode(container, index, writer, path)
-                self._put(key, cached)
-            out.append(ListBlock(key, cached))
+            # The block at the same place in a list read just before: compared, not hashed
+            # (hashing every block of every base list is snapshots^2 bytes).
+            same = next(
+                (
+                    block
+                    for wid, blocks in recent
+                    if wid == writer.id and index < len(blocks) and blocks[index][0] == payload
+                    for block in (blocks[index][1],)
+                ),
+                None,
+            )
+            if same is None:
+                key = (writer.id, hashlib.blake2b(payload, digest_size=16).digest())
+                cached = self._get(key)
+                if cached is None:
+                    cached = self._decode(container, index, writer, path)
+                    self._put(key, cached)
+                same = ListBlock(key, cached)
+            out.append(same)
+        with self._lock:
+            self._recent.append(
+                (writer.id, tuple(zip((p for _c, p in container.blocks), out, strict=True)))
+            )
         problem = expect.mismatch(len(data), container.records)
         if problem is not None:
             raise CorruptMetadataError(path, problem)
