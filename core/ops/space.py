@@ -74,9 +74,14 @@ _META_DIRS = frozenset({"snapshot", "schema", "tag", "consumer", "changelog"})
 
 
 def _holders(
-    table: PaimonTable, executor: Executor, expirable: set[int], tags_due: set[str]
+    table: PaimonTable,
+    executor: Executor,
+    expirable: set[int],
+    tags_due: set[str],
+    latest_live: dict[int, list[ManifestEntry]],
 ) -> dict[str, Holder]:
-    """path -> the kinds of roots that reference it, over every branch."""
+    """path -> the kinds of roots that reference it, over every branch; the live files of
+    ``table``'s latest snapshot go into ``latest_live``, by its id (the walk ends there)."""
     held: dict[str, Holder] = {}
 
     def want(kind: Holder) -> Callable[[str, Any, str], None]:
@@ -96,7 +101,9 @@ def _holders(
         carried = Carried(view, spans, cache)
         for snap in snapshots:
             spans.enter(snap.id)
-            carried.step(snap)
+            live = carried.step(snap)
+        if own and snapshots:
+            latest_live[snapshots[-1].id] = list(live.values())
         carried.end()
         for tag in view.tags.tags():
             kind = (
@@ -215,9 +222,14 @@ def space_view(
     now_ms: int,
     expirable: set[int],
     tags_due: set[str],
+    latest_live: dict[int, list[ManifestEntry]] | None = None,
 ) -> SpaceView:
-    """Every file listed on storage, in its category (see the module doc)."""
-    held = _holders(table, executor, expirable, tags_due)
+    """Every file listed on storage, in its category (see the module doc); the walk over
+    every snapshot ends with the latest one's live files, put into ``latest_live`` (the
+    summary then need not read its manifests once more)."""
+    held = _holders(
+        table, executor, expirable, tags_due, {} if latest_live is None else latest_live
+    )
     files = dict.fromkeys(ORDER, 0)
     sizes = dict.fromkeys(ORDER, 0)
     now = dict.fromkeys(ORDER, 0)
