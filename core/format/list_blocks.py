@@ -60,6 +60,10 @@ class ListBlocks:
         # The blocks of the last lists read, by position: (writer id, ((bytes, block), ...)).
         self._recent: deque[tuple[int, tuple[tuple[bytes, ListBlock], ...]]] = deque(maxlen=_RECENT)
 
+    def __reduce__(self) -> tuple[type[ListBlocks], tuple[int]]:
+        # A table sent to a worker process takes an empty cache along (it is only a cache).
+        return ListBlocks, (self.max_blocks,)
+
     def read(self, data: bytes, path: str, expect: Expected) -> list[ListBlock]:
         """The list's blocks in order; the same checks as ``decode_manifest_list_names``."""
         container = split_container(data)

@@ -103,3 +103,11 @@ def test_not_avro_falls_back_to_the_whole_decode() -> None:
         ListBlocks().read(b"", "list", UNRECORDED)
     with pytest.raises(CorruptMetadataError):
         ListBlocks().read(b"PAR1 but not really", "list", UNRECORDED)
+
+
+def test_a_table_sent_to_a_worker_process_takes_an_empty_cache() -> None:
+    import pickle
+
+    reader = ListBlocks(max_blocks=7)
+    copy = pickle.loads(pickle.dumps(reader))
+    assert isinstance(copy, ListBlocks) and copy.max_blocks == 7
