@@ -9,7 +9,6 @@ reads them as markup or emoji codes. Our own styling is explicit: a ``Styled`` p
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -23,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from paimon_cli.json_stream import iterencode
 from paimon_cli.layout import MIN_RECORD_WIDTH, Fold, fold, fold_of, layout, unbreakable
 
 SCHEMA_VERSION = 1
@@ -233,10 +233,10 @@ class Output:
 
     @_writes
     def json(self, document: dict[str, Any]) -> None:
-        """Streamed: a plan of a million orphans is never one string in memory."""
-        encoder = json.JSONEncoder(indent=2, default=_json_default)
+        """Streamed: a plan of a million orphans is never one string in memory; written as
+        the indenting standard encoder writes it (``paimon_cli.json_stream``)."""
         buffer: list[str] = []
-        for chunk in encoder.iterencode(document):
+        for chunk in iterencode(document, _json_default):
             buffer.append(chunk)
             if len(buffer) >= 8192:
                 sys.stdout.write("".join(buffer))

@@ -235,9 +235,14 @@ def decode_rows(data: bytes, path: str, *, expect: Expected) -> Iterator[Mapping
 def decode_manifest_list_names(data: bytes, path: str, *, expect: Expected) -> list[ManifestRef]:
     """Name, size and entries of each manifest in a list: the lean path expiry and orphan
     cleaning need (they read the base list of every expiring snapshot)."""
+    return manifest_refs(_rows(data, path, expect), path)
+
+
+def manifest_refs(rows: Iterable[Mapping[str, Any]], path: str) -> list[ManifestRef]:
+    """``decode_manifest_list_names`` of rows already decoded (``core.format.list_blocks``)."""
     out = []
     with _row_layout(path):
-        for row in _rows(data, path, expect):
+        for row in rows:
             name = row["_FILE_NAME"]
             if row.get("_VERSION", 2) != 2:
                 _check_version(row, 2, path)

@@ -18,6 +18,7 @@ from functools import partial
 from typing import TypeVar
 
 from core.errors import CorruptMetadataError, MissingFileError
+from core.format.list_blocks import ListBlock
 from core.format.model import (
     IndexManifestEntry,
     ManifestEntry,
@@ -26,6 +27,7 @@ from core.format.model import (
     Snapshot,
 )
 from core.io.fileio import FileIO, join
+from core.ops.check_probe import probe_all
 from core.ops.check_report import (
     PROBLEM_KINDS,
     CheckReport,
@@ -35,10 +37,11 @@ from core.ops.check_report import (
     RootSpan,
 )
 from core.ops.metastore_partitions import drift
+from core.retention.carried import Carried
 from core.retention.references import RootKind, collect_references
 from core.runtime.executors.base import Executor
 from core.runtime.progress import NullProgress, Progress
-from core.table.scan import LiveSet, ManifestCache, full_live_set, next_live_set
+from core.table.scan import LiveSet, ManifestCache, full_live_set
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 
@@ -107,6 +110,9 @@ class _Collector:
         self.found: dict[str, _Found] = {}
         self.schemas: dict[int, _Refs] = {}  # schema id -> roots naming it (one branch)
         self.latest: dict[str, int] = {}  # branch -> its latest snapshot id
+        # Files held by a run of snapshots (core.retention.carried): their last run of
+        # roots ends at the latest root, set when dropped.
+        self.open: dict[str, _Expectation] = {}
 
     @property
     def current(self) -> int:
@@ -118,10 +124,12 @@ class _Collector:
 
     def schema_of(self, snap: Snapshot, live: LiveSet | None) -> None:
         """The schemas a reader of the current root opens: its own and its data files'."""
-        ids = {snap.schema_id}
-        if live is not None:
-            ids |= {e.file.schema_id for e in live.values()}
-        for schema_id in ids:
+        ids = {e.file.schema_id for e in live.values()} if live is not None else set()
+        self.schemas_named(snap, ids)
+
+    def schemas_named(self, snap: Snapshot, ids: Iterable[int]) -> None:
+        """``schema_of`` with the data files' schema ids already known."""
+        for schema_id in {snap.schema_id, *ids}:
             refs = self.schemas.get(schema_id)
             if refs is None:
                 self.schemas[schema_id] = _Refs(self.current)
@@ -133,15 +141,27 @@ class _Collector:
         if exp is None:
             self.expected[path] = _Expectation(size, role, _Refs(self.current))
             return
-        exp.refs.add(self.current)
+        if path not in self.open:
+            exp.refs.add(self.current)
         if exp.size is None and size is not None:
             exp.size = size
+
+    def hold(self, path: str, size: int | None, role: str) -> None:
+        """Needed by the current root and the following ones, until ``drop``."""
+        self.want(path, size, role)
+        self.open[path] = self.expected[path]
+
+    def drop(self, path: str, *, through_current: bool = False) -> None:
+        """Held until the root before the current one (or through the current one)."""
+        runs = self.open.pop(path).refs.runs
+        runs[-1] = max(runs[-1], self.current if through_current else self.current - 1)
 
     def problem(self, path: str, kind: str, role: str, detail: str) -> None:
         """A problem met while reading; the file counts as needed by the current root."""
         self.found.setdefault(path, _Found(kind, role, detail))
         if path in self.expected:
-            self.expected[path].refs.add(self.current)
+            if path not in self.open:
+                self.expected[path].refs.add(self.current)
         else:
             self.expected[path] = _Expectation(None, role, _Refs(self.current))
 
@@ -218,6 +238,9 @@ class _TolerantTable(PaimonTable):
 
     def manifest_list_names(self, root: Snapshot, name: str) -> list[ManifestRef]:
         return self._or_empty(partial(super().manifest_list_names, root, name), "manifest-list")
+
+    def manifest_list_blocks(self, root: Snapshot, name: str) -> list[ListBlock]:
+        return self._or_empty(partial(super().manifest_list_blocks, root, name), "manifest-list")
 
     def manifest(self, ref: ManifestFileMeta | ManifestRef) -> Iterator[ManifestEntry]:
         read = super().manifest
@@ -414,19 +437,21 @@ def _walk_roots(
     prefix = "" if branch == "main" else f"branch {branch} "
     cache = ManifestCache(view, executor)
     progress.start(f"reading {prefix}snapshots", len(snaps))
-    previous: tuple[int, LiveSet] | None = None
+    carried = Carried(view, col, cache)
     for snap in snaps:
         col.enter(branch, "snapshot", snap.id)
-        live: LiveSet | None = None
         try:
-            live = next_live_set(view, snap, previous, cache)
-            previous = (snap.id, live)
+            carried.step(snap)
         except (MissingFileError, CorruptMetadataError) as exc:
+            # What the snapshot's own metadata still names, without its data files.
+            carried.end(through_current=False)
             col.problem(_error_path(exc, view), "unreadable", "manifest", exc.message)
-            previous = None
-        _collect_root(view, snap, live, col)
-        col.schema_of(snap, live)
+            _collect_root(view, snap, None, col)
+            col.schemas_named(snap, ())
+        else:
+            col.schemas_named(snap, carried.schema_ids)
         progress.advance()
+    carried.end()
     progress.finish()
     for name, tag_snapshot in tags:
         col.enter(branch, "tag", tag_snapshot.id, name)
@@ -454,12 +479,7 @@ def _probe_all(
     # A file met damaged while reading is reported as found there, never probed again.
     items = sorted((p, e.size, e.role) for p, e in col.expected.items() if p not in col.found)
     progress.start("checking files", len(items))
-    probe = partial(_probe, fileio)
-    probed = [
-        p
-        for p in executor.map(probe, items, on_result=lambda _r: progress.advance())
-        if p is not None
-    ]
+    probed = probe_all(fileio, items, executor, progress.advance)
     progress.finish()
     met = [
         col.make_problem(path, f.kind, f.role, f.detail, f.referenced_by)
@@ -494,18 +514,6 @@ def _schema_problem(col: _Collector, path: str, refs: _Refs, kind: str, detail: 
     """A schema problem, needed by the roots that name the schema."""
     col.found.setdefault(path, _Found(kind, "schema", detail))
     col.expected.setdefault(path, _Expectation(None, "schema", refs))
-
-
-def _probe(fileio: FileIO, item: tuple[str, int | None, str]) -> tuple[str, str, str, str] | None:
-    """(path, kind, role, detail) when the file ``(path, recorded size, role)`` is absent
-    or not of its recorded size."""
-    path, size, role = item
-    info = fileio.info(path)
-    if info is None:
-        return path, "missing", role, "file does not exist"
-    if size is not None and info.size != size:
-        return path, "size-mismatch", role, f"recorded {size} bytes, found {info.size}"
-    return None
 
 
 __all__ = [

@@ -291,6 +291,10 @@ def walk_storage(table: PaimonTable, executor: Executor) -> Iterator[FileInfo]:
                     yield info
 
 
+def _live_files(table: PaimonTable, latest: Snapshot, executor: Executor) -> list[ManifestEntry]:
+    return list(full_live_set(table, latest, ManifestCache(table, executor)).values())
+
+
 def summarize(
     table: PaimonTable, *, now_ms: int, executor: Executor, zone: dt.tzinfo, storage: bool = True
 ) -> Summary:
@@ -298,10 +302,6 @@ def summarize(
     latest = table.snapshots.latest()
     tags = table.tags.tags()
     consumers = table.consumers.consumers()
-    live: list[ManifestEntry] = []
-    if latest is not None:
-        cache = ManifestCache(table, executor)
-        live = list(full_live_set(table, latest, cache).values())
     listed = list(walk_storage(table, executor)) if storage else None
     retention: RetentionView | None = None
     retention_error = None
@@ -310,6 +310,7 @@ def summarize(
     except PaimonError as exc:  # a bad retention option must not hide the rest of the summary
         retention_error = exc.message
     space, space_error = None, None
+    walked: dict[int, list[ManifestEntry]] = {}  # live files of the snapshot the walk ended at
     if listed is not None:
         expirable = {
             i for i in ids if retention and retention.range.end and i < retention.range.end
@@ -322,9 +323,15 @@ def summarize(
                 now_ms=now_ms,
                 expirable=expirable,
                 tags_due=set(retention.tags_due if retention else ()),
+                latest_live=walked,
             )
         except PaimonError as exc:  # unreadable metadata: inspect --check says which
             space_error = exc.message
+            walked.clear()
+    live: list[ManifestEntry] = []
+    if latest is not None:
+        found = walked.get(latest.id)
+        live = found if found is not None else _live_files(table, latest, executor)
     return Summary(
         table=table,
         earliest=table.snapshots.earliest_id(),

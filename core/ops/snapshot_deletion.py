@@ -6,7 +6,7 @@ pointers first (DECISIONS D2)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar
@@ -219,11 +219,26 @@ def with_sizes(table: PaimonTable, executor: Executor, phases: list[Phase]) -> l
     ]
 
 
+def _unseen(
+    table: PaimonTable, snap: Snapshot, list_name: str, seen: set[Hashable]
+) -> list[Sequence[ManifestRef]]:
+    """The blocks of a list not met before in this plan: every name in a block met before
+    is already in ``skip`` (a base list repeats the previous one's blocks when manifests
+    are not merged, so this keeps step 3 linear in the distinct manifests)."""
+    out: list[Sequence[ManifestRef]] = []
+    for block in table.manifest_list_blocks(snap, list_name):
+        if block.key not in seen:
+            seen.add(block.key)
+            out.append(block.refs)
+    return out
+
+
 def _plan_manifests(
     b: DeletionBuilder,
     snap: Snapshot,
     skip: set[str],
     lists: ListCache,
+    seen: set[Hashable],
     *,
     data_lists: bool,
     changelog_list: bool,
@@ -237,13 +252,13 @@ def _plan_manifests(
         if list_name in skip:
             continue
         skip.add(list_name)
-        refs = lists.get(list_name)
-        if refs is None:
-            refs = table.manifest_list_names(snap, list_name)
-        for name, size, _entries in refs:
-            if name not in skip:
-                skip.add(name)
-                b.add(b.manifests, paths.manifest_path(name), "manifest", size, reason)
+        cached = lists.get(list_name)
+        blocks = [cached] if cached is not None else _unseen(table, snap, list_name, seen)
+        for refs in blocks:
+            for name, size, _entries in refs:
+                if name not in skip:
+                    skip.add(name)
+                    b.add(b.manifests, paths.manifest_path(name), "manifest", size, reason)
         recorded = snap.list_expected(list_name).size
         b.add(b.manifests, paths.manifest_path(list_name), "manifest-list", recorded, reason)
     if snap.index_manifest and snap.index_manifest not in skip:
@@ -343,6 +358,7 @@ def plan_unused_metadata(
     still uses is kept. ``lists``: manifest lists already read (``read_deltas``)."""
     decoupled = config.changelog_decoupled
     data_lists = not decoupled or config.changelog_producer != "none"
+    seen: set[Hashable] = set()
     for snap in expiring:
         plan_one = partial(
             _plan_manifests,
@@ -350,6 +366,7 @@ def plan_unused_metadata(
             snap,
             skip,
             lists or {},
+            seen,
             data_lists=data_lists,
             changelog_list=not decoupled,
         )

@@ -23,6 +23,7 @@ And per partition of the latest snapshot, a histogram of live data file sizes wi
 from __future__ import annotations
 
 import enum
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,9 +33,10 @@ from core.compaction.planner import plan_compact
 from core.errors import PaimonError
 from core.format.model import ManifestEntry
 from core.io.fileio import FileInfo, basename, parent
+from core.retention.carried import Carried
 from core.retention.references import changelog_references, collect_references
 from core.runtime.executors.base import Executor
-from core.table.scan import ManifestCache, full_live_set, live_sets
+from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable
 
 DAY_MS = 86_400_000
@@ -72,9 +74,14 @@ _META_DIRS = frozenset({"snapshot", "schema", "tag", "consumer", "changelog"})
 
 
 def _holders(
-    table: PaimonTable, executor: Executor, expirable: set[int], tags_due: set[str]
+    table: PaimonTable,
+    executor: Executor,
+    expirable: set[int],
+    tags_due: set[str],
+    latest_live: dict[int, list[ManifestEntry]],
 ) -> dict[str, Holder]:
-    """path -> the kinds of roots that reference it, over every branch."""
+    """path -> the kinds of roots that reference it, over every branch; the live files of
+    ``table``'s latest snapshot go into ``latest_live``, by its id (the walk ends there)."""
     held: dict[str, Holder] = {}
 
     def want(kind: Holder) -> Callable[[str, Any, str], None]:
@@ -90,17 +97,14 @@ def _holders(
         cache = ManifestCache(view, executor)
         snapshots = view.snapshots.snapshots()
         latest = snapshots[-1].id if snapshots else None
-        for snap, live in live_sets(view, snapshots, cache):
-            kind = Holder.BRANCH
-            if own:
-                kind = (
-                    Holder.LIVE
-                    if snap.id == latest
-                    else Holder.EXPIRABLE
-                    if snap.id in expirable
-                    else Holder.OLDER
-                )
-            collect_references(view, snap, live, want(kind))
+        spans = _Spans(held, latest if own else None, expirable if own else None)
+        carried = Carried(view, spans, cache)
+        for snap in snapshots:
+            spans.enter(snap.id)
+            live = carried.step(snap)
+        if own and snapshots:
+            latest_live[snapshots[-1].id] = list(live.values())
+        carried.end()
         for tag in view.tags.tags():
             kind = (
                 Holder.BRANCH if not own else Holder.TAG_DUE if tag.name in tags_due else Holder.TAG
@@ -109,6 +113,51 @@ def _holders(
             collect_references(view, tag.snapshot, live, want(kind), kind="tag")
         changelog_references(view, _every_id(want(Holder.CHANGELOG if own else Holder.BRANCH)))
     return held
+
+
+class _Spans:
+    """Holds of consecutive snapshots (``core.retention.carried``) as the kinds of roots in
+    each span: for this branch, the latest (LIVE), those retention expires now (EXPIRABLE)
+    and the others (OLDER); every snapshot of another branch is BRANCH (``expirable`` None)."""
+
+    def __init__(self, held: dict[str, Holder], latest: int | None, expirable: set[int] | None):
+        self.held = held
+        self.latest = latest
+        self.expirable = sorted(expirable) if expirable is not None else None
+        self.current = self.previous = 0
+        self.open: dict[str, int] = {}  # path -> first snapshot id holding it
+
+    def enter(self, snapshot_id: int) -> None:
+        self.previous, self.current = self.current, snapshot_id
+
+    def want(self, path: str, _size: Any, _role: str) -> None:
+        self._add(path, self.current, self.current)
+
+    def hold(self, path: str, _size: Any, _role: str) -> None:
+        self.open[path] = self.current
+
+    def drop(self, path: str, *, through_current: bool = False) -> None:
+        last = self.current if through_current else self.previous
+        self._add(path, self.open.pop(path), last)
+
+    def _add(self, path: str, first: int, last: int) -> None:
+        self.held[path] = self.held.get(path, Holder(0)) | self._kinds(first, last)
+
+    def _kinds(self, first: int, last: int) -> Holder:
+        if self.expirable is None:
+            return Holder.BRANCH
+        kinds = Holder(0)
+        if first <= (self.latest or 0) <= last:
+            kinds |= Holder.LIVE
+            last = min(last, (self.latest or 0) - 1)
+        if first > last:
+            return kinds
+        expiring = bisect_right(self.expirable, last) - bisect_left(self.expirable, first)
+        if expiring:
+            kinds |= Holder.EXPIRABLE
+        if expiring < last - first + 1:
+            kinds |= Holder.OLDER
+        return kinds
 
 
 def _every_id(want: Callable[[str, Any, str], None]) -> Callable[[int], Any]:
@@ -173,9 +222,14 @@ def space_view(
     now_ms: int,
     expirable: set[int],
     tags_due: set[str],
+    latest_live: dict[int, list[ManifestEntry]] | None = None,
 ) -> SpaceView:
-    """Every file listed on storage, in its category (see the module doc)."""
-    held = _holders(table, executor, expirable, tags_due)
+    """Every file listed on storage, in its category (see the module doc); the walk over
+    every snapshot ends with the latest one's live files, put into ``latest_live`` (the
+    summary then need not read its manifests once more)."""
+    held = _holders(
+        table, executor, expirable, tags_due, {} if latest_live is None else latest_live
+    )
     files = dict.fromkeys(ORDER, 0)
     sizes = dict.fromkeys(ORDER, 0)
     now = dict.fromkeys(ORDER, 0)

@@ -73,7 +73,7 @@ def delta_changelog_files(table: PaimonTable, snap: Snapshot) -> list[ManifestEn
     ]
 
 
-def _want_entries(
+def want_entries(
     table: PaimonTable, entries: Iterable[ManifestEntry], role: str, want: Want
 ) -> None:
     paths = table.paths
@@ -106,13 +106,13 @@ def collect_references(
         for meta in table.manifest_list(snap, name):
             want(paths.manifest_path(meta.file_name), meta.file_size, "manifest")
     if live is not None and kind != "changelog":
-        _want_entries(table, live.values(), "data", want)
+        want_entries(table, live.values(), "data", want)
     if snap.changelog_manifest_list and snap.changelog_manifest_list in lists:
         adds = (e for e in table.changelog_files(snap) if e.kind is FileKind.ADD)
-        _want_entries(table, adds, "changelog", want)
+        want_entries(table, adds, "changelog", want)
     if kind == "changelog":
         if reads_delta_as_changelog(snap, producer):
-            _want_entries(table, delta_changelog_files(table, snap), "changelog", want)
+            want_entries(table, delta_changelog_files(table, snap), "changelog", want)
         return  # index and statistics files belong to snapshots, never to changelogs
     if snap.index_manifest:
         want(paths.manifest_path(snap.index_manifest), None, "index-manifest")

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
 from core.format.manifest import merge_entries
-from core.format.model import FileKind, ManifestEntry, ManifestFileMeta, Snapshot
+from core.format.model import FileKind, ManifestEntry, ManifestFileMeta, ManifestRef, Snapshot
 from core.runtime.executors.base import Executor
 from core.table.table import PaimonTable
 
 LiveSet = dict[Any, ManifestEntry]
+Manifest = ManifestFileMeta | ManifestRef
 
 
-def _read_manifest(table: PaimonTable, meta: ManifestFileMeta) -> list[ManifestEntry]:
+def _read_manifest(table: PaimonTable, meta: Manifest) -> list[ManifestEntry]:
     return list(table.manifest(meta))
 
 
@@ -28,7 +29,7 @@ class ManifestCache:
         self.max_manifests = max_manifests
         self._cache: OrderedDict[str, list[ManifestEntry]] = OrderedDict()
 
-    def prefetch(self, manifests: Iterable[ManifestFileMeta]) -> None:
+    def prefetch(self, manifests: Iterable[Manifest]) -> None:
         by_name = {m.file_name: m for m in manifests}
         missing = [m for name, m in by_name.items() if name not in self._cache]
         for meta, entries in zip(
@@ -44,7 +45,7 @@ class ManifestCache:
         while len(self._cache) > self.max_manifests:
             self._cache.popitem(last=False)
 
-    def entries(self, meta: ManifestFileMeta) -> list[ManifestEntry]:
+    def entries(self, meta: Manifest) -> list[ManifestEntry]:
         cached = self._cache.get(meta.file_name)
         if cached is None:
             cached = list(self.table.manifest(meta))
@@ -53,7 +54,7 @@ class ManifestCache:
             self._cache.move_to_end(meta.file_name)
         return cached
 
-    def entries_of(self, manifests: list[ManifestFileMeta]) -> Iterator[ManifestEntry]:
+    def entries_of(self, manifests: Sequence[Manifest]) -> Iterator[ManifestEntry]:
         self.prefetch(manifests)
         for meta in manifests:
             yield from self.entries(meta)

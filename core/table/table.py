@@ -7,12 +7,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from core.errors import MissingFileError, TableNotFoundError
+from core.format.list_blocks import ListBlock, ListBlocks
 from core.format.manifest import (
     decode_expire_entries,
     decode_index_manifest,
     decode_manifest,
     decode_manifest_list,
-    decode_manifest_list_names,
     live_entries,
 )
 from core.format.model import (
@@ -55,6 +55,9 @@ class PaimonTable:
     branches: BranchManager = field(repr=False)
     #: the catalog the table was loaded from (its name, identifier, commit lock)
     catalog: CatalogEnvironment = field(default=PATH, repr=False)
+    # Decoded manifest-list blocks, shared by every read through this table (and views of
+    # it): content-addressed, so never stale (core.format.list_blocks).
+    list_blocks: ListBlocks = field(default_factory=ListBlocks, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -95,8 +98,14 @@ class PaimonTable:
 
     def manifest_list_names(self, root: Snapshot, name: str) -> list[ManifestRef]:
         """The manifests of one of ``root``'s lists, without building ManifestFileMeta."""
+        return [ref for block in self.manifest_list_blocks(root, name) for ref in block.refs]
+
+    def manifest_list_blocks(self, root: Snapshot, name: str) -> list[ListBlock]:
+        """``manifest_list_names`` by Avro block: a block met before (the previous base
+        list's, in a table that never merges manifests) is not decoded again, and callers
+        that remember block keys can skip what they have already seen."""
         path, data = self._read(name, "manifest list")
-        return decode_manifest_list_names(data, path, expect=root.list_expected(name))
+        return self.list_blocks.read(data, path, root.list_expected(name))
 
     def manifest(self, ref: ManifestFileMeta | ManifestRef) -> Iterator[ManifestEntry]:
         """The entries of a manifest, as its list names it."""

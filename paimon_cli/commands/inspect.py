@@ -68,7 +68,10 @@ def inspect(
         bool,
         typer.Option(
             "--skip-storage",
-            help="Summary: do not list storage to total the bytes on disk (faster on huge tables).",
+            help="Summary: do not list storage, and so leave out the bytes and files on "
+            "storage and the space picture (which also reads the manifest lists of every "
+            "snapshot, tag and changelog); the latest snapshot's files, retention and file "
+            "sizes are still read. Faster on huge and on deep tables.",
         ),
     ] = False,
     metrics_file: Annotated[

@@ -54,7 +54,8 @@ def maintain(
             metavar="full|metadata|off",
             help="The integrity check step (inspect --check) after the other steps: full "
             "probes every file each snapshot, tag and changelog of every branch needs (one "
-            "request per file on object stores); metadata only manifest lists, manifests, "
+            "listing per directory holding 32 or more of them, else one request per file); "
+            "metadata only manifest lists, manifests, "
             "index manifests and schemas; off skips it. Problems fail the table (exit 3).",
         ),
     ] = "full",
