@@ -127,3 +127,27 @@ class MergeFunctionError(PaimonError):
     cannot take, a retraction an aggregator cannot undo, an overflow): nothing is committed."""
 
     kind = "merge_failed"
+
+
+class CatalogConfigError(InvalidOptionError):
+    """A catalog configuration that cannot be used: a paimon.yaml key Paimon does not
+    define (a typo), a missing required key, an unknown metastore, an undefined name.
+    A usage error on --catalog (exit 2)."""
+
+    kind = "catalog_config"
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message, hint=hint, param="catalog")
+
+
+class CatalogUnreachableError(PaimonError):
+    """The catalog's server or database cannot be reached, or refused us."""
+
+    kind = "catalog_unreachable"
+
+
+class CatalogLockError(PaimonError):
+    """The catalog's lock (Paimon's JDBC distributed lock) was not had within its timeout:
+    nothing was committed."""
+
+    kind = "catalog_lock"

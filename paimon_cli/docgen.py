@@ -56,6 +56,16 @@ EXIT_STATUS = (
 
 ENVIRONMENT = (
     ("PAIMON_WAREHOUSE", "Warehouse root for DB.TABLE names and globs (--warehouse)."),
+    ("PAIMON_CATALOG", "The catalog: a paimon.yaml file or a configured name (--catalog)."),
+    (
+        "PAIMON_CLI_HOME",
+        "Directory of .paimon-cli.yaml, the named catalogs (default: the home directory).",
+    ),
+    (
+        "PAIMON_CLI_CATALOG__NAME__KEY",
+        "Sets option KEY of catalog NAME (__ in KEY is '.', _ is '-'), as PyIceberg's do.",
+    ),
+    ("PAIMON_CLI_DEFAULT_CATALOG", "The catalog DB.TABLE uses without --catalog/--warehouse."),
     ("PAIMON_LOG_LEVEL", "Log level name such as DEBUG or INFO (--log-level); overrides -v."),
     ("PAIMON_DEBUG", "Set to 1 to show tracebacks on errors (--debug)."),
     ("NO_COLOR", "When set, human output has no colours (--no-color)."),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from core.io.fileio import FileIO
+    from core.catalog.catalog import Catalog, TableRef
     from core.ops.maintain import MaintainConfig, TableResult
     from core.ops.metrics import TableGauges
     from core.runtime.executors.base import Executor
@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 class Runner:
     """Opens and maintains tables; one failure never stops the others."""
 
-    fileio: FileIO
+    catalog: Catalog
     holder: ExecutorHolder
     base: MaintainConfig
     out: Output
@@ -45,20 +45,21 @@ class Runner:
     params: Mapping[str, Any] | None = None
     run_ids: dict[str, str] = field(default_factory=dict)
 
-    def one(self, location: str) -> TableResult:
+    def one(self, ref: TableRef) -> TableResult:
         from dataclasses import replace
 
         from core.errors import PaimonError
         from core.ops.maintain import TableResult, table_name
         from core.runtime.clock import SystemClock
         from core.runtime.progress import NullProgress
-        from core.table.table import open_table
 
-        result = TableResult(location, table_name(location), started_ms=SystemClock().now_ms())
+        location = ref.location
+        name = ref.name if ref.identifier is not None else table_name(location)
+        result = TableResult(location, name, started_ms=SystemClock().now_ms())
         start = time.monotonic()
         try:
             executor: Executor = self.holder.get()
-            table = open_table(location, fileio=self.fileio)
+            table = self.catalog.load_table(ref, dynamic_options=None)
             # Each table is judged at its own start, as a single command run then would be.
             config = replace(self.base, now_ms=result.started_ms)
             progress = progress_for(self.out) if self.show_progress else NullProgress()
@@ -103,7 +104,7 @@ class Runner:
         self.run_ids[table.location] = record.id
 
     def run_all(
-        self, locations: list[str], parallel: int, budget_s: float | None
+        self, refs: list[TableRef], parallel: int, budget_s: float | None
     ) -> tuple[list[TableResult], list[tuple[str, str]]]:
         """Maintain every table; after ``budget_s`` no new table starts, and a table another
         run holds the lease of is left alone: both are returned as skipped, with the reason."""
@@ -112,22 +113,22 @@ class Runner:
         def within_budget() -> bool:
             return budget_s is None or time.monotonic() - start < budget_s
 
-        def guarded(location: str) -> TableResult | None:
-            return self.one(location) if within_budget() else None
+        def guarded(ref: TableRef) -> TableResult | None:
+            return self.one(ref) if within_budget() else None
 
         mapper: Callable[..., Any] = map
         pool = ThreadPoolExecutor(parallel) if parallel > 1 else None
         if pool is not None:
             mapper = pool.map
         try:
-            outcomes = list(mapper(guarded, locations))
+            outcomes = list(mapper(guarded, refs))
         finally:
             if pool is not None:
                 pool.shutdown()
         results = [r for r in outcomes if r is not None]
         skipped = [
-            (loc, "--max-duration reached" if r is None else f"busy: {r.busy.message}")
-            for loc, r in zip(locations, outcomes, strict=True)
+            (ref.location, "--max-duration reached" if r is None else f"busy: {r.busy.message}")
+            for ref, r in zip(refs, outcomes, strict=True)
             if r is None or r.busy is not None
         ]
         return [r for r in results if r.busy is None], skipped
@@ -178,19 +179,18 @@ def maintain_tables(
     metrics_file: Path | None,
 ) -> None:
     """Maintain every table the command line selects, then report and write the metrics."""
-    from core.io.fileio import FileIO
-    from core.table.warehouse import resolve_tables
     from paimon_cli.render import maintain as render
 
     out = common.output
     holder = ExecutorHolder(common.engine)
     sel = common.selection
-    fileio = FileIO(sel.fs_options, max_requests_per_second=sel.max_requests_per_second)
     try:
         with guard(as_json=common.json, debug=common.debug):
-            locations = resolve_tables(sel.spec, sel.warehouse, fileio)
+            catalog = sel.open_catalog()
+        with guard(as_json=common.json, debug=common.debug), catalog:
+            refs = catalog.resolve(sel.spec)
             runner = Runner(
-                fileio,
+                catalog,
                 holder,
                 config,
                 out,
@@ -198,7 +198,7 @@ def maintain_tables(
                 gauges={} if metrics_file is not None else None,
                 params=None if config.dry_run else common.params,
             )
-            results, skipped = runner.run_all(locations, parallel_tables, budget_s)
+            results, skipped = runner.run_all(refs, parallel_tables, budget_s)
     finally:
         holder.close()
     if common.json:

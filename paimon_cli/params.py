@@ -35,7 +35,7 @@ TableArg = Annotated[
     str,
     typer.Argument(
         help="Table location (/path, s3://..., oss://..., hdfs://...), DB.TABLE with "
-        "--warehouse, or a glob such as 'db.*' to handle many tables.",
+        "--warehouse or --catalog, or a glob such as 'db.*' to handle many tables.",
         show_default=False,
     ),
 ]
@@ -46,6 +46,18 @@ WarehouseOpt = Annotated[
         "-w",
         envvar="PAIMON_WAREHOUSE",
         help="Warehouse root for DB.TABLE names and globs.",
+    ),
+]
+CatalogOpt = Annotated[
+    str | None,
+    optional(
+        "--catalog",
+        "-c",
+        envvar="PAIMON_CATALOG",
+        metavar="PAIMON_YAML|NAME",
+        help="The catalog that names the tables: a pypaimon paimon.yaml file, or a catalog "
+        "defined by name in ~/.paimon-cli.yaml. TABLE is then DB.TABLE or a glob such as "
+        "'db.*' or '*.*', resolved by the catalog's own listing.",
     ),
 ]
 BranchOpt = Annotated[

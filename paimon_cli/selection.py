@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import typer
 
 if TYPE_CHECKING:
+    from core.catalog.catalog import Catalog, TableRef
     from core.runtime.executors.base import Executor
     from core.runtime.operation import Operation, Outcome
     from core.table.table import PaimonTable
@@ -83,75 +84,91 @@ def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]
 
 
 def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:
+    """Run ``job`` on each table ``sel`` names, through the run's one catalog."""
     from core.errors import PaimonError
-    from core.io.fileio import FileIO
-    from core.table.table import open_table
-    from core.table.warehouse import is_glob, resolve_tables
+    from core.table.warehouse import is_glob
 
     as_json = out.mode.value == "json"
-    fileio = FileIO(sel.fs_options, max_requests_per_second=sel.max_requests_per_second)
-    if not is_glob(sel.spec):
-        with guard(as_json=as_json, debug=debug):
-            locations = resolve_tables(sel.spec, sel.warehouse, fileio)
-            table = open_table(
-                locations[0], fileio=fileio, branch=sel.branch, dynamic_options=sel.dynamic_options
-            )
-            result, extra = _run_table(job, table)
-            out.table_root = table.location
-            if as_json:
-                out.json(document(job.command, table.location, {**job.to_json(result), **extra}))
-            else:
-                job.render(result, out)
-        if job.failed(result):
-            raise typer.Exit(EXIT_FAILURE)
-        return
     with guard(as_json=as_json, debug=debug):
-        locations = resolve_tables(sel.spec, sel.warehouse, fileio)
-    docs: list[dict[str, Any]] = []
-    failures = 0
-    for location in locations:
-        try:
-            table = open_table(
-                location, fileio=fileio, branch=sel.branch, dynamic_options=sel.dynamic_options
-            )
-            result, extra = _run_table(job, table)
-        except PaimonError as exc:
-            failures += 1
+        catalog = sel.open_catalog()
+    try:
+        if not is_glob(sel.spec):
+            _run_single(catalog, sel, job, out, as_json=as_json, debug=debug)
+            return
+        with guard(as_json=as_json, debug=debug):
+            refs = catalog.resolve(sel.spec)
+        docs: list[dict[str, Any]] = []
+        failures = 0
+        for ref in refs:
+            try:
+                table = catalog.load_table(
+                    ref, branch=sel.branch, dynamic_options=sel.dynamic_options
+                )
+                result, extra = _run_table(job, table)
+            except PaimonError as exc:
+                failures += 1
+                docs.append(
+                    {
+                        "table": ref.location,
+                        **_named(catalog, ref),
+                        "status": "failed",
+                        "error": {"kind": exc.kind, "message": exc.message},
+                    }
+                )
+                if not as_json:
+                    report_error(exc.kind, f"{ref.name}: {exc.message}", exc.hint, as_json=False)
+                continue
+            bad = job.failed(result)
+            failures += int(bad)
             docs.append(
                 {
-                    "table": location,
-                    "status": "failed",
-                    "error": {"kind": exc.kind, "message": exc.message},
+                    "table": ref.location,
+                    **_named(catalog, ref),
+                    "status": "failed" if bad else "ok",
+                    **job.to_json(result),
+                    **extra,
                 }
             )
             if not as_json:
-                report_error(exc.kind, f"{location}: {exc.message}", exc.hint, as_json=False)
-            continue
-        bad = job.failed(result)
-        failures += int(bad)
-        docs.append(
-            {
-                "table": location,
-                "status": "failed" if bad else "ok",
-                **job.to_json(result),
-                **extra,
-            }
-        )
-        if not as_json:
-            out.table_root = table.location
-            out.line(bold(f"== {location}"))
-            job.render(result, out)
-            out.line()
+                out.table_root = table.location
+                out.line(bold(f"== {ref.name}"))
+                job.render(result, out)
+                out.line()
+    finally:
+        catalog.close()
     if as_json:
         out.json(
             {
                 "command": job.command,
                 "schema_version": SCHEMA_VERSION,
                 "tables": docs,
-                "summary": {"tables": len(locations), "failed": failures},
+                "summary": {"tables": len(refs), "failed": failures},
             }
         )
     else:
-        out.line(f"{plural(len(locations), 'table')}, {failures} failed")
+        out.line(f"{plural(len(refs), 'table')}, {failures} failed")
     if failures:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+def _named(catalog: Catalog, ref: TableRef) -> dict[str, Any]:
+    """A table's ``db.table`` in a configured catalog, beside its location in the JSON
+    documents (those of paths and --warehouse stay as they were)."""
+    return {"identifier": ref.name} if ref.identifier is not None and catalog.configured else {}
+
+
+def _run_single(
+    catalog: Catalog, sel: Selection, job: TableJob[R], out: Output, *, as_json: bool, debug: bool
+) -> None:
+    with guard(as_json=as_json, debug=debug):
+        ref = catalog.resolve(sel.spec)[0]
+        table = catalog.load_table(ref, branch=sel.branch, dynamic_options=sel.dynamic_options)
+        result, extra = _run_table(job, table)
+        out.table_root = table.location
+        if as_json:
+            body = {**_named(catalog, ref), **job.to_json(result), **extra}
+            out.json(document(job.command, table.location, body))
+        else:
+            job.render(result, out)
+    if job.failed(result):
         raise typer.Exit(EXIT_FAILURE)

@@ -27,6 +27,7 @@ from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
     AllowUnsafeOpt,
     BranchOpt,
+    CatalogOpt,
     DryRunOpt,
     Engine,
     EngineOpt,
@@ -50,12 +51,14 @@ from paimon_cli.params import (
 from paimon_cli.state import AppState, state_of
 
 if TYPE_CHECKING:
+    from core.catalog.catalog import Catalog
     from core.ops.lifecycle import RunRequest
 
 
 class Shared(enum.Flag):
     """The shared option groups a command takes besides TABLE, ``--warehouse``,
-    ``--fs-option``, ``--max-requests-per-second`` and ``--json``, which every one has."""
+    ``--catalog``, ``--fs-option``, ``--max-requests-per-second`` and ``--json``, which
+    every one has."""
 
     NONE = 0
     OPTIONS = enum.auto()  # --options k=v,...: dynamic table options
@@ -118,6 +121,7 @@ _SHARED: tuple[_Param, ...] = (
     _Param("json_out", JsonOpt, False, Shared.NONE),
     _Param("quiet", QuietOpt, False, Shared.QUIET),
     _Param("warehouse", WarehouseOpt, None, Shared.NONE),
+    _Param("catalog", CatalogOpt, None, Shared.NONE),
     _Param("branch", BranchOpt, "main", Shared.BRANCH),
     _Param("fs_option", FsOpt, None, Shared.NONE),
     _Param("max_rps", RateOpt, None, Shared.NONE),
@@ -141,6 +145,20 @@ class Selection:
     fs_options: dict[str, str]
     dynamic_options: dict[str, str]
     max_requests_per_second: float | None = None
+    #: --catalog: a paimon.yaml or a configured catalog name (core.catalog.config)
+    catalog: str | None = None
+
+    def open_catalog(self) -> Catalog:
+        """The run's catalog, chosen once (``core.catalog.factory``); the caller closes it."""
+        from core.catalog.factory import open_catalog
+
+        return open_catalog(
+            self.catalog,
+            spec=self.spec,
+            warehouse=self.warehouse,
+            fs_options=self.fs_options,
+            max_requests_per_second=self.max_requests_per_second,
+        )
 
 
 @dataclass(frozen=True)
@@ -215,6 +233,7 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
             parse_fs_options(v["fs_option"]),
             dynamic,
             max_requests_per_second=v["max_rps"],
+            catalog=v["catalog"],
         ),
         dry_run=v["dry_run"],
         quarantine=bool(v["quarantine"]),

@@ -28,6 +28,7 @@ from core.format.model import (
 from core.format.options import TableOptions
 from core.io.fileio import FileIO, normalize_path
 from core.table.branch_manager import BranchManager
+from core.table.catalog_env import PATH, CatalogEnvironment
 from core.table.consumer_manager import ConsumerManager
 from core.table.paths import PathFactory, branch_root_of
 from core.table.schema_manager import SchemaManager
@@ -52,9 +53,13 @@ class PaimonTable:
     consumers: ConsumerManager = field(repr=False)
     schemas: SchemaManager = field(repr=False)
     branches: BranchManager = field(repr=False)
+    #: the catalog the table was loaded from (its name, identifier, commit lock)
+    catalog: CatalogEnvironment = field(default=PATH, repr=False)
 
     @property
     def name(self) -> str:
+        if self.catalog.identifier:
+            return self.catalog.identifier
         parts = self.location.rstrip("/").split("/")
         db = parts[-2][:-3] if len(parts) > 1 and parts[-2].endswith(".db") else None
         return f"{db}.{parts[-1]}" if db else parts[-1]
@@ -66,7 +71,11 @@ class PaimonTable:
     def for_branch(self, branch: str) -> PaimonTable:
         """The same table seen from another branch (shares FileIO and dynamic options)."""
         return open_table(
-            self.location, fileio=self.fileio, branch=branch, dynamic_options=self.options.dynamic
+            self.location,
+            fileio=self.fileio,
+            branch=branch,
+            dynamic_options=self.options.dynamic,
+            catalog=self.catalog,
         )
 
     # -- metadata reading -------------------------------------------------------------------
@@ -135,8 +144,10 @@ def open_table(
     fileio: FileIO | None = None,
     branch: str = "main",
     dynamic_options: Mapping[str, str] | None = None,
+    catalog: CatalogEnvironment = PATH,
 ) -> PaimonTable:
-    """Open a table at ``location``; TableNotFoundError if it holds no Paimon schema."""
+    """Open a table at ``location``; TableNotFoundError if it holds no Paimon schema.
+    ``catalog``: the catalog it was loaded from (``core.catalog``), if any."""
     fileio = fileio or FileIO()
     root = normalize_path(location)
     info = fileio.info(root)
@@ -180,4 +191,5 @@ def open_table(
         consumers=ConsumerManager(fileio, branch_root),
         schemas=schemas,
         branches=branches,
+        catalog=catalog,
     )

@@ -159,11 +159,12 @@ def commit(
                 f"(e.g. {stale[0]}); rebuilt"
             )
         else:
+            attempt = Attempt(table, codec, publication)
             published = _try(
                 table,
                 latest,
                 changes,
-                Attempt(table, codec, publication),
+                attempt,
                 commit_kind=commit_kind,
                 commit_user=user,
                 identifier=identifier,
@@ -172,7 +173,7 @@ def commit(
                 run=run,
             )
             if published is not None:
-                hint = write_latest_hint(table, published.id)
+                hint = attempt.hint
                 notes += [hint] if hint else []
                 logger.info(
                     "committed snapshot %d (%s) after %d attempt(s)",
@@ -220,10 +221,15 @@ def _try(
         )
         if run is not None:
             run.check_lease()  # a run that lost its table's lease never publishes
-        with critical():
+        # The catalog's lock (Paimon's JDBC lock) is held as Java's RenamingSnapshotCommit
+        # holds it: around creating the snapshot and its LATEST hint. It is taken before the
+        # critical section: waiting for it can be interrupted, and a refusal discards.
+        with table.catalog.lock.hold(), critical():
             published = publish_snapshot(table, raw, attempt.publication, allow_unsafe=allow_unsafe)
             if published is not None and run is not None:
                 run.commits.append(published.id)
+            if published is not None:
+                attempt.hint = write_latest_hint(table, published.id)
     except BaseException:
         attempt.discard()  # a no-op once publishing was attempted
         raise

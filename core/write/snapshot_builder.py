@@ -44,6 +44,8 @@ class Attempt:
     prefix: str = field(default_factory=lambda: str(uuid.uuid4()))
     counter: int = 0
     written: list[WrittenFile] = field(default_factory=list)
+    #: why the LATEST hint could not follow the published snapshot (a note), if it could not
+    hint: str | None = None
 
     def write(
         self, kind: str, schema: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]

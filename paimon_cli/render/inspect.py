@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from core.ops.inspect import Summary
     from core.ops.space import FileSizes, SpaceView
 from core.runtime.wording import plural
+from core.table.catalog_env import NO_LOCK
 from paimon_cli.convert import (
     consumer_json,
     instant,
@@ -90,8 +91,11 @@ def _retention_json(r: Any) -> dict[str, Any]:
 
 def _summary_json(s: Summary, zone: dt.tzinfo) -> dict[str, Any]:
     t = s.table
+    # Which catalog the table came from: only a table found by name has one.
+    named = {"catalog": t.catalog.describe()} if t.catalog.identifier else {}
     return {
         "location": t.location,
+        **named,
         "branch": t.branch,
         "schema_id": t.schema.id,
         "primary_keys": list(t.schema.primary_keys),
@@ -264,6 +268,10 @@ def _render_summary(s: Summary, _data: Any, out: Output, zone: Any) -> None:
     keys = f" by ({', '.join(t.schema.partition_keys)})" if t.schema.partition_keys else ""
     branch = f"  (branch {t.branch})" if t.branch != "main" else ""
     out.line(bold(t.location), branch)
+    if t.catalog.identifier:
+        env = t.catalog
+        lock = f", commits under the {env.lock.description}" if env.lock is not NO_LOCK else ""
+        out.line(f"  {env.identifier} in the {env.kind} catalog {env.catalog} ({env.where}){lock}")
     out.line(
         f"  {kind} table{keys}, bucket {t.options.bucket}, "
         f"format {t.options.get('file.format')}, schema {t.schema.id}"
