@@ -23,7 +23,15 @@ def _filesystem(config: CatalogConfig, fileio: FileIO) -> Catalog:
     return FileSystemCatalog(config.name, fileio, require(config, "warehouse"))
 
 
-_OPENERS: dict[str, Opener] = {"filesystem": _filesystem}
+def _rest(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    from core.catalog.rest import RestCatalog  # its HTTP client only when used
+
+    return RestCatalog(
+        config, fileio, uri=require(config, "uri"), warehouse=require(config, "warehouse")
+    )
+
+
+_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "rest": _rest}
 
 
 def register(metastore: str, opener: Opener) -> None:

@@ -242,6 +242,7 @@ class CreateBranch(Deletion[CreateBranchDetails]):
     """``branch/branch-<name>`` with the schemas and, from a tag, the tag and its snapshot."""
 
     command: ClassVar[str] = "create-branch"
+    rewrites_history = True
     details_type: ClassVar[type[Record]] = CreateBranchDetails
 
     name: str
@@ -416,6 +417,7 @@ class DeleteBranch(Deletion[DeleteBranchDetails]):
     """Paimon's delete_branch: the branch directory, journaled and quarantinable."""
 
     command: ClassVar[str] = "delete-branch"
+    rewrites_history = True
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
     details_type: ClassVar[type[Record]] = DeleteBranchDetails

@@ -109,6 +109,7 @@ class FastForward(Deletion[FastForwardDetails]):
     earliest snapshot on; journaled (every removed commit file with its identity)."""
 
     command: ClassVar[str] = "fast-forward"
+    rewrites_history = True
     journaled: ClassVar[bool] = True
     details_type: ClassVar[type[Record]] = FastForwardDetails
 

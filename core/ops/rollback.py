@@ -405,6 +405,7 @@ class Rollback(Deletion[RollbackDetails]):
     its base (issue 22 defect 7)."""
 
     command: ClassVar[str] = "rollback"
+    rewrites_history = True
     journaled: ClassVar[bool] = True
     quarantinable: ClassVar[bool] = True
     details_type: ClassVar[type[Record]] = RollbackDetails

@@ -67,6 +67,11 @@ class CatalogEnvironment:
         commit took the id. Only for version-managed catalogs."""
         raise NotImplementedError(f"the {self.kind} catalog {self.catalog} does not commit")
 
+    def latest_snapshot(self, branch: str) -> Mapping[str, Any] | None:
+        """The catalog's latest snapshot of ``branch`` (None: it has none); read back to
+        settle a commit whose answer was lost. Only for version-managed catalogs."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no snapshots")
+
     def describe(self) -> dict[str, Any]:
         """What ``inspect`` shows: which catalog, the identifier, where it lives, the lock."""
         return {

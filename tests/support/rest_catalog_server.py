@@ -114,6 +114,7 @@ class RestCatalogServer:
     requests: list[tuple[str, str, int]] = field(default_factory=list)
     tokens_vended: int = 0
     gate: CredentialGate = field(default_factory=CredentialGate)
+    data_proxy: FaultProxy | None = None  # in front of the data (S3): the gate, and faults
     uri: str = ""
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _server: ThreadingHTTPServer | None = None
@@ -517,4 +518,5 @@ def start_s3_catalog(
     )
     proxy = FaultProxy(moto_endpoint, gate=server.gate).start()
     server.data_endpoint = proxy.endpoint
+    server.data_proxy = proxy
     return server.start(), proxy
