@@ -1,5 +1,6 @@
 """Tab completion of tag and branch names, read from the table given earlier on the same
-command line (TABLE, with ``--warehouse``, ``--fs-option`` and ``--branch`` when given).
+command line (TABLE, with ``--warehouse`` or ``--catalog``, ``--fs-option`` and ``--branch``
+when given).
 
 Completion runs at every <TAB> inside the user's shell, so it stays fast (one directory
 listing of the table, no schema or manifest read, no retries) and never fails the shell
@@ -45,7 +46,7 @@ def _typed_words() -> list[str]:
 
 
 def _command_line(ctx: typer.Context) -> dict[str, Any]:
-    """TABLE, --warehouse, --branch and --fs-option as typed so far. Read from the words
+    """TABLE, --warehouse, --catalog, --branch and --fs-option as typed so far. Read from the words
     themselves: while an option still waits for its value (``--to-tag <TAB>``) the parsed
     parameters hold nothing (Click stops parsing at the option without a value)."""
     takes_value = {
@@ -87,8 +88,17 @@ def _table(ctx: typer.Context) -> tuple[FileIO, str] | None:
     if not spec or is_glob(spec):
         return None
     warehouse = typed.get("warehouse") or os.environ.get("PAIMON_WAREHOUSE")
-    options = typed["fs_option"] or ctx.params.get("fs_option")
-    fileio = FileIO(parse_fs_options(list(options or ())), retries=0)
+    options = parse_fs_options(list(typed["fs_option"] or ctx.params.get("fs_option") or ()))
+    catalog_name = typed.get("catalog") or os.environ.get("PAIMON_CATALOG")
+    if catalog_name:
+        from core.catalog.factory import open_catalog
+
+        # db.table in the catalog the command line names (its listing, its credentials).
+        with open_catalog(
+            catalog_name, spec=spec, warehouse=warehouse, fs_options=options
+        ) as catalog:
+            return catalog.fileio, catalog.resolve(spec)[0].location
+    fileio = FileIO(options, retries=0)
     return fileio, resolve_tables(spec, warehouse, fileio)[0]
 
 

@@ -10,17 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from core.catalog.catalog import Catalog
     from core.format.model import Snapshot
     from core.ops.check import CheckReport, CheckScope
     from core.ops.inspect import Summary
     from core.runtime.executors.base import Executor
     from core.table.table import PaimonTable
     from paimon_cli.shared import Common
+from core.runtime.wording import plural
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.progress import progress_for
 from paimon_cli.render import inspect as render
 from paimon_cli.render.inspect import View
-from paimon_cli.selection import TableJob, run_job
+from paimon_cli.selection import CatalogFinding, TableJob, run_job
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +214,23 @@ def inspect_tables(
             },
             lambda value, o: render.render_view(req.view, value, o, req.zone),
         )
+    drift = _catalog_drift(common.selection.spec) if scope is not None else None
     try:
-        run_job(common.selection, job, out, debug=common.debug)
+        run_job(common.selection, job, out, debug=common.debug, about_catalog=drift)
     finally:
         holder.close()
+
+
+def _catalog_drift(spec: str) -> Callable[[Catalog], CatalogFinding]:
+    """--check over a catalog also checks the catalog against its warehouse."""
+
+    def judge(catalog: Catalog) -> CatalogFinding:
+        from core.ops.catalog_drift import catalog_drift
+
+        found = catalog_drift(catalog, spec)
+        lines = [f"catalog {catalog.name}: {plural(len(found), 'drift')} from its warehouse"]
+        lines += [f"  {d.kind}: {d.message}" for d in found]
+        doc = [{"kind": d.kind, "identifier": d.identifier, "location": d.location} for d in found]
+        return CatalogFinding({"catalog_drift": doc}, lines, failed=bool(found))
+
+    return judge

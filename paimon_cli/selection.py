@@ -40,6 +40,16 @@ class TableJob(Generic[R]):
     extra: Callable[[R], dict[str, Any]] = lambda _result: {}
 
 
+@dataclass(frozen=True)
+class CatalogFinding:
+    """What a job judges of the catalog itself, after its tables (inspect --check: drift
+    between the catalog and its warehouse)."""
+
+    document: dict[str, Any]  # keys added to the glob's JSON document
+    lines: list[str]  # its human form
+    failed: bool
+
+
 def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"command": command, "schema_version": SCHEMA_VERSION, "table": table, **body}
 
@@ -83,8 +93,16 @@ def _run_table(job: TableJob[R], table: PaimonTable) -> tuple[R, dict[str, Any]]
     return result, job.extra(result)
 
 
-def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> None:
-    """Run ``job`` on each table ``sel`` names, through the run's one catalog."""
+def run_job(
+    sel: Selection,
+    job: TableJob[R],
+    out: Output,
+    *,
+    debug: bool,
+    about_catalog: Callable[[Catalog], CatalogFinding] | None = None,
+) -> None:
+    """Run ``job`` on each table ``sel`` names, through the run's one catalog; over a glob
+    in a configured catalog, ``about_catalog`` then judges the catalog itself."""
     from core.errors import PaimonError
     from core.table.warehouse import is_glob
 
@@ -134,6 +152,10 @@ def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> No
                 out.line(bold(f"== {ref.name}"))
                 job.render(result, out)
                 out.line()
+        finding = None
+        if about_catalog is not None and catalog.configured:
+            with guard(as_json=as_json, debug=debug):
+                finding = about_catalog(catalog)
     finally:
         catalog.close()
     if as_json:
@@ -142,12 +164,15 @@ def run_job(sel: Selection, job: TableJob[R], out: Output, *, debug: bool) -> No
                 "command": job.command,
                 "schema_version": SCHEMA_VERSION,
                 "tables": docs,
+                **(finding.document if finding else {}),
                 "summary": {"tables": len(refs), "failed": failures},
             }
         )
     else:
+        for line in finding.lines if finding else []:
+            out.line(line)
         out.line(f"{plural(len(refs), 'table')}, {failures} failed")
-    if failures:
+    if failures or (finding and finding.failed):
         raise typer.Exit(EXIT_FAILURE)
 
 

@@ -166,3 +166,20 @@ def held() -> Iterator[list[Held]]:
         if h.proc.poll() is None:
             h.proc.kill()
             h.proc.communicate()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[object]:
+    """A PostgreSQL server of this session (support/postgres.py), stopped at its end."""
+    import tempfile
+
+    from support.postgres import start_server
+
+    # Not under pytest's 0700 temporary root: the server runs as the postgres user.
+    root = Path(tempfile.mkdtemp(prefix="paimon-cli-pg-"))
+    server = start_server(root)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)

@@ -32,6 +32,8 @@ class Catalog(ABC):
     ``db.table`` and globs, suggestions for unknown names and loading are shared."""
 
     kind: ClassVar[str]
+    #: the root under which the catalog's tables live as ``<db>.db/<table>``, when it has one
+    warehouse: str | None = None
 
     def __init__(self, name: str, fileio: FileIO) -> None:
         self.name = name  # as the user gave it: a paimon.yaml path or a configured name

@@ -56,6 +56,17 @@ def default_catalog_config(environ: Mapping[str, str]) -> CatalogConfig | None:
     return _checked(name, catalogs[name], f"{path} (catalog {name})")
 
 
+def require(config: CatalogConfig, key: str) -> str:
+    value = config.options.get(key, "").strip()
+    if not value:
+        metastore = config.options.get("metastore", "filesystem")
+        raise CatalogConfigError(
+            f"{config.source}: a {metastore} catalog needs {key!r}",
+            hint=f"add '{key}: ...' to the catalog's options",
+        )
+    return value
+
+
 def _is_file_spec(value: str) -> bool:
     return os.path.isfile(value) or value.endswith((".yaml", ".yml")) or os.sep in value
 

@@ -8,9 +8,14 @@ import os
 from collections.abc import Callable, Mapping
 
 from core.catalog.catalog import Catalog
-from core.catalog.config import CatalogConfig, default_catalog_config, load_catalog_config
+from core.catalog.config import (
+    CatalogConfig,
+    default_catalog_config,
+    load_catalog_config,
+    require,
+)
 from core.catalog.filesystem import FileSystemCatalog
-from core.catalog.options import METASTORES, storage_options
+from core.catalog.options import METASTORES, flag, storage_options
 from core.errors import CatalogConfigError
 from core.io.fileio import FileIO
 from core.table.warehouse import looks_like_location
@@ -20,7 +25,21 @@ Opener = Callable[[CatalogConfig, FileIO], Catalog]
 
 
 def _filesystem(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    if flag(config.options, "lock.enabled", config.source):
+        # Java's filesystem catalog then locks through Hive or ZooKeeper: a commit of ours
+        # that took no such lock would race its writers.
+        raise CatalogConfigError(
+            f"{config.source}: a filesystem catalog with lock.enabled locks commits through "
+            f"{config.options.get('lock.type') or 'a lock service'}, which paimon-cli cannot take",
+            hint="stop the catalog's writers while maintaining, or use a JDBC catalog",
+        )
     return FileSystemCatalog(config.name, fileio, require(config, "warehouse"))
+
+
+def _jdbc(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    from core.catalog.jdbc import JdbcCatalog  # sqlite3 and drivers only when used
+
+    return JdbcCatalog(config, fileio)
 
 
 def _rest(config: CatalogConfig, fileio: FileIO) -> Catalog:
@@ -31,23 +50,12 @@ def _rest(config: CatalogConfig, fileio: FileIO) -> Catalog:
     )
 
 
-_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "rest": _rest}
+_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "jdbc": _jdbc, "rest": _rest}
 
 
 def register(metastore: str, opener: Opener) -> None:
     """Add a metastore (the REST catalog registers itself here)."""
     _OPENERS[metastore] = opener
-
-
-def require(config: CatalogConfig, key: str) -> str:
-    value = config.options.get(key, "").strip()
-    if not value:
-        metastore = config.options.get("metastore", "filesystem")
-        raise CatalogConfigError(
-            f"{config.source}: a {metastore} catalog needs {key!r}",
-            hint=f"add '{key}: ...' to the catalog's options",
-        )
-    return value
 
 
 def open_catalog(
@@ -60,6 +68,9 @@ def open_catalog(
     environ: Mapping[str, str] | None = None,
 ) -> Catalog:
     """The catalog that resolves ``spec`` for this run."""
+    # Looked up at each call: tests swap core.io.fileio.FileIO for a faulty one.
+    from core.io.fileio import FileIO
+
     environ = os.environ if environ is None else environ
     if catalog and warehouse:
         raise CatalogConfigError(

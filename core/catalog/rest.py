@@ -5,7 +5,7 @@ partition statistics: tables are found and loaded through it, storage is reached
 credentials it vends for each table (renewed before they expire), and commits go through
 its commit endpoint (``core.write.commit``, through the table's :class:`RestEnvironment`).
 A table whose files hold a snapshot the server never committed (or lack one it did) is
-refused before anything runs: something wrote past the catalog (DECISIONS D16).
+refused before anything runs: something wrote past the catalog (DECISIONS D17).
 """
 
 from __future__ import annotations

@@ -139,3 +139,9 @@ def test_missing_catalog_file(tmp_path: Path) -> None:
     result = run("inspect", "db.t", "--catalog", tmp_path / "nope.yaml", "--json")
     assert result.exit_code == 2
     assert json.loads(result.stderr)["error"]["kind"] == "catalog_config"
+
+
+def test_paimon_catalog_is_the_environment_twin(paimon_yaml: Path) -> None:
+    result = run("inspect", "db.pk_table", "--json", env={"PAIMON_CATALOG": str(paimon_yaml)})
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["identifier"] == "db.pk_table"
