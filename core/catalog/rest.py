@@ -107,6 +107,15 @@ class RestCatalog(Catalog):
             self.http, self.prefix, identifier.database, identifier.table, answer.get("id")
         )
 
+    def storage(self, identifier: Identifier | None) -> FileIO:
+        if not self.data_token or identifier is None:
+            return self.fileio
+        return VendedFileIO(
+            self.fileio.storage_options,
+            self.server_table(identifier).data_token,
+            max_requests_per_second=self.fileio.max_requests_per_second,
+        )
+
     def environment(self, identifier: Identifier | None) -> RestEnvironment:
         return RestEnvironment(
             catalog=self.name,
@@ -122,42 +131,48 @@ class RestCatalog(Catalog):
         if ref.identifier is None:
             return super().load_table(ref, branch=branch, dynamic_options=dynamic_options)
         env = self.environment(ref.identifier)
-        server = env.server
-        fileio = self.fileio
-        if self.data_token and server is not None:
-            fileio = VendedFileIO(
-                self.fileio.storage_options,
-                server.data_token,
-                max_requests_per_second=self.fileio.max_requests_per_second,
-            )
+        fileio = self.storage(ref.identifier)
         table = open_table(
             ref.location, fileio=fileio, branch=branch, dynamic_options=dynamic_options, catalog=env
         )
-        check_in_step(table, env, branch)
+        if branch == "main":  # the server keeps the main branch's latest snapshot only
+            check_in_step(table, env)
         return table
 
+    def snapshot_drift(self, identifier: Identifier, location: str) -> str | None:
+        env = self.environment(identifier)
+        table = open_table(location, fileio=self.storage(identifier), catalog=env)
+        return drift_between(table, env)
 
-def check_in_step(table: PaimonTable, env: RestEnvironment, branch: str) -> None:
-    """Refuse a table whose latest snapshot on storage is not the server's: a commit went
-    past the catalog (a writer that created a snapshot file itself), or the catalog lost
-    one. Acting on either would build on a history one of the two does not have."""
-    if branch != "main":
-        return  # the server keeps the main branch's latest snapshot only
-    theirs = env.latest_snapshot(branch)
+
+def drift_between(table: PaimonTable, env: RestEnvironment) -> str | None:
+    """How the server's latest snapshot and the table's files' differ; None when in step."""
+    theirs = env.latest_snapshot("main")
     ours = table.snapshots.latest()
     if theirs is None and ours is None:
-        return
+        return None
     if theirs is not None and ours is not None:
         same_id = int(theirs.get("id", -1)) == ours.id
         same_uuid = theirs.get("uuid") in (None, ours.raw.get("uuid"))
         if same_id and same_uuid:
-            return
+            return None
     server_says = "none" if theirs is None else f"snapshot {theirs.get('id')}"
     files_say = "none" if ours is None else f"snapshot {ours.id}"
+    return (
+        f"the REST catalog's latest snapshot is {server_says}, the table's files hold "
+        f"{files_say}: a commit went past the catalog (or the catalog lost one)"
+    )
+
+
+def check_in_step(table: PaimonTable, env: RestEnvironment) -> None:
+    """Refuse a table whose latest snapshot on storage is not the server's: a commit went
+    past the catalog (a writer that created a snapshot file itself), or the catalog lost
+    one. Acting on either would build on a history one of the two does not have."""
+    differs = drift_between(table, env)
+    if differs is None:
+        return
     raise CatalogDriftError(
-        f"{table.name}: the REST catalog's latest snapshot is {server_says}, the table's files "
-        f"hold {files_say}: a commit went past the catalog (or the catalog lost one); "
-        "nothing was changed",
+        f"{table.name}: {differs}; nothing was changed",
         hint="find the writer that committed without the catalog and repair the table through "
         "the catalog's server (e.g. roll back with Paimon) before maintaining it",
     )
