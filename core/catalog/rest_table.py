@@ -54,6 +54,13 @@ class RestTable:
         answer = self.http.post(self.path("commit", branch=branch), body)
         return bool((answer or {}).get("success"))
 
+    def rollback(
+        self, instant: Mapping[str, Any], *, branch: str, from_snapshot: int | None
+    ) -> None:
+        """``POST .../rollback`` as Paimon's RESTApi sends it."""
+        body = {"instant": dict(instant), "fromSnapshot": from_snapshot}
+        self.http.post(self.path("rollback", branch=branch), body)
+
     def data_token(self) -> tuple[dict[str, str], int]:
         """The table's vended storage settings and their expiry (epoch ms)."""
         answer = self.http.get(self.path("token")) or {}
@@ -94,3 +101,8 @@ class RestEnvironment(CatalogEnvironment):
 
     def latest_snapshot(self, branch: str) -> Mapping[str, Any] | None:
         return self._server().latest_snapshot(branch)
+
+    def rollback_to(
+        self, branch: str, instant: Mapping[str, Any], from_snapshot: int | None
+    ) -> None:
+        self._server().rollback(instant, branch=branch, from_snapshot=from_snapshot)

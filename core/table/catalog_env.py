@@ -72,6 +72,13 @@ class CatalogEnvironment:
         settle a commit whose answer was lost. Only for version-managed catalogs."""
         raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no snapshots")
 
+    def rollback_to(
+        self, branch: str, instant: Mapping[str, Any], from_snapshot: int | None
+    ) -> None:
+        """Roll the table back through the catalog (Paimon's ``rollbackTo``): the catalog
+        removes what follows ``instant``. Only for version-managed catalogs."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} does not roll back")
+
     def describe(self) -> dict[str, Any]:
         """What ``inspect`` shows: which catalog, the identifier, where it lives, the lock."""
         return {

@@ -458,6 +458,10 @@ class _Handler(BaseHTTPRequestHandler):
             path = f"{entry.path}/snapshot/snapshot-{sid}"
             if fs.exists(path):
                 fs.rm_file(path)
+        for tag in self._listed(f"{entry.path}/tag", "tag-"):  # tags after the target go too
+            found = state.read_json(f"{entry.path}/tag/tag-{tag}")
+            if found is not None and int(found["id"]) > int(target["id"]):
+                fs.rm_file(f"{entry.path}/tag/tag-{tag}")
         if instant.get("type") == "tag":
             state.write(
                 f"{entry.path}/snapshot/snapshot-{target['id']}", json.dumps(target).encode()
