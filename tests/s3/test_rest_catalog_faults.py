@@ -146,3 +146,23 @@ def test_token_renewed_during_a_long_run(tmp_path: Path, orders: RestCatalogServ
     assert time.monotonic() - started > 8.5  # outlived the first token
     assert orders.tokens_vended - vended >= 2
     assert orders.gate.refused == []
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"token.provider": "dlf"}, "token.provider 'dlf' is not supported"),
+        ({"token.provider": "bear", "token": ""}, "needs 'token'"),
+        ({"uri": ""}, "needs 'uri'"),
+    ],
+)
+def test_unusable_configuration_is_a_usage_error(
+    tmp_path: Path, options: dict[str, str], says: str
+) -> None:
+    config = {"metastore": "rest", "uri": "http://127.0.0.1:9", "warehouse": "w"}
+    config.update(options)
+    yaml = _yaml(tmp_path, {k: v for k, v in config.items() if v})
+    result = run("expire-snapshots", "db.orders", "--catalog", yaml, "--json")
+    assert result.exit_code == 2 and "Traceback" not in result.stderr
+    error = json.loads(result.stderr.strip().splitlines()[-1])["error"]
+    assert error["kind"] == "catalog_config" and says in error["message"]
