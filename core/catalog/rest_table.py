@@ -61,6 +61,16 @@ class RestTable:
         body = {"instant": dict(instant), "fromSnapshot": from_snapshot}
         self.http.post(self.path("rollback", branch=branch), body)
 
+    def branches(self) -> list[str]:
+        answer = self.http.get(self.path("branches")) or {}
+        return sorted(str(b) for b in answer.get("branches") or [])
+
+    def create_branch(self, branch: str, from_tag: str | None) -> None:
+        self.http.post(self.path("branches"), {"branch": branch, "fromTag": from_tag})
+
+    def drop_branch(self, branch: str) -> None:
+        self.http.call("DELETE", self.path("branches", branch))
+
     def data_token(self) -> tuple[dict[str, str], int]:
         """The table's vended storage settings and their expiry (epoch ms)."""
         answer = self.http.get(self.path("token")) or {}
@@ -106,3 +116,12 @@ class RestEnvironment(CatalogEnvironment):
         self, branch: str, instant: Mapping[str, Any], from_snapshot: int | None
     ) -> None:
         self._server().rollback(instant, branch=branch, from_snapshot=from_snapshot)
+
+    def branches(self) -> list[str]:
+        return self._server().branches()
+
+    def create_branch(self, branch: str, from_tag: str | None) -> None:
+        self._server().create_branch(branch, from_tag)
+
+    def drop_branch(self, branch: str) -> None:
+        self._server().drop_branch(branch)

@@ -79,6 +79,18 @@ class CatalogEnvironment:
         removes what follows ``instant``. Only for version-managed catalogs."""
         raise NotImplementedError(f"the {self.kind} catalog {self.catalog} does not roll back")
 
+    def branches(self) -> list[str]:
+        """The table's branches as the catalog lists them. Only for version-managed ones."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
+    def create_branch(self, branch: str, from_tag: str | None) -> None:
+        """Create ``branch`` through the catalog (Paimon's CatalogBranchManager)."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
+    def drop_branch(self, branch: str) -> None:
+        """Drop ``branch`` through the catalog (Paimon's CatalogBranchManager)."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
     def describe(self) -> dict[str, Any]:
         """What ``inspect`` shows: which catalog, the identifier, where it lives, the lock."""
         return {

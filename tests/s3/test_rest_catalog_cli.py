@@ -146,7 +146,7 @@ def _read_tag(table: Any, tag: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(
     "command",
-    [["create-branch", "b1"], ["restore", "r1"]],
+    [["fast-forward", "b1"], ["restore", "r1"]],
     ids=lambda c: c[0],
 )
 def test_history_rewrites_are_refused(
@@ -180,6 +180,22 @@ def test_rollback_goes_through_the_server(orders: RestCatalogServer, rest_yaml: 
         "--retain-min",
         "1",
     )
+
+
+def test_branches_go_through_the_server(orders: RestCatalogServer, rest_yaml: Path) -> None:
+    _ok("create-tag", "db.orders", "v2", "--snapshot", "2", "--catalog", rest_yaml)
+    _ok("create-branch", "db.orders", "b1", "--tag", "v2", "--catalog", rest_yaml)
+    assert any(p.endswith("/branches") and m == "POST" for m, p, s in orders.requests)
+    table = rw.catalog(orders).get_table("db.orders$branch_b1")
+    builder = table.new_read_builder()
+    ids = sorted(
+        r["id"] for r in builder.new_read().to_arrow(builder.new_scan().plan().splits()).to_pylist()
+    )
+    assert ids == [0, 1, 2, 3]  # the tag's snapshot, read by pypaimon on the branch
+    _ok("delete-branch", "db.orders", "b1", "--catalog", rest_yaml)
+    assert any(p.endswith("/branches/b1") and m == "DELETE" for m, p, s in orders.requests)
+    root = orders.tables[("db", "orders")].path
+    assert not orders.fs().exists(f"{root}/branch/branch-b1")
 
 
 def test_a_commit_past_the_catalog_is_caught(orders: RestCatalogServer, rest_yaml: Path) -> None:

@@ -242,6 +242,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "resourceName": exc.name,
                 "code": exc.code,
             }
+        except (KeyError, TypeError, ValueError) as exc:  # a malformed request: 400
+            status, answer = 400, {"message": f"bad request: {exc!r}", "code": 400}
         except _Drop:
             state.requests.append((self.command, url.path, 0))
             self.close_connection = True
@@ -356,6 +358,9 @@ class _Handler(BaseHTTPRequestHandler):
         what = tail[0]
         if what == "token":
             return 200, state.data_token()
+        if what == "snapshot" and "$branch_" in name:
+            stats = _totals([])  # this server keeps statistics for main only
+            return 200, {"snapshot": {"snapshot": self._branch_latest(entry, name), **stats}}
         if what == "snapshot":
             if entry.latest is None:
                 raise RestError(404, f"{database}.{name} has no snapshot", "SNAPSHOT", name)
@@ -375,6 +380,10 @@ class _Handler(BaseHTTPRequestHandler):
             return 200, {"tags": self._listed(f"{entry.path}/tag", "tag-"), "nextPageToken": None}
         if what == "branches" and method == "GET" and len(tail) == 1:
             return 200, {"branches": self._listed(f"{entry.path}/branch", "branch-")}
+        if what == "branches" and method == "POST" and len(tail) == 1:
+            return self._create_branch(entry, body["branch"], body.get("fromTag"))
+        if what == "branches" and method == "DELETE" and len(tail) == 2:
+            return self._drop_branch(entry, tail[1])
         raise RestError(501, f"{method} {'/'.join(tail)} is not offered by this server")
 
     def _table_json(self, entry: TableEntry) -> Json:
@@ -399,6 +408,51 @@ class _Handler(BaseHTTPRequestHandler):
             "updatedAt": entry.created_at,
             "updatedBy": "tests",
         }
+
+    def _create_branch(
+        self, entry: TableEntry, branch: str, tag: str | None
+    ) -> tuple[int, Json | None]:
+        """The branch's schemas and, from a tag, the tag and its snapshot (Paimon's
+        BranchManager, done by the server)."""
+        state = self.server_state
+        fs = state.fs()
+        root = f"{entry.path}/branch/branch-{branch}"
+        if branch in self._listed(f"{entry.path}/branch", "branch-"):
+            raise RestError(409, f"branch {branch} already exists", "BRANCH", branch)
+        tagged = None
+        if tag is not None:
+            tagged = state.read_json(f"{entry.path}/tag/tag-{tag}")
+            if tagged is None:
+                raise RestError(404, f"tag {tag} does not exist", "TAG", tag)
+        for path in fs.ls(f"{entry.path}/schema"):
+            name = path.rstrip("/").rsplit("/", 1)[-1]
+            state.write(f"{root}/schema/{name}", fs.cat_file(path))
+        if tagged is not None:
+            data = json.dumps(tagged).encode()
+            state.write(f"{root}/tag/tag-{tag}", data)
+            state.write(f"{root}/snapshot/snapshot-{tagged['id']}", data)
+            state.write(f"{root}/snapshot/EARLIEST", str(tagged["id"]).encode())
+            state.write(f"{root}/snapshot/LATEST", str(tagged["id"]).encode())
+        return 200, None
+
+    def _branch_latest(self, entry: TableEntry, name: str) -> Json:
+        """A branch's latest snapshot, from its files (this server versions main only)."""
+        state = self.server_state
+        root = f"{entry.path}/branch/branch-{name.split('$branch_', 1)[1]}/snapshot"
+        try:
+            latest = int(state.fs().cat_file(f"{root}/LATEST"))
+        except FileNotFoundError:
+            raise RestError(404, f"{name} has no snapshot", "SNAPSHOT", name) from None
+        snapshot = state.read_json(f"{root}/snapshot-{latest}")
+        if snapshot is None:
+            raise RestError(404, f"{name} has no snapshot {latest}", "SNAPSHOT", name)
+        return snapshot
+
+    def _drop_branch(self, entry: TableEntry, branch: str) -> tuple[int, Json | None]:
+        if branch not in self._listed(f"{entry.path}/branch", "branch-"):
+            raise RestError(404, f"branch {branch} does not exist", "BRANCH", branch)
+        self.server_state.fs().rm(f"{entry.path}/branch/branch-{branch}", recursive=True)
+        return 200, None
 
     def _listed(self, directory: str, prefix: str) -> list[str]:
         try:
