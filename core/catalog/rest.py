@@ -20,6 +20,7 @@ from core.catalog.rest_http import RestHttp, RestNotFoundError, path_of
 from core.catalog.rest_table import RestEnvironment, RestTable
 from core.catalog.rest_token import VendedFileIO
 from core.errors import CatalogConfigError, CatalogDriftError
+from core.format.model import Snapshot
 from core.io.fileio import FileIO
 from core.table.table import PaimonTable, open_table
 
@@ -146,15 +147,12 @@ class RestCatalog(Catalog):
 
 
 def drift_between(table: PaimonTable, env: RestEnvironment) -> str | None:
-    """How the server's latest snapshot and the table's files' differ; None when in step."""
-    theirs = env.latest_snapshot("main")
-    ours = table.snapshots.latest()
-    if theirs is None and ours is None:
-        return None
-    if theirs is not None and ours is not None:
-        same_id = int(theirs.get("id", -1)) == ours.id
-        same_uuid = theirs.get("uuid") in (None, ours.raw.get("uuid"))
-        if same_id and same_uuid:
+    """How the server's latest snapshot and the table's files' differ; None when in step.
+    Asked twice before answering: a writer committing between the two reads is no drift."""
+    for _ in range(2):
+        theirs = env.latest_snapshot("main")
+        ours = table.snapshots.latest()
+        if _in_step(theirs, ours):
             return None
     server_says = "none" if theirs is None else f"snapshot {theirs.get('id')}"
     files_say = "none" if ours is None else f"snapshot {ours.id}"
@@ -162,6 +160,13 @@ def drift_between(table: PaimonTable, env: RestEnvironment) -> str | None:
         f"the REST catalog's latest snapshot is {server_says}, the table's files hold "
         f"{files_say}: a commit went past the catalog (or the catalog lost one)"
     )
+
+
+def _in_step(theirs: Mapping[str, Any] | None, ours: Snapshot | None) -> bool:
+    if theirs is None or ours is None:
+        return theirs is None and ours is None
+    same_uuid = theirs.get("uuid") in (None, ours.raw.get("uuid"))
+    return int(theirs.get("id", -1)) == ours.id and same_uuid
 
 
 def check_in_step(table: PaimonTable, env: RestEnvironment) -> None:
