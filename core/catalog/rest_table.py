@@ -71,6 +71,9 @@ class RestTable:
     def drop_branch(self, branch: str) -> None:
         self.http.call("DELETE", self.path("branches", branch))
 
+    def fast_forward(self, branch: str) -> None:
+        self.http.post(self.path("branches", branch, "forward"), {})
+
     def data_token(self) -> tuple[dict[str, str], int]:
         """The table's vended storage settings and their expiry (epoch ms)."""
         answer = self.http.get(self.path("token")) or {}
@@ -125,3 +128,6 @@ class RestEnvironment(CatalogEnvironment):
 
     def drop_branch(self, branch: str) -> None:
         self._server().drop_branch(branch)
+
+    def fast_forward(self, branch: str) -> None:
+        self._server().fast_forward(branch)

@@ -35,6 +35,29 @@ def drop_branch_through_catalog(table: PaimonTable, branch: str, env: Env) -> No
     )
 
 
+def fast_forward_through_catalog(
+    table: PaimonTable, branch: str, branch_latest: int, env: Env
+) -> None:
+    _refuse_quarantine(table, "fast-forward", env)
+    try:
+        table.catalog.fast_forward(branch)
+    except CatalogOutcomeUnknownError as exc:
+        try:
+            latest = table.catalog.latest_snapshot(table.branch)
+        except PaimonError as read_error:
+            raise CatalogOutcomeUnknownError(
+                f"fast-forwarding {table.name} to branch {branch!r} got no answer "
+                f"({exc.message}) and the catalog could not be read back ({read_error.message})",
+                hint="run `paimon inspect TABLE snapshots` to see whether it happened",
+            ) from exc
+        if latest is None or int(latest.get("id", -1)) != branch_latest:
+            raise CatalogOutcomeUnknownError(
+                f"fast-forwarding {table.name} to branch {branch!r} got no answer "
+                f"({exc.message}) and the catalog's latest snapshot is not the branch's",
+                hint="run the command again",
+            ) from exc
+
+
 def _refuse_quarantine(table: PaimonTable, command: str, env: Env) -> None:
     if env.quarantine is not None:
         raise SafetyRefusalError(

@@ -109,7 +109,6 @@ class FastForward(Deletion[FastForwardDetails]):
     earliest snapshot on; journaled (every removed commit file with its identity)."""
 
     command: ClassVar[str] = "fast-forward"
-    rewrites_history = True
     journaled: ClassVar[bool] = True
     details_type: ClassVar[type[Record]] = FastForwardDetails
 
@@ -124,6 +123,14 @@ class FastForward(Deletion[FastForwardDetails]):
 
     def plan(self, table: PaimonTable, env: Env) -> ForwardPlan:
         return plan_fast_forward(table, self.name, force=self.force, now_ms=env.now_ms)
+
+    def apply(self, table: PaimonTable, plan: ForwardPlan, env: Env) -> None:
+        if table.catalog.version_managed:  # the catalog fast-forwards (REST), as in Paimon
+            from core.ops.catalog_branches import fast_forward_through_catalog
+
+            d = plan.details
+            return fast_forward_through_catalog(table, d.branch, d.branch_latest, env)
+        return super().apply(table, plan, env)
 
     def recheck(self, table: PaimonTable, plan: ForwardPlan) -> ForwardPlan:
         ids = table.snapshots.ids()

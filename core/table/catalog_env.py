@@ -91,6 +91,10 @@ class CatalogEnvironment:
         """Drop ``branch`` through the catalog (Paimon's CatalogBranchManager)."""
         raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
 
+    def fast_forward(self, branch: str) -> None:
+        """Fast-forward the main branch to ``branch`` through the catalog."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
     def describe(self) -> dict[str, Any]:
         """What ``inspect`` shows: which catalog, the identifier, where it lives, the lock."""
         return {

@@ -384,6 +384,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._create_branch(entry, body["branch"], body.get("fromTag"))
         if what == "branches" and method == "DELETE" and len(tail) == 2:
             return self._drop_branch(entry, tail[1])
+        if what == "branches" and method == "POST" and tail[2:] == ["forward"]:
+            return self._fast_forward(entry, tail[1])
         raise RestError(501, f"{method} {'/'.join(tail)} is not offered by this server")
 
     def _table_json(self, entry: TableEntry) -> Json:
@@ -447,6 +449,37 @@ class _Handler(BaseHTTPRequestHandler):
         if snapshot is None:
             raise RestError(404, f"{name} has no snapshot {latest}", "SNAPSHOT", name)
         return snapshot
+
+    def _fast_forward(self, entry: TableEntry, branch: str) -> tuple[int, Json | None]:
+        """Main's snapshots and tags from the branch's earliest snapshot on are replaced by
+        the branch's (Paimon's fastForward, done by the server)."""
+        state = self.server_state
+        fs = state.fs()
+        root = f"{entry.path}/branch/branch-{branch}"
+        listed = self._listed(f"{root}/snapshot", "snapshot-")
+        ids = sorted(int(n) for n in listed if n.isdigit())
+        if not ids:
+            raise RestError(404, f"branch {branch} has no snapshot", "BRANCH", branch)
+        latest_id = int(entry.latest["id"]) if entry.latest else 0
+        for sid in range(ids[0], latest_id + 1):
+            path = f"{entry.path}/snapshot/snapshot-{sid}"
+            if fs.exists(path):
+                fs.rm_file(path)
+        for tag in self._listed(f"{entry.path}/tag", "tag-"):
+            found = state.read_json(f"{entry.path}/tag/tag-{tag}")
+            if found is not None and int(found["id"]) >= ids[0]:
+                fs.rm_file(f"{entry.path}/tag/tag-{tag}")
+        for sid in ids:
+            state.write(
+                f"{entry.path}/snapshot/snapshot-{sid}",
+                fs.cat_file(f"{root}/snapshot/snapshot-{sid}"),
+            )
+        for tag in self._listed(f"{root}/tag", "tag-"):
+            state.write(f"{entry.path}/tag/tag-{tag}", fs.cat_file(f"{root}/tag/tag-{tag}"))
+        state.write(f"{entry.path}/snapshot/LATEST", str(ids[-1]).encode())
+        entry.latest = state.read_json(f"{entry.path}/snapshot/snapshot-{ids[-1]}")
+        entry.partitions.clear()  # unknown after a fast-forward, as after a rollback
+        return 200, None
 
     def _drop_branch(self, entry: TableEntry, branch: str) -> tuple[int, Json | None]:
         if branch not in self._listed(f"{entry.path}/branch", "branch-"):
