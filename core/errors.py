@@ -162,3 +162,29 @@ class RunInterruptedError(PaimonError):
     def __init__(self, message: str, signum: int) -> None:
         super().__init__(message)
         self.signum = signum
+
+
+class CatalogAuthError(PaimonError):
+    """The catalog refused our credentials (HTTP 401) or the operation (403)."""
+
+    kind = "catalog_auth"
+
+
+class CatalogRefusedError(PaimonError):
+    """The catalog answered a change with a refusal: nothing was changed."""
+
+    kind = "catalog_refused"
+
+
+class CatalogOutcomeUnknownError(PaimonError):
+    """A change sent to the catalog got no definite answer (5xx, a dropped connection): it
+    may or may not have been applied. Raised to the code that settles it by reading back."""
+
+    kind = "catalog_outcome_unknown"
+
+
+class CatalogDriftError(PaimonError):
+    """The catalog and the table's files disagree (the REST server's latest snapshot is not
+    the one on storage): something committed past the catalog, or the catalog lost one."""
+
+    kind = "catalog_drift"

@@ -234,7 +234,11 @@ def _catalog_drift(spec: str) -> Callable[[Catalog], CatalogFinding]:
         found = catalog_drift(catalog, spec)
         lines = [f"catalog {catalog.name}: {plural(len(found), 'drift')} from its warehouse"]
         lines += [f"  {d.kind}: {d.message}" for d in found]
-        doc = [{"kind": d.kind, "identifier": d.identifier, "location": d.location} for d in found]
+        doc = [
+            {"kind": d.kind, "identifier": d.identifier, "location": d.location}
+            | ({"detail": d.detail} if d.detail else {})
+            for d in found
+        ]
         return CatalogFinding({"catalog_drift": doc}, lines, failed=bool(found))
 
     return judge

@@ -69,6 +69,16 @@ class Catalog(ABC):
             where=self.where,
         )
 
+    def storage(self, identifier: Identifier | None) -> FileIO:
+        """The FileIO a table's files are reached with: the catalog's, unless it vends
+        credentials per table (REST)."""
+        return self.fileio
+
+    def snapshot_drift(self, identifier: Identifier, location: str) -> str | None:
+        """How the catalog's latest snapshot of a table differs from its files' (None: in
+        step, or the catalog keeps no snapshots)."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - most catalogs hold nothing to release
         """Release connections (a JDBC catalog's)."""
 

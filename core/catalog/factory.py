@@ -48,7 +48,20 @@ def _hive(config: CatalogConfig, fileio: FileIO) -> Catalog:
     return HiveCatalog(config, fileio)
 
 
-_OPENERS: dict[str, Opener] = {"filesystem": _filesystem, "jdbc": _jdbc, "hive": _hive}
+def _rest(config: CatalogConfig, fileio: FileIO) -> Catalog:
+    from core.catalog.rest import RestCatalog  # its HTTP client only when used
+
+    return RestCatalog(
+        config, fileio, uri=require(config, "uri"), warehouse=require(config, "warehouse")
+    )
+
+
+_OPENERS: dict[str, Opener] = {
+    "filesystem": _filesystem,
+    "jdbc": _jdbc,
+    "hive": _hive,
+    "rest": _rest,
+}
 
 
 def register(metastore: str, opener: Opener) -> None:

@@ -163,8 +163,20 @@ class FileIO:
     def is_local(self, path: str) -> bool:
         return protocol_of(path) in _LOCAL_PROTOCOLS
 
+    def renew_credentials(self) -> None:
+        """Called before a filesystem is handed out: a FileIO whose credentials expire
+        (a REST catalog's vended tokens) replaces them here, before they run out."""
+
+    def replace_storage_options(self, options: Mapping[str, str]) -> None:
+        """New settings (fresh credentials) for every filesystem created from now on."""
+        with self._lock:
+            self.storage_options = dict(options)
+            self._filesystems.clear()
+
     def _fs(self, path: str) -> tuple[Any, str]:
         protocol = protocol_of(path)
+        if protocol not in _LOCAL_PROTOCOLS:
+            self.renew_credentials()
         with self._lock:
             fs = self._filesystems.get(protocol)
             if fs is None:

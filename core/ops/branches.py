@@ -263,6 +263,13 @@ class CreateBranch(Deletion[CreateBranchDetails]):
         _check_source_tag(table, plan)
         return plan
 
+    def apply(self, table: PaimonTable, plan: CreatePlan, env: Env) -> None:
+        if table.catalog.version_managed:  # the catalog creates it (REST), as in Paimon
+            from core.ops.catalog_branches import create_branch_through_catalog
+
+            return create_branch_through_catalog(table, self.name, plan.details.from_tag, env)
+        return super().apply(table, plan, env)
+
     def after_phases(
         self, table: PaimonTable, plan: CreatePlan, env: Env, before_phase: BeforePhase | None
     ) -> None:
@@ -427,6 +434,13 @@ class DeleteBranch(Deletion[DeleteBranchDetails]):
 
     def saved_plan_problem(self, plan: DeletePlan) -> str | None:
         return other_branch(plan.details.branch, self.name)
+
+    def apply(self, table: PaimonTable, plan: DeletePlan, env: Env) -> None:
+        if table.catalog.version_managed:  # the catalog drops it (REST), as in Paimon
+            from core.ops.catalog_branches import drop_branch_through_catalog
+
+            return drop_branch_through_catalog(table, self.name, env)
+        return super().apply(table, plan, env)
 
     def committed_since(self, table: PaimonTable, plan: DeletePlan) -> str | None:
         """The plan was made on the branch it deletes: a commit there makes it stale."""

@@ -22,16 +22,20 @@ from core.io.fileio import join
 _DB_SUFFIX = ".db"
 LOCATION_GONE = "location-gone"
 UNLISTED_TABLE = "unlisted-table"
+SNAPSHOT_DRIFT = "snapshot-drift"  # REST: the server's latest snapshot is not the files'
 
 
 @dataclass(frozen=True, slots=True)
 class Drift:
-    kind: str  # LOCATION_GONE | UNLISTED_TABLE
+    kind: str  # LOCATION_GONE | UNLISTED_TABLE | SNAPSHOT_DRIFT
     identifier: str
     location: str
+    detail: str = ""
 
     @property
     def message(self) -> str:
+        if self.kind == SNAPSHOT_DRIFT:
+            return f"catalog entry {self.identifier}: {self.detail}"
         if self.kind == LOCATION_GONE:
             return f"catalog entry {self.identifier}: its location {self.location} holds no table"
         return f"{self.location} holds a table the catalog has no entry for ({self.identifier})"
@@ -53,8 +57,15 @@ def catalog_drift(catalog: Catalog, spec: str) -> list[Drift]:
                 continue
             listed.add(ident)
             location = catalog.table_location(ident)
-            if location is not None and not fileio.exists(join(location, "schema")):
+            storage = catalog.storage(ident)  # a REST table's own vended credentials
+            if location is None:
+                continue
+            if not storage.exists(join(location, "schema")):
                 drift.append(Drift(LOCATION_GONE, str(ident), location))
+                continue
+            differs = catalog.snapshot_drift(ident, location)
+            if differs is not None:
+                drift.append(Drift(SNAPSHOT_DRIFT, str(ident), location, differs))
     root = catalog.warehouse
     if root is None or not fileio.exists(root):
         return drift

@@ -125,6 +125,14 @@ class FastForward(Deletion[FastForwardDetails]):
     def plan(self, table: PaimonTable, env: Env) -> ForwardPlan:
         return plan_fast_forward(table, self.name, force=self.force, now_ms=env.now_ms)
 
+    def apply(self, table: PaimonTable, plan: ForwardPlan, env: Env) -> None:
+        if table.catalog.version_managed:  # the catalog fast-forwards (REST), as in Paimon
+            from core.ops.catalog_branches import fast_forward_through_catalog
+
+            d = plan.details
+            return fast_forward_through_catalog(table, d.branch, d.branch_latest, env)
+        return super().apply(table, plan, env)
+
     def recheck(self, table: PaimonTable, plan: ForwardPlan) -> ForwardPlan:
         ids = table.snapshots.ids()
         if (ids[-1] if ids else None) != plan.requirements.latest_snapshot:

@@ -149,6 +149,12 @@ def run(
 ) -> Outcome[P, R]:
     """Run ``op`` on one table, the same way for every command."""
     request = request or RunRequest()
+    if op.rewrites_history and table.catalog.version_managed:
+        raise SafetyRefusalError(
+            f"{op.command} on {table.name}: catalog {table.catalog.catalog} keeps this "
+            "table's snapshots, and paimon-cli changes them only by committing through it",
+            hint=f"run {op.command} with Paimon's own procedure, which goes through the catalog",
+        )
     clock = clock or SystemClock()
     progress = progress or NullProgress()
     if request.saved_plan is not None and op.details_type is not None:

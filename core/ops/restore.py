@@ -136,6 +136,7 @@ class Restore(Operation[RestorePlan, RestoreReport]):
     """Undo a quarantined run: every file back where it was (refused on conflicts)."""
 
     command: ClassVar[str] = "restore"
+    rewrites_history = True
     journaled: ClassVar[bool] = True
 
     run_id: str | None = None  # None: the newest quarantined run

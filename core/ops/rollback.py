@@ -444,6 +444,13 @@ class Rollback(Deletion[RollbackDetails]):
     def recheck(self, table: PaimonTable, plan: RollbackPlan) -> RollbackPlan:
         return recheck(table, plan)
 
+    def apply(self, table: PaimonTable, plan: RollbackPlan, env: Env) -> None:
+        if table.catalog.version_managed:  # the catalog rolls back (REST), as in Paimon
+            from core.ops.catalog_rollback import rollback_through_catalog
+
+            return rollback_through_catalog(table, plan, env)
+        return super().apply(table, plan, env)
+
     def before_phase(self, table: PaimonTable, plan: RollbackPlan, env: Env) -> BeforePhase:
         return race_watch(table, plan).before_phase
 

@@ -110,6 +110,10 @@ class Operation(ABC, Generic[P, R]):
     #: a real run can leave partitions without live data (rollback, fast-forward, repair):
     #: a metastore that mirrors them drops those afterwards (core.ops.metastore_partitions)
     removes_partitions: ClassVar[bool] = False
+    #: the run creates or removes snapshot files other than by committing (rollback,
+    #: branches, restore): refused where a catalog keeps the snapshots (REST), since there
+    #: Paimon does that through the catalog's own endpoints
+    rewrites_history: ClassVar[bool] = False
     #: the type a journal's (or a ``--plan`` file's) plan details are read as: when a
     #: journal is resumed (one whose details do not read is discarded, saying why), and
     #: before a saved plan is checked and applied

@@ -88,6 +88,34 @@ class CatalogEnvironment:
         commit took the id. Only for version-managed catalogs."""
         raise NotImplementedError(f"the {self.kind} catalog {self.catalog} does not commit")
 
+    def latest_snapshot(self, branch: str) -> Mapping[str, Any] | None:
+        """The catalog's latest snapshot of ``branch`` (None: it has none); read back to
+        settle a commit whose answer was lost. Only for version-managed catalogs."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no snapshots")
+
+    def rollback_to(
+        self, branch: str, instant: Mapping[str, Any], from_snapshot: int | None
+    ) -> None:
+        """Roll the table back through the catalog (Paimon's ``rollbackTo``): the catalog
+        removes what follows ``instant``. Only for version-managed catalogs."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} does not roll back")
+
+    def branches(self) -> list[str]:
+        """The table's branches as the catalog lists them. Only for version-managed ones."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
+    def create_branch(self, branch: str, from_tag: str | None) -> None:
+        """Create ``branch`` through the catalog (Paimon's CatalogBranchManager)."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
+    def drop_branch(self, branch: str) -> None:
+        """Drop ``branch`` through the catalog (Paimon's CatalogBranchManager)."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
+    def fast_forward(self, branch: str) -> None:
+        """Fast-forward the main branch to ``branch`` through the catalog."""
+        raise NotImplementedError(f"the {self.kind} catalog {self.catalog} keeps no branches")
+
     def describe(self) -> dict[str, Any]:
         """What ``inspect`` shows: which catalog, the identifier, where it lives, the lock."""
         return {

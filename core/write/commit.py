@@ -42,6 +42,7 @@ from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.interrupts import critical
 from core.runtime.runs import Run
 from core.table.table import PaimonTable
+from core.write.catalog_commit import publish_through_catalog
 from core.write.changes import (
     Builder,
     Changes,
@@ -52,6 +53,7 @@ from core.write.changes import (
 )
 from core.write.java_json import JavaDecimal, java_json, ordered_snapshot_fields, snapshot_json
 from core.write.manifest_writer import avro_codec
+from core.write.partition_statistics import partition_statistics
 from core.write.publication import (
     CommitOutcomeUnknownError,
     Publication,
@@ -139,7 +141,8 @@ def commit(
     records the commit. SIGINT/SIGTERM are held while the snapshot is published and
     recorded (``core.runtime.interrupts``)."""
     refuse_non_avro_manifests(table)
-    check_publishable(table, allow_unsafe=allow_unsafe)
+    if not table.catalog.version_managed:  # a catalog that commits needs no atomic create
+        check_publishable(table, allow_unsafe=allow_unsafe)
     publication = publication or Publication(table.fileio)
     policy = policy or RetryPolicy.of(table)
     codec = avro_codec(table.options.get("manifest.compression"))
@@ -225,11 +228,23 @@ def _try(
         # holds it: around creating the snapshot and its LATEST hint. It is taken before the
         # critical section: waiting for it can be interrupted, and a refusal discards.
         with table.catalog.lock.hold(), critical():
-            published = publish_snapshot(table, raw, attempt.publication, allow_unsafe=allow_unsafe)
+            if table.catalog.version_managed:
+                # The catalog decides and writes the snapshot and its hint (REST).
+                published = publish_through_catalog(
+                    table,
+                    raw,
+                    attempt.publication,
+                    base=latest,
+                    statistics=partition_statistics(table, changes.entries),
+                )
+            else:
+                published = publish_snapshot(
+                    table, raw, attempt.publication, allow_unsafe=allow_unsafe
+                )
+                if published is not None:
+                    attempt.hint = write_latest_hint(table, published.id)
             if published is not None and run is not None:
                 run.commits.append(published.id)
-            if published is not None:
-                attempt.hint = write_latest_hint(table, published.id)
     except BaseException:
         attempt.discard()  # a no-op once publishing was attempted
         raise

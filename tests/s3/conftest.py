@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from support.fault_proxy import FaultProxy
 from support.fixtures import dev_dependency
+from support.rest_catalog_server import RestCatalogServer, start_s3_catalog
 
 
 def _free_port() -> int:
@@ -143,3 +144,20 @@ def faulty_s3(s3_server: S3, faults: FaultProxy) -> S3:
 @pytest.fixture
 def s3_prefix() -> str:
     return f"wh-{uuid.uuid4().hex[:8]}/db.db"
+
+
+@pytest.fixture
+def rest_catalog(s3_server: S3) -> Iterator[RestCatalogServer]:
+    """A REST catalog server of the test's own, its tables on moto under a fresh prefix,
+    their data reached only with the credentials it vends (through its gate)."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server, gate = start_s3_catalog(
+        moto_endpoint=s3_server.endpoint,
+        bucket=s3_server.bucket,
+        prefix=f"rest-{uuid.uuid4().hex[:8]}",
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+        gate.stop()

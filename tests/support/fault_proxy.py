@@ -15,6 +15,9 @@ and a regular expression searched in the path with its query (``/lake/wh/t/snaps
   the process that sent the request: :func:`pid_of_client`), then forward.
 
 ``log`` keeps ``(method, path, status)`` of every request (status 0: dropped).
+
+``gate``, when set, sees every request's headers first and may refuse it with an S3 error
+``(status, code)`` (the REST catalog server's check of the credentials it vended).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class FaultProxy:
     log: list[tuple[str, str, int]] = field(default_factory=list)
     endpoint: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    gate: Callable[[list[tuple[str, str]], str], tuple[int, str] | None] | None = None
     _server: ThreadingHTTPServer | None = None
 
     def add(self, rule: Rule) -> Rule:
@@ -214,6 +218,9 @@ class _Handler(BaseHTTPRequestHandler):
         method, path = self.command, self.path
         body = self._body()
         headers = list(self.headers.items())
+        refused = self.owner.gate(headers, path) if self.owner.gate is not None else None
+        if refused is not None:
+            return self._answer(method, path, s3_error(refused[0], refused[1], path))
         rule = self.owner.take(method, path)
         action = rule.action if rule is not None else None
         if rule is not None and action == "call" and rule.callback is not None:
