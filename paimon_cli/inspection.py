@@ -239,6 +239,6 @@ def _catalog_drift(spec: str) -> Callable[[Catalog], CatalogFinding]:
             | ({"detail": d.detail} if d.detail else {})
             for d in found
         ]
-        return CatalogFinding({"catalog_drift": doc}, lines, failed=bool(found))
+        return CatalogFinding({"catalog_drift": doc}, lines, damaged=bool(found))
 
     return judge

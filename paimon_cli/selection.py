@@ -49,7 +49,7 @@ class CatalogFinding:
 
     document: dict[str, Any]  # keys added to the glob's JSON document
     lines: list[str]  # its human form
-    failed: bool
+    damaged: bool  # the check found drift (exit 3, as a damaged table)
 
 
 def document(command: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -181,9 +181,11 @@ def run_job(
         for line in finding.lines if finding else []:
             out.line(line)
         out.line(f"{plural(len(refs), 'table')}, {failures} failed")
-    if damaged:  # damage found outranks other failures: it is what a gate must not miss
+    # Damage found (a table's, or drift between the catalog and its warehouse) outranks
+    # other failures: it is what a gate must not miss.
+    if damaged or (finding and finding.damaged):
         raise typer.Exit(EXIT_DAMAGED)
-    if failures or (finding and finding.failed):
+    if failures:
         raise typer.Exit(EXIT_FAILURE)
 
 

@@ -140,7 +140,7 @@ def test_a_refused_drop_is_finished_by_the_next_run(
     assert list((root / ".paimon-cli" / "metastore").glob("*.json"))
 
     check = run("inspect", f"{db}.events", "--check", "--catalog", cat)
-    assert check.exit_code == 1
+    assert check.exit_code == 3  # checked: the metastore drifted from the table
     assert "metastore-extra" in check.stdout
 
     plan = run.json("expire-partitions", f"{db}.events", "--catalog", cat, "--dry-run")
@@ -169,7 +169,7 @@ def test_an_interrupted_drop_is_finished_by_the_next_run(
     with monkeypatch.context() as patched:
         patched.setattr(HivePartitions, "drop", ctrl_c_after_one)
         stopped = run("expire-partitions", f"{db}.events", "--catalog", cat)
-    assert stopped.exit_code == 1
+    assert stopped.exit_code == 130  # SIGINT's code (README "Exit codes")
     assert "interrupted" in stopped.stderr
     assert len(ht.partitions(hive_metastore.uri, db, "events")) == 3
     again = run("expire-partitions", f"{db}.events", "--catalog", cat)
@@ -188,7 +188,7 @@ def test_check_reports_drift_both_ways(
     ht.add_partition(hive_metastore.uri, root, db, "events", ["2020-01-01"])
     cat = _yaml(tmp_path, hive_metastore, wh)
     doc = run("inspect", f"{db}.events", "--check", "--catalog", cat, "--json")
-    assert doc.exit_code == 1
+    assert doc.exit_code == 3
     problems = json.loads(doc.stdout)["check"]["problems"]
     kinds = {(p["kind"], p["path"]) for p in problems}
     assert ("metastore-extra", "dt=2020-01-01") in kinds

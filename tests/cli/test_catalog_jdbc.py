@@ -247,14 +247,14 @@ def test_check_reports_drift_between_catalog_and_warehouse(catalog: Catalog) -> 
     shutil.copytree(db_dir / "users", db_dir / "stray")
     shutil.rmtree(db_dir / "orders")
     result = run("inspect", "*.*", "--catalog", catalog.yaml, "--check", "--json")
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # checked: damaged (drift), not "could not check"
     doc = json.loads(result.stdout)
     assert doc["catalog_drift"] == [
         {"kind": "location-gone", "identifier": "db.orders", "location": str(db_dir / "orders")},
         {"kind": "unlisted-table", "identifier": "db.stray", "location": str(db_dir / "stray")},
     ]
     human = run("inspect", "db.*", "--catalog", catalog.yaml, "--check")
-    assert human.exit_code == 1
+    assert human.exit_code == 3
     assert "2 drifts from its warehouse" in human.stdout
     assert f"{db_dir / 'stray'} holds a table the catalog has no entry for" in human.stdout
     assert (db_dir / "stray" / "schema").exists()  # reported, never acted on

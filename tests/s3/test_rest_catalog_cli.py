@@ -235,7 +235,7 @@ def test_a_commit_past_the_catalog_is_caught(orders: RestCatalogServer, rest_yam
     assert sorted(fs.find(entry.path)) == files
     assert _latest(orders)["id"] == 4
     check = run("inspect", "*.*", "--check", "--catalog", rest_yaml, "--json")
-    assert check.exit_code == 1 and "Traceback" not in check.stderr
+    assert check.exit_code == 3 and "Traceback" not in check.stderr  # drift: damaged
     (drift,) = json.loads(check.stdout)["catalog_drift"]
     assert drift["kind"] == "snapshot-drift" and drift["identifier"] == "db.orders"
     assert "snapshot 5" in drift["detail"]
