@@ -118,3 +118,46 @@ def test_a_cleaner_paused_past_a_takeover_deletes_nothing_more(
     assert open_table(str(root)).snapshots.ids() == RESTORED
     assert_no_dangling_references(root)
     assert_rows_intact(wh, s)
+
+
+def test_a_resumed_journal_is_fenced_too(scenarios, tmp_path: Path) -> None:
+    """A run that lost its lease finishes no journal of an interrupted run: the journal
+    stays for the run that holds the lease now, and nothing of it is deleted."""
+    import socket
+
+    from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+    from core.ops.lifecycle import resumer_for
+    from core.runtime.executors.local import LocalExecutor
+    from core.runtime.journal import unfinished_journals, write_journal
+    from core.runtime.lease import Holder, LeaseLostError, acquire
+    from core.runtime.report import ExecutionReport
+    from core.runtime.resume import finish_journals
+
+    s, wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
+    fio = FileIO()
+    table = open_table(str(root))
+    with LocalExecutor(2) as ex:
+        plan = plan_expire_snapshots(
+            table, ExpireFlags(retain_min=2, retain_max=2), now_ms=4_000_000_000_000, executor=ex
+        )
+        write_journal(fio, str(root), plan)  # an expiry killed right after its journal
+        lease = acquire(fio, str(root), Holder("maintain", "a" * 12, "u", socket.gethostname(), 1))
+        later = lease_module.wall_now() + DEFAULT_TTL_MS + SKEW_GRACE_MS + 1
+        taker = acquire(
+            fio, str(root), Holder("restore", "b" * 12, "u", "elsewhere", 1), now=lambda: later
+        )
+        before = files_under(root)
+        with pytest.raises(LeaseLostError, match="taken over by restore"):
+            finish_journals(
+                table,
+                resumers=resumer_for,
+                executor=ex,
+                report=ExecutionReport(),
+                fence=lease.fence(),
+            )
+        taker.release()
+    assert files_under(root) == before
+    assert unfinished_journals(fio, str(root))  # left for the run that holds the lease
+    assert open_table(str(root)).snapshots.ids() == RESTORED
+    assert_no_dangling_references(root)
+    assert_rows_intact(wh, s)
