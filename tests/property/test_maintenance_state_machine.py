@@ -79,6 +79,7 @@ from support.reference_check import missing_references
 
 import core.ops
 import core.runtime.lease as lease_module
+from core.io.fileio import FileIO
 from core.ops.check import Problem, check_table
 from core.ops.lifecycle import finish_journals
 from core.runtime import process_identity
@@ -1207,10 +1208,22 @@ class MaintenanceMachine(RuleBasedStateMachine):
         see it (a container sharing the host name, a cloned VM); its pid is gone here, yet
         it is alive, so the second must wait (and refuses)."""
         paused = how.startswith("paused")
-        fault = self._fault(command, (Interrupt.WRITER_COMMIT, fraction, False))
+        stood_still = how == "paused-clocks-stood-still"
+        # It stops right after one of its storage operations reached storage (a request in
+        # flight when a pause begins lands; no lease can stop that one). With clocks that
+        # stood still only the lease file tells, so it stops right before a read of it.
+        # Half the draws stop it right after it took the lease (its first operation): the
+        # second runner then always meets a live lease.
+        at = Fault(Interrupt.WRITER_COMMIT, 1, True)
+        if fraction >= 500:
+            at = self._fault(command, (Interrupt.WRITER_COMMIT, 2 * fraction - 1000, True))
+        fault = None if stood_still else at
         wall, local, here = lease_module._wall_ms, lease_module._local_s, process_identity.here
+        confirm = lease_module.LeaseFence.confirm
         offset = [0.0]  # how far the lease's clocks are ahead of real time
         foreign = [not paused]  # the place this process reports is another one
+        beside_now = [False]  # the second runner is running
+        reads = [0]  # the first runner's reads of the lease file
 
         def elsewhere(host: str | None = None) -> process_identity.Place:
             place = here(host)
@@ -1222,24 +1235,40 @@ class MaintenanceMachine(RuleBasedStateMachine):
 
         def second() -> None:
             first = self.step
-            assert first is not None
+            assert first is not None and first.hook is not None
             self.log.append(f"  beside it ({how}):")
-            foreign[0] = False
+            held = lease_module.read_lease(FileIO(), str(self.root))
+            first_holds = held is not None and held.state == "held" and held.pid == first.hook.pid
+            foreign[0], beside_now[0] = False, True
             if paused:
                 offset[0] += PAUSE_S
             try:
                 step = self._run_command(other, data, None)
             finally:
                 self.step = first
-                foreign[0] = not paused
-                if how == "paused-clocks-stood-still":
+                foreign[0], beside_now[0] = not paused, False
+                if stood_still:
                     offset[0] -= PAUSE_S
             if step is not None and self._acted(step):
                 first.beside_acted = True
+            if first_holds and not paused:
+                # A live holder this process cannot see is waited out, never taken over.
+                assert step is None or (step.exit_code == 1 and not self._acted(step)), (
+                    f"{other} acted beside a live holder in another {how[6:]}",
+                    self.log[-6:],
+                )
+
+        def confirm_or_pause(fence: lease_module.LeaseFence) -> int:
+            if stood_still and not beside_now[0]:
+                reads[0] += 1
+                if reads[0] == 1 + fraction % 6:
+                    second()
+            return confirm(fence)
 
         lease_module._wall_ms = lambda: wall() + int(offset[0] * 1000)  # type: ignore[assignment]
         lease_module._local_s = lambda: local() + offset[0]  # type: ignore[assignment]
         process_identity.here = elsewhere  # type: ignore[assignment]
+        lease_module.LeaseFence.confirm = confirm_or_pause  # type: ignore[method-assign]
         try:
             self._run_command(
                 command, data, fault, beside=second, pid=os.getpid() if paused else None
@@ -1247,6 +1276,7 @@ class MaintenanceMachine(RuleBasedStateMachine):
         finally:
             lease_module._wall_ms, lease_module._local_s = wall, local  # type: ignore[assignment]
             process_identity.here = here  # type: ignore[assignment]
+            lease_module.LeaseFence.confirm = confirm  # type: ignore[method-assign]
 
     def _fault(self, command: str, where: tuple[Interrupt, int, bool]) -> Fault:
         kind, fraction, after = where
