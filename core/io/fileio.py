@@ -528,14 +528,19 @@ class FileIO:
         except OSError as exc:
             raise StorageError(f"cannot delete {path}: {exc}") from exc
 
-    def delete_each(self, paths: list[str]) -> list[bool | StorageError]:
+    def delete_each(
+        self, paths: list[str], keep_going: Callable[[], bool] | None = None
+    ) -> list[bool | StorageError]:
         """``delete`` of each path in order: True deleted, False already absent, or the
         error it raised. Local files are unlinked in one tight loop: per-file calls cost more
         than the unlinks when a plan deletes 200,000 orphans. A subclass that hooks
-        ``delete`` (fault injection) gets every call."""
+        ``delete`` (fault injection) gets every call. ``keep_going`` is asked before each
+        path; once it says no, the rest stay untouched (the answers are fewer than paths)."""
         plain = type(self).delete is _UNHOOKED_DELETE and "delete" not in vars(self)
         out: list[bool | StorageError] = []
         for path in paths:
+            if keep_going is not None and not keep_going():
+                break
             try:
                 out.append(_unlink(path) if plain and self.is_local(path) else self.delete(path))
             except StorageError as exc:

@@ -96,6 +96,7 @@ def finish_journals(table: PaimonTable, env: Env) -> None:
         executor=env.executor,
         progress=env.progress,
         report=env.report,
+        fence=env.run.fence() if env.run is not None else None,
     )
 
 

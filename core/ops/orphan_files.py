@@ -9,7 +9,6 @@ Right before each deletion batch the roots are re-read and anything new joins th
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
@@ -44,6 +43,7 @@ from core.ops.orphan_roots import (
 from core.ops.orphan_sets import LazySpill, Orphan, OrphanSink
 from core.runtime.details import Record
 from core.runtime.executors.base import Executor
+from core.runtime.lease import local_clock
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, LazyPhases, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
@@ -295,7 +295,10 @@ class RootWatcher:
     ``interval_s`` or more after the last read; names used by a new root are kept (D3).
 
     Per batch of 1,000 a re-read would cost as much as the deletions themselves on local
-    disk; once a second bounds the overhead and keeps the window short everywhere."""
+    disk; once a second bounds the overhead and keeps the window short everywhere. The
+    second is measured on the lease's local clock, which counts a pause (SIGSTOP, a
+    suspended host): a run that was paused re-reads before its next batch, and the lease
+    fence stops a batch that a pause past a takeover cut in two (DECISIONS D13)."""
 
     def __init__(
         self,
@@ -321,12 +324,12 @@ class RootWatcher:
         self.seen = now
         self.protected |= new
         self.rereads += 1
-        self._last_read = time.monotonic()
+        self._last_read = local_clock()
 
     def filter(self, phase: Phase) -> Phase:
         if phase.name == "empty-directories":
             return phase
-        if self._last_read is None or time.monotonic() - self._last_read >= self.interval_s:
+        if self._last_read is None or local_clock() - self._last_read >= self.interval_s:
             self._reread()
         if not self.protected:
             return phase

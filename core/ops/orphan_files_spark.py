@@ -67,6 +67,7 @@ from core.ops.orphan_spark_tasks import (
 )
 from core.runtime.details import Record
 from core.runtime.executors.spark import SparkExecutor, spark_failures
+from core.runtime.lease import LOST_HINT, LeaseFence, LeaseLostError
 from core.runtime.operation import Env, Operation
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.quarantine import Quarantine
@@ -323,13 +324,22 @@ class SparkOrphanClean:
 
     @spark_failures()
     def apply(
-        self, plan: OrphanPlan, report: ExecutionReport, *, quarantine: Quarantine | None = None
+        self,
+        plan: OrphanPlan,
+        report: ExecutionReport,
+        *,
+        quarantine: Quarantine | None = None,
+        fence: LeaseFence | None = None,
     ) -> ExecutionReport:
-        """Re-read the roots, protect anything new, delete on executors, sweep directories."""
+        """Re-read the roots, protect anything new, delete on executors, sweep directories.
+        ``fence``: the run's lease, confirmed here and by every task before it deletes (and
+        each ``FENCE_CHUNK`` deletions on): a run that lost it stops, deleting nothing more."""
         from pyspark.sql import functions as F  # noqa: N812
 
         assert self._orphans is not None and self._views is not None and self._roots is not None
         start = time.monotonic()
+        if fence is not None:
+            fence.confirm()
         views = views_of(self.table)
         now = collect_roots(views)
         new = used_names(views, now, self.executor, NullProgress(), only_new_since=self._roots)
@@ -353,6 +363,7 @@ class SparkOrphanClean:
                     pickle.dumps(self.table),
                     pickle.dumps(quarantine),
                     self.older_than_ms if plan.details.inventory is not None else None,
+                    pickle.dumps(fence),
                 ),
                 DELETE_SCHEMA,
             )
@@ -360,6 +371,7 @@ class SparkOrphanClean:
         )
         files = PhaseReport("orphan-files")
         dirs = PhaseReport("empty-directories")
+        fenced = 0
         for row in (
             results.groupBy("kind", "outcome")
             .agg(F.count(F.lit(1)).alias("n"), F.sum("bytes").alias("b"))
@@ -374,6 +386,9 @@ class SparkOrphanClean:
                 target.already_absent += n
             elif row["outcome"] == "skipped":
                 target.skipped += n
+            elif row["outcome"] == "fenced":
+                target.skipped += n
+                fenced += n
         if files.skipped:
             report.notes.append(
                 f"{plural(files.skipped, 'file')} kept: gone, changed or newer than the cut-off "
@@ -381,7 +396,16 @@ class SparkOrphanClean:
             )
         for row in results.filter(F.col("outcome") == "failed").limit(1000).collect():
             files.failures.append((row["path"], row["error"]))
+        lost = None
+        if fenced:
+            lost = results.filter(F.col("outcome") == "fenced").limit(1).collect()[0]["error"]
         results.unpersist()
+        if lost is not None:
+            files.seconds = time.monotonic() - start
+            report.phases.append(files)
+            report.notes.append(f"{plural(fenced, 'file')} left untouched: the run lost its lease")
+            self._orphans.unpersist()
+            raise LeaseLostError(lost, hint=LOST_HINT)
         for action in empty_dir_actions(self.table, (), plan.details.empty_directories):
             if self.table.fileio.delete_empty_dir(action.path):
                 dirs.done += 1
@@ -419,7 +443,8 @@ class SparkOrphanFiles(Operation[OrphanPlan, None]):
 
     def apply(self, table: PaimonTable, plan: OrphanPlan, env: Env) -> None:
         assert self._clean is not None, "plan() first"
-        self._clean.apply(plan, env.report, quarantine=env.quarantine)
+        fence = env.run.fence() if env.run is not None else None
+        self._clean.apply(plan, env.report, quarantine=env.quarantine, fence=fence)
 
 
 __all__ = ["SAMPLE", "SparkOrphanClean", "SparkOrphanFiles"]

@@ -146,19 +146,26 @@ def delete_batches(
     table_bytes: bytes,
     quarantine_bytes: bytes,
     head_older_than_ms: int | None,
+    fence_bytes: bytes,
     batches: Iterator[Any],
 ) -> Iterator[Any]:
     """Executor side: delete each orphan (path lock first), or move it into the quarantine
     when there is one, then try to remove the bucket and partition directories it emptied
     (never a root, never a non-empty directory). ``head_older_than_ms`` (inventory plans):
     each file is HEADed first and kept ("skipped") unless it is still the old file the
-    inventory listed."""
+    inventory listed. The run's lease fence (``fence_bytes``, or None) is confirmed before
+    the task's first deletion and again every ``FENCE_CHUNK`` of them: once it fails, the
+    rest of the task is left untouched ("fenced", with the reason)."""
     import pyarrow as pa
 
     from core.errors import StorageError
+    from core.runtime.lease import FenceWatch, LeaseFence, LeaseLostError
 
     table: PaimonTable = pickle.loads(table_bytes)
     quarantine: Quarantine | None = pickle.loads(quarantine_bytes)
+    fence: LeaseFence | None = pickle.loads(fence_bytes)
+    watch: FenceWatch | None = None
+    fenced: str | None = None
     depth = len(table.schema.partition_keys)
     roots = {table.location, table.paths.data_root, *table.paths.external_roots}
     schema = arrow_schema(DELETE_SCHEMA)
@@ -172,6 +179,18 @@ def delete_batches(
             strict=True,
         ):
             error: str | None = None
+            if fence is not None and fenced is None:
+                try:
+                    if watch is None:
+                        watch = fence.watch()
+                    else:
+                        fenced = watch.stop_reason()
+                except LeaseLostError as exc:
+                    fenced = exc.message
+            if fenced is not None:
+                for key, value in zip(schema.names, (path, kind, "fenced", 0, fenced), strict=True):
+                    out[key].append(value)
+                continue
             try:
                 if not table.paths.is_inside_table(path):
                     raise StorageError("outside the table root and declared external paths")
@@ -194,6 +213,8 @@ def delete_batches(
             for key, value in zip(schema.names, (path, kind, outcome, nbytes, error), strict=True):
                 out[key].append(value)
         yield pa.RecordBatch.from_pydict(out, schema=schema)
+    if fenced is not None:
+        return  # nothing more, not even an empty directory: the run lost its lease
     dirs = [d for d in touched if "bucket-" in d.rpartition("/")[2]]
     rows: dict[str, list[Any]] = {k: [] for k in schema.names}
     for start in dirs:

@@ -42,4 +42,5 @@ class PurgeQuarantine(Operation[PurgePlan, int]):
     def apply(self, table: PaimonTable, plan: PurgePlan, env: Env) -> int:
         if plan.runs and env.run is not None:
             env.run.begin_changes()
-        return apply_purge(table, list(plan.runs))
+        fence = env.run.fence() if env.run is not None else None
+        return apply_purge(table, list(plan.runs), fence)

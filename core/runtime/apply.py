@@ -17,6 +17,7 @@ from core.runtime.journal import (
     remove_journal,
     write_journal,
 )
+from core.runtime.lease import LOST_HINT, FenceWatch, LeaseFence, LeaseLostError
 from core.runtime.plans import (
     FileAction,
     Phase,
@@ -166,11 +167,33 @@ def _batchable(table: PaimonTable, phase: Phase, quarantine: Quarantine | None) 
     )
 
 
+Row = tuple[FileAction, str, int, str | None]
+#: an action a chunk left untouched because its run lost the lease (the error slot says why)
+FENCED = "fenced"
+
+
+def _fenced(actions: tuple[FileAction, ...], reason: str) -> list[Row]:
+    return [(a, FENCED, 0, reason) for a in actions]
+
+
+def _watch(fence: LeaseFence | None) -> tuple[FenceWatch | None, str | None]:
+    """The chunk's fence watch, confirmed before its first action; or why it must not start."""
+    if fence is None:
+        return None, None
+    try:
+        return fence.watch(), None
+    except LeaseLostError as exc:
+        return None, exc.message
+
+
 def _delete_chunk(
-    table: PaimonTable, actions: tuple[FileAction, ...]
-) -> list[tuple[FileAction, str, int, str | None]]:
+    table: PaimonTable, fence: LeaseFence | None, actions: tuple[FileAction, ...]
+) -> list[Row]:
     """One batch: each key the store refused (or did not confirm) is a failure of its own,
-    never counted as done or freed."""
+    never counted as done or freed. One request: the fence is confirmed before it."""
+    _, refused = _watch(fence)
+    if refused is not None:
+        return _fenced(actions, refused)
     failed = table.fileio.delete_many([a.path for a in actions])
     return [
         (a, "failed", 0, failed[a.path].message)
@@ -181,24 +204,53 @@ def _delete_chunk(
 
 
 def _delete_each(
-    table: PaimonTable, actions: tuple[FileAction, ...]
-) -> list[tuple[FileAction, str, int, str | None]]:
+    table: PaimonTable, fence: LeaseFence | None, actions: tuple[FileAction, ...]
+) -> list[Row]:
     """Plain deletes, one FileIO call for the chunk: the outcomes ``_run_one`` gives."""
-    outcomes = table.fileio.delete_each([a.path for a in actions])
-    return [
+    watch, refused = _watch(fence)
+    if refused is not None:
+        return _fenced(actions, refused)
+    stopped: list[str] = []
+
+    def keep_going() -> bool:
+        assert watch is not None
+        reason = watch.stop_reason()
+        if reason is not None:
+            stopped.append(reason)
+        return reason is None
+
+    outcomes = table.fileio.delete_each(
+        [a.path for a in actions], keep_going if watch is not None else None
+    )
+    rows: list[Row] = [
         (a, "done", a.size or 0, None)
         if outcome is True
         else (a, "absent", 0, None)
         if outcome is False
         else (a, "failed", 0, outcome.message)
-        for a, outcome in zip(actions, outcomes, strict=True)
+        for a, outcome in zip(actions, outcomes, strict=False)
     ]
+    if stopped:
+        rows += _fenced(actions[len(outcomes) :], stopped[0])
+    return rows
 
 
 def _run_many(
-    table: PaimonTable, quarantine: Quarantine | None, actions: tuple[FileAction, ...]
-) -> list[tuple[FileAction, str, int, str | None]]:
-    return [_run_one(table, a, quarantine) for a in actions]
+    table: PaimonTable,
+    quarantine: Quarantine | None,
+    fence: LeaseFence | None,
+    actions: tuple[FileAction, ...],
+) -> list[Row]:
+    watch, refused = _watch(fence)
+    if refused is not None:
+        return _fenced(actions, refused)
+    rows: list[Row] = []
+    for i, action in enumerate(actions):
+        reason = watch.stop_reason() if watch is not None else None
+        if reason is not None:
+            return rows + _fenced(actions[i:], reason)
+        rows.append(_run_one(table, action, quarantine))
+    return rows
 
 
 def _run_phase(
@@ -209,8 +261,11 @@ def _run_phase(
     quarantine: Quarantine | None,
     record: Run | None,
     guard: ActionGuard | None = None,
+    fence: LeaseFence | None = None,
 ) -> tuple[PhaseReport, PaimonError | None]:
-    """The phase's report, and the error ``guard`` stopped it with (or None)."""
+    """The phase's report, and the error ``guard`` (or ``fence``: the run lost its lease)
+    stopped it with, or None. Every chunk confirms the lease before it acts and watches it
+    while it works, sequential phases too (DECISIONS D13)."""
     report = PhaseReport(phase.name)
     start = time.monotonic()
     progress.start(phase.name, len(phase.actions))
@@ -218,8 +273,16 @@ def _run_phase(
     stopped: PaimonError | None = None
     if phase.sequential:
         results = []
+        watch: FenceWatch | None = None
         for action in phase.actions:
             try:
+                if fence is not None:
+                    if watch is None:
+                        watch = fence.watch()
+                    else:
+                        reason = watch.stop_reason()
+                        if reason is not None:
+                            raise LeaseLostError(reason, hint=LOST_HINT)
                 if guard is not None:
                     guard.before(action)
                 results.append(one(action))
@@ -232,14 +295,18 @@ def _run_phase(
             if results[-1][3] is not None:
                 break  # strict order: never skip ahead of a failed step
     else:
-        run: Callable[[tuple[FileAction, ...]], list[tuple[FileAction, str, int, str | None]]]
+        run: Callable[[tuple[FileAction, ...]], list[Row]]
         work: Work
         if _batchable(table, phase, quarantine):
-            run, step, work = partial(_delete_chunk, table), DELETE_BATCH, "io"
+            run, step, work = partial(_delete_chunk, table, fence), DELETE_BATCH, "io"
         else:
             # Chunks, not one task per file: a million futures cost more than the deletes.
             plain = quarantine is None and all(a.op == "delete" for a in phase.actions)
-            run = partial(_delete_each, table) if plain else partial(_run_many, table, quarantine)
+            run = (
+                partial(_delete_each, table, fence)
+                if plain
+                else partial(_run_many, table, quarantine, fence)
+            )
             step = max(1, min(256, len(phase.actions) // (executor.parallelism * 4) or 1))
             local = all(table.fileio.is_local(a.path) for a in phase.actions)
             work = "local" if local else "io"
@@ -251,8 +318,11 @@ def _run_phase(
             )
             for row in rows
         ]
+    fenced: list[str] = []
     for action, outcome, size, error in results:
-        if error is not None:
+        if outcome == FENCED:
+            fenced.append(error or "")
+        elif error is not None:
             report.failures.append((action.path, error))
         elif outcome == "done":
             report.done += 1
@@ -263,6 +333,10 @@ def _run_phase(
             report.already_absent += 1
         else:
             report.skipped += 1
+    if fenced and stopped is None:
+        stopped = LeaseLostError(fenced[0], hint=LOST_HINT)
+    if fenced:
+        report.skipped += len(fenced)  # left untouched: the run lost its lease
     progress.finish()
     report.seconds = time.monotonic() - start
     logger.info(
@@ -295,16 +369,22 @@ def run_plan(
     run: Run | None = None,
     guard: ActionGuard | None = None,
     finish: Finish | None = None,
+    fence: LeaseFence | None = None,
 ) -> None:
     """Run the phases; the journal stays if anything failed (the next run finishes it).
 
     ``before_phase`` may drop actions right before a phase runs (last-moment re-checks);
     ``guard`` may stop a sequential phase at an action (a race seen);
     with ``quarantine`` every delete is a move into it; ``run`` records what was done;
-    ``finish`` runs after the last phase, before the journal is removed."""
+    ``finish`` runs after the last phase, before the journal is removed; ``fence`` (by
+    default ``run``'s lease) is confirmed before each phase and by each chunk of it."""
     if run is not None:
         run.add_plan(plan)
-    execution = _Execution(executor, progress, report, quarantine, run, before_phase, guard, finish)
+    if fence is None and run is not None:
+        fence = run.fence()
+    execution = _Execution(
+        executor, progress, report, quarantine, run, before_phase, guard, finish, fence
+    )
     try:
         _run_phases(table, plan, journal_path, execution)
     finally:
@@ -324,6 +404,7 @@ class _Execution:
     before_phase: BeforePhase | None
     guard: ActionGuard | None
     finish: Finish | None
+    fence: LeaseFence | None
 
 
 def _run_phases(
@@ -331,8 +412,11 @@ def _run_phases(
 ) -> None:
     report = ex.report
     for planned in plan.phases:
+        # a phase is a safe point: a run that lost its lease stops here
         if ex.run is not None:
-            ex.run.check_lease()  # a phase is a safe point: a run that lost its lease stops here
+            ex.run.check_lease()
+        elif ex.fence is not None:
+            ex.fence.confirm()
         phase = planned
         if ex.before_phase is not None and planned.actions:
             phase = ex.before_phase(planned)
@@ -348,7 +432,7 @@ def _run_phases(
         if not phase.actions:
             continue
         phase_report, stopped = _run_phase(
-            table, phase, ex.executor, ex.progress, ex.quarantine, ex.run, ex.guard
+            table, phase, ex.executor, ex.progress, ex.quarantine, ex.run, ex.guard, ex.fence
         )
         report.phases.append(phase_report)
         if stopped is not None:

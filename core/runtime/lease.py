@@ -28,11 +28,24 @@ higher generation would let a taker that read the one below recreate it beside a
 generation 1. A lease renewed even once is no longer generation 1.
 
 A lease is stale, and taken over, when it expired (its holder stopped renewing it:
-killed, or its host is gone) or when its holder ran on this host and its process is gone
-(a SIGKILLed run is taken over at once, without waiting for the expiry). Expiry compares
-wall clocks of different hosts: a holder renews every ``ttl / 4`` and stops on its own
-once its lease is within ``ttl / 2`` of expiring, and a taker waits ``SKEW_GRACE_MS``
-beyond the expiry, so clocks may differ by minutes.
+killed, or its host is gone) or when its holder's process is gone and this run can tell:
+only a holder recorded on this host, boot and PID namespace (``process_identity``: a
+container sharing the host name numbers its processes apart) is judged, and a SIGKILLed
+run there is taken over at once; any other holder is waited out. Expiry compares wall
+clocks of different hosts: a holder renews every ``ttl / 4``, and a taker waits
+``SKEW_GRACE_MS`` beyond the expiry, so clocks may differ by a minute.
+
+The lease is a fence where the harm happens, not only between phases: before each phase
+and commit, and before each chunk of a phase (``LeaseFence``: on this machine's threads
+and on Spark executors alike), a run confirms that the lease file still names it,
+renewed less than ``ttl / 2`` ago by the wall clock and by a local clock that never jumps
+(``local_clock``); while a chunk works, the local clock alone is looked at before each
+action, and the file is read again once the time the last confirmation left ran out or
+``FENCE_CHUNK`` actions were done. A run paused past a takeover (SIGSTOP, a suspended VM)
+therefore deletes nothing more once it resumes. What it cannot fence: an action already
+on its way when the pause began, and a pause inside a chunk on a host whose clocks both
+stood still through it (the next read of the file, at most ``FENCE_CHUNK`` actions on,
+stops it); clocks of holder and taker that differ by more than ``SKEW_GRACE_MS``.
 
 Stores without an atomic create-if-absent (GCS, Azure, OSS through fsspec): the lease is
 taken best effort (check, write, read back; the same rule Java applies to tags there, and
@@ -51,16 +64,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from core.errors import PaimonError, StorageError
 from core.io.fileio import FileIO, join, parent
+from core.runtime import process_identity as identity
 from core.runtime.timeparse import iso_utc
 
 logger = logging.getLogger(__name__)
 
 LEASE_DIR = (".paimon-cli", "lease")
-LEASE_FORMAT = 1
+LEASE_FORMAT = 2  # 2: the holder's boot id and PID namespace
 DEFAULT_TTL_MS = 10 * 60 * 1000  # a holder that stopped renewing is stale after this
 SKEW_GRACE_MS = 60 * 1000  # takers wait this long beyond an expiry (clocks of other hosts)
 POLL_MS = 2000  # how often a waiting run looks at the lease again
@@ -71,6 +85,28 @@ Now = Callable[[], int]
 
 def _wall_ms() -> int:
     return int(time.time() * 1000)
+
+
+def wall_now() -> int:
+    """The lease's wall clock (real time, never a command's ``PAIMON_CLI_NOW``); looked up
+    at each call, so a test can move it for every run of a process (``_wall_ms``)."""
+    return _wall_ms()
+
+
+_BOOTTIME = getattr(time, "CLOCK_BOOTTIME", None)
+
+
+def _local_s() -> float:
+    """Seconds on this host's clock that never jumps and, where the system has one, keeps
+    counting while the host is suspended (CLOCK_BOOTTIME): how old a renewal is here."""
+    if _BOOTTIME is not None:
+        return time.clock_gettime(_BOOTTIME)
+    return time.monotonic()
+
+
+def local_clock() -> float:
+    """``_local_s``, looked up at each call (tests move it as they move ``_wall_ms``)."""
+    return _local_s()
 
 
 def lease_dir(table_root: str) -> str:
@@ -96,7 +132,8 @@ class LeaseHeldError(PaimonError):
         super().__init__(
             f"{table_root} is busy: {who} holds its lease{until}{waited}",
             hint="run again when it is done, or wait for it with --wait-lease (e.g. 15m); a "
-            "crashed holder's lease is taken over once it expires (at once on its own host)",
+            "crashed holder's lease is taken over once it expires (at once by a run on its "
+            "own host, boot and PID namespace)",
         )
         self.holder = holder
 
@@ -105,6 +142,21 @@ class LeaseLostError(PaimonError):
     """This run's lease was taken over (it stalled past its expiry, or could not renew)."""
 
     kind = "lease_lost"
+
+
+LOST_HINT = (
+    "a run stalls past its lease when its process, container or VM is paused, or storage "
+    "fails for minutes; run it again"
+)
+
+
+def lease_lost(table_root: str, why: str) -> LeaseLostError:
+    return LeaseLostError(
+        f"stopped: this run no longer holds the lease of {table_root} ({why}); nothing more "
+        "was deleted or changed, what was done stands, and an unfinished deletion's journal "
+        "is finished by the next run",
+        hint=LOST_HINT,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +176,10 @@ class LeaseRecord:
     renewed_ms: int
     expires_ms: int
     took_over: str | None = None  # whom this acquisition replaced, and why
+    # Where ``pid`` is numbered (core.runtime.process_identity); None in leases of older
+    # paimon-cli versions, whose holders are then waited out, never judged gone.
+    boot_id: str | None = None
+    pid_ns: int | None = None
 
     def to_bytes(self) -> bytes:
         doc = {"format": LEASE_FORMAT, **asdict(self)}
@@ -137,6 +193,7 @@ class LeaseRecord:
             raise ValueError("not an object")
         start = doc.get("pid_start")
         took = doc.get("took_over")
+        boot, ns = doc.get("boot_id"), doc.get("pid_ns")
         return cls(
             generation=generation,
             state=str(doc["state"]),
@@ -151,6 +208,8 @@ class LeaseRecord:
             renewed_ms=int(doc["renewed_ms"]),
             expires_ms=int(doc["expires_ms"]),
             took_over=None if took is None else str(took),
+            boot_id=None if boot is None else str(boot),
+            pid_ns=None if ns is None else int(ns),
         )
 
     def describe(self) -> str:
@@ -172,48 +231,17 @@ class Holder:
     pid: int
 
 
-def _pid_start(pid: int) -> tuple[int, str] | None:
-    """(start time in clock ticks, state letter) of a process, from Linux's /proc."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # comm may hold spaces and parentheses: the fields start after the last ')'
-    fields = raw[raw.rfind(")") + 2 :].split()
-    try:
-        return int(fields[19]), fields[0]
-    except (IndexError, ValueError):
-        return None
-
-
-def _process_gone(pid: int, start: int | None) -> bool:
-    """Whether process ``pid`` of this host has ended (a zombie has; a reused pid too)."""
-    if pid <= 0 or not hasattr(os, "kill"):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass  # alive, another user's
-    except OSError:
-        return False  # cannot tell: only the expiry frees it
-    found = _pid_start(pid)
-    if found is None:
-        return False
-    ticks, state = found
-    return state in ("Z", "X") or (start is not None and ticks != start)
-
-
 def stale_reason(record: LeaseRecord, now_ms: int, host: str) -> str | None:
     """Why ``record`` no longer holds the table (released, expired, holder gone), or None."""
     if record.state == "released":
         return "released"
     if now_ms > record.expires_ms + SKEW_GRACE_MS:
         return f"it expired at {iso_utc(record.expires_ms)}"
+    # Only a holder of this very host, boot and PID namespace can be found gone here: a pid
+    # of another container sharing the host name means nothing in ours (process_identity).
+    place = identity.Place(record.host, record.boot_id, record.pid_ns)
     mine = record.pid == os.getpid()
-    if record.host == host and not mine and _process_gone(record.pid, record.pid_start):
+    if not mine and identity.is_gone(place, record.pid, record.pid_start, host=host):
         return f"its process {record.pid} on this host ({host}) is gone"
     return None
 
@@ -277,6 +305,8 @@ class Lease:
         self.ttl_ms = ttl_ms
         self.now = now
         self.lost: str | None = None  # who took it over, once known
+        # When the newest generation was confirmed ours, on the local clock (local_clock)
+        self._confirmed_s = local_clock()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -328,6 +358,12 @@ class Lease:
             expires_ms=now + ttl_ms,
         )
         theirs = _create(self.fileio, self.table_root, mine)
+        if theirs is None and _highest(self.fileio, self.table_root) != mine.generation:
+            # We recreated a generation a taker had already cleaned up (we stalled past a
+            # takeover and its release): the newer one holds the table, never ours.
+            self.fileio.delete(_path(self.table_root, mine.generation))
+            newest = read_lease(self.fileio, self.table_root)
+            theirs = _whose(newest) if newest is not None else "a newer run"
         if theirs is not None:
             self.lost = theirs
             logger.warning(
@@ -335,26 +371,41 @@ class Lease:
             )
             return None
         self.record = mine
+        self._confirmed_s = local_clock()
         return mine
+
+    def fence(self) -> LeaseFence:
+        """What each chunk of this run's work checks before it acts (``LeaseFence``)."""
+        return LeaseFence(
+            self.fileio, self.table_root, self.record.token, self.ttl_ms, self.now, self
+        )
+
+    def left_ms(self) -> int:
+        """How long this run may act before it must see its lease renewed, by this
+        process's own view (no storage read): half the lease time minus the age of the
+        last renewal, on the wall clock and on the local clock (one that jumps back or
+        stood still through a suspend is caught by the other). Raises
+        :class:`LeaseLostError` when that is nothing, or the lease is known lost."""
+        with self._lock:
+            lost, renewed, confirmed = self.lost, self.record.renewed_ms, self._confirmed_s
+        if lost is not None:
+            raise lease_lost(self.table_root, f"it was taken over by {lost}")
+        wall_age = self.now() - renewed
+        local_age = int((local_clock() - confirmed) * 1000)
+        left = self.ttl_ms // 2 - max(wall_age, local_age)
+        if left <= 0:
+            raise lease_lost(
+                self.table_root,
+                f"it was last renewed {max(wall_age, local_age) // 1000} s ago, more than "
+                f"half its {self.ttl_ms // 60000} min: it could not be renewed, or this run "
+                "was paused",
+            )
+        return left
 
     def check(self) -> None:
         """Raise :class:`LeaseLostError` when this run must stop (called at safe points:
-        before each phase and each commit)."""
-        with self._lock:
-            lost, expires = self.lost, self.record.expires_ms
-        if lost is None and self.now() < expires - self.ttl_ms // 2:
-            return
-        why = (
-            f"it was taken over by {lost}"
-            if lost is not None
-            else f"it could not be renewed and expires at {iso_utc(expires)}"
-        )
-        raise LeaseLostError(
-            f"stopped: this run no longer holds the lease of {self.table_root} ({why}); what "
-            "was done stands, and an unfinished deletion's journal is finished by the next run",
-            hint="a run stalls past its lease when its process is paused or storage fails "
-            f"for minutes (lease {self.ttl_ms // 60000} min)",
-        )
+        before each phase and each commit): its own view, then the lease file."""
+        self.fence().confirm()
 
     # -- release ----------------------------------------------------------------------------
     def release(self) -> None:
@@ -392,6 +443,98 @@ class Lease:
         return True
 
 
+FENCE_CHUNK = 1000  # actions a chunk does before it reads the lease file again
+
+
+@dataclass(frozen=True)
+class LeaseFence:
+    """The lease as a fence where the harm happens: each chunk of a phase (on this
+    machine's threads or on a Spark executor, which gets a pickled copy) confirms before
+    it acts that the lease file still names this run, renewed less than half the lease
+    time ago, and a run that paused (SIGSTOP, a suspended VM or container) past a
+    takeover stops before its next deletion instead of after its phase. ``holder``: the
+    run's own lease, in its own process (its clocks are checked too; never pickled)."""
+
+    fileio: FileIO
+    table_root: str
+    token: str
+    ttl_ms: int
+    now: Now = wall_now
+    holder: Lease | None = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (LeaseFence, (self.fileio, self.table_root, self.token, self.ttl_ms, self.now))
+
+    def confirm(self) -> int:
+        """How many ms this run may act before it must confirm again; raises
+        :class:`LeaseLostError` when the lease is not this run's, or not renewed for half
+        its time. One read of the lease file (a listing and a small GET on object stores).
+        Where the holder's own view is at hand, a read that fails leaves that view to
+        judge; elsewhere it stops the chunk."""
+        left = self.ttl_ms // 2
+        if self.holder is not None:
+            left = min(left, self.holder.left_ms())
+        try:
+            current = _read_current(self.fileio, self.table_root)
+        except StorageError as exc:
+            if self.holder is None:
+                raise lease_lost(self.table_root, f"its lease file cannot be read: {exc}") from exc
+            logger.info("could not read the lease of %s: %s", self.table_root, exc.message)
+            return left
+        there = current.record
+        if there is None or there.token != self.token or there.state != "held":
+            if there is None:
+                who = "an unreadable lease file" if current.generation else "nobody"
+            else:
+                who = _whose(there)
+            if self.holder is not None:
+                with self.holder._lock:
+                    self.holder.lost = self.holder.lost or who
+            raise lease_lost(self.table_root, f"it was taken over by {who}")
+        age = self.now() - there.renewed_ms
+        left = min(left, self.ttl_ms // 2 - age)
+        if left <= 0:
+            raise lease_lost(
+                self.table_root,
+                f"it was last renewed {age // 1000} s ago, more than half its "
+                f"{self.ttl_ms // 60000} min: it could not be renewed, or this run was paused",
+            )
+        return left
+
+    def watch(self) -> FenceWatch:
+        """A chunk's watch: confirmed now (raises :class:`LeaseLostError`)."""
+        return FenceWatch(self)
+
+
+class FenceWatch:
+    """One chunk's fence: confirmed when made, then before each action by the local clock
+    alone, and confirmed again (the lease file read) once the time the last confirmation
+    gave ran out or ``FENCE_CHUNK`` actions were done."""
+
+    def __init__(self, fence: LeaseFence) -> None:
+        self.fence = fence
+        self._until = 0.0
+        self._count = 0
+        self._confirm()
+
+    def _confirm(self) -> None:
+        left = self.fence.confirm()
+        self._until = local_clock() + left / 1000
+        self._count = 0
+
+    def stop_reason(self) -> str | None:
+        """None while the chunk may do its next action; else why it must stop."""
+        self._count += 1
+        if self._count <= FENCE_CHUNK and local_clock() < self._until:
+            return None
+        try:
+            self._confirm()
+        except LeaseLostError as exc:
+            return exc.message
+        self._count = 1
+        return None
+
+
 def _create(fileio: FileIO, table_root: str, record: LeaseRecord) -> str | None:
     """Create ``record``'s generation if absent. None when it is ours now (also when an
     earlier try of ours landed); else who created it first."""
@@ -413,7 +556,12 @@ def _create(fileio: FileIO, table_root: str, record: LeaseRecord) -> str | None:
         return "an unreadable lease file"
     if there.token == record.token and there.state == record.state:
         return None
-    return there.describe() if there.state == "held" else f"the release by {there.describe()}"
+    return _whose(there)
+
+
+def _whose(record: LeaseRecord) -> str:
+    """Who holds (or last released) a lease, as a lost holder is told."""
+    return record.describe() if record.state == "held" else f"the release by {record.describe()}"
 
 
 _warned: set[str] = set()
@@ -452,7 +600,7 @@ def acquire(
     *,
     wait_ms: int = 0,
     ttl_ms: int = DEFAULT_TTL_MS,
-    now: Now = _wall_ms,
+    now: Now = wall_now,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Lease:
     """Take the table's lease for ``holder``, waiting up to ``wait_ms`` for a live holder to
@@ -528,7 +676,7 @@ def _record(
         took_over = f"an unreadable lease file (generation {current.generation}): {reason}"
     elif current.record is not None and current.record.state == "held":
         took_over = f"{current.record.describe()}: {reason}"
-    start = _pid_start(holder.pid)
+    place = identity.here(holder.host)
     return LeaseRecord(
         generation=generation,
         state="held",
@@ -538,9 +686,11 @@ def _record(
         user=holder.user,
         host=holder.host,
         pid=holder.pid,
-        pid_start=start[0] if start is not None else None,
+        pid_start=identity.start_ticks(holder.pid),
         acquired_ms=now_ms,
         renewed_ms=now_ms,
         expires_ms=now_ms + ttl_ms,
         took_over=took_over,
+        boot_id=place.boot_id,
+        pid_ns=place.pid_ns,
     )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from core.errors import CorruptMetadataError, SafetyRefusalError, StorageError
 from core.io.fileio import FileIO, basename, join, normalize_path, parent, protocol_of
 from core.runtime.clock import now_ms as clock_now_ms
+from core.runtime.lease import LOST_HINT, LeaseFence, LeaseLostError
 from core.runtime.plans import Plan, SnapshotIdentity
 from core.table.snapshot_manager import SnapshotManager
 
@@ -357,17 +358,25 @@ def plan_purge(table: PaimonTable, *, older_than_ms: int) -> list[PurgeRun]:
     return out
 
 
-def apply_purge(table: PaimonTable, runs: list[PurgeRun]) -> int:
+def apply_purge(table: PaimonTable, runs: list[PurgeRun], fence: LeaseFence | None = None) -> int:
     """Delete each run's files, then its directories, then its record (a rerun after an
-    interruption finds the record and finishes). Returns the files deleted."""
+    interruption finds the record and finishes). Returns the files deleted. ``fence``: the
+    run's lease, watched before each deletion (a restore that took the table over moves
+    these files back)."""
     fileio = table.fileio
     done = 0
+    watch = fence.watch() if fence is not None else None
     for run in runs:
         for path, _size in run.files:
+            reason = watch.stop_reason() if watch is not None else None
+            if reason is not None:
+                raise LeaseLostError(reason, hint=LOST_HINT)
             if not table.paths.is_inside_table(path):  # listed through the lock; twice, as apply
                 raise SafetyRefusalError(f"refusing to delete {path}: outside the table")
             done += fileio.delete(path)
         for root in Quarantine.of(table, run.run_id).roots:
             remove_empty_tree(table, join(quarantine_dir(root), run.run_id))
+        if watch is not None and (reason := watch.stop_reason()) is not None:
+            raise LeaseLostError(reason, hint=LOST_HINT)
         fileio.delete(run.record_path)
     return done

@@ -23,6 +23,7 @@ from core.runtime.journal import (
     remove_stale_temps,
     unfinished_journals,
 )
+from core.runtime.lease import LeaseFence
 from core.runtime.plans import (
     COMMIT_FILE_KINDS,
     Plan,
@@ -64,8 +65,11 @@ def finish_journals(
     executor: Executor,
     progress: Progress | None = None,
     report: ExecutionReport,
+    fence: LeaseFence | None = None,
 ) -> None:
-    """Complete journals left by interrupted runs, after re-checking each against the table."""
+    """Complete journals left by interrupted runs, after re-checking each against the table;
+    ``fence``: the finishing run's lease, confirmed before each phase and chunk, as in a
+    fresh run (a run that paused past a takeover finishes no journal)."""
     progress = progress or NullProgress()
     for temp in remove_stale_temps(table.fileio, table.location, int(time.time() * 1000)):
         report.notes.append(f"removed {temp}, left by a run killed while writing its journal")
@@ -77,6 +81,7 @@ def finish_journals(
             executor=executor,
             progress=progress,
             report=report,
+            fence=fence,
         )
 
 
@@ -88,6 +93,7 @@ def finish_journal(
     executor: Executor,
     progress: Progress,
     report: ExecutionReport,
+    fence: LeaseFence | None = None,
 ) -> None:
     """Finish one journal, or discard it (and say why) when the table moved in a way its
     plan did not foresee: resuming re-validates at least as strictly as planning (issue 12)."""
@@ -138,6 +144,7 @@ def finish_journal(
         quarantine=quarantine,
         guard=resumer.action_guard(view, checked),
         finish=partial(resumer.finish, view, checked),
+        fence=fence,
     )
 
 

@@ -36,7 +36,7 @@ from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.timeparse import iso_utc
 
 if TYPE_CHECKING:
-    from core.runtime.lease import Lease
+    from core.runtime.lease import Lease, LeaseFence
     from core.runtime.plans import Plan
     from core.runtime.report import ExecutionReport
     from core.table.table import PaimonTable
@@ -135,6 +135,10 @@ class Run:
         """Raise ``LeaseLostError`` when the run no longer holds its table's lease."""
         if self.lease is not None:
             self.lease.check()
+
+    def fence(self) -> LeaseFence | None:
+        """What each chunk of this run's work checks before acting (the lease's fence)."""
+        return self.lease.fence() if self.lease is not None else None
 
     def begin_changes(self) -> None:
         """Mark the run as changing the table from now on (a failure is recorded)."""

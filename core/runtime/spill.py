@@ -35,6 +35,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from core.runtime import process_identity as identity
 from core.runtime.lazy import MadeOnAccess
 
 T = TypeVar("T")
@@ -56,14 +57,21 @@ def _host() -> str:
     return re.sub(r"[^A-Za-z0-9-]", "_", socket.gethostname()) or "host"
 
 
+def _place() -> str:
+    """This process's boot and PID namespace (process_identity), or ``unknown``."""
+    return identity.here().fingerprint() or "unknown"
+
+
 class Spill:
-    """A private directory for one planning pass's spilled files, named after this host
-    and process so that a later run can tell an abandoned one (``remove_abandoned``)."""
+    """A private directory for one planning pass's spilled files, named after this host,
+    boot, PID namespace and process, so that a later run can tell an abandoned one
+    (``remove_abandoned``)."""
 
     def __init__(self, parent: str | None = None) -> None:
         where = parent or os.environ.get(SPILL_DIR_ENV) or None
         remove_abandoned(where or tempfile.gettempdir())
-        self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{_host()}.{os.getpid()}.", dir=where)
+        prefix = f"{PREFIX}{_host()}.{_place()}.{os.getpid()}."
+        self.path = tempfile.mkdtemp(prefix=prefix, dir=where)
         self._count = 0
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.path, True)
 
@@ -79,16 +87,28 @@ class Spill:
 def remove_abandoned(parent: str) -> list[str]:
     """Remove the spill directories killed runs left in ``parent`` (SIGKILL or the OOM
     killer run no finalizer, and a run of 100 million files spills gigabytes: the next run
-    must not meet a full disk). Only this host's and this user's, whose process is gone,
-    untouched for ``ABANDONED_AFTER_S``. Returns the paths removed."""
+    must not meet a full disk). Only this user's, made on this host, boot and PID
+    namespace by a process that is gone, untouched for ``ABANDONED_AFTER_S``: a directory
+    of another container sharing the host name and this directory (its pid means nothing
+    here), or named by an older paimon-cli without its place, is never judged abandoned.
+    Returns the paths removed."""
     host, removed = _host(), list[str]()
+    place = identity.here()
+    mark = place.fingerprint()
+    if mark is None:
+        return removed  # no /proc to judge by: nothing is known to be abandoned
     try:
         entries = list(os.scandir(parent))
     except OSError:
         return removed  # mkdtemp says what is wrong with the directory
     for entry in entries:
-        m = re.fullmatch(rf"{PREFIX}(?P<host>[A-Za-z0-9_-]+)\.(?P<pid>\d+)\..+", entry.name)
-        if m is None or m["host"] != host or _alive(int(m["pid"])):
+        m = re.fullmatch(
+            rf"{PREFIX}(?P<host>[A-Za-z0-9_-]+)\.(?P<place>[0-9a-f]{{12}})\.(?P<pid>\d+)\..+",
+            entry.name,
+        )
+        if m is None or m["host"] != host or m["place"] != mark:
+            continue
+        if not identity.is_gone(place, int(m["pid"])):
             continue
         try:
             st = entry.stat(follow_symlinks=False)
@@ -101,16 +121,6 @@ def remove_abandoned(parent: str) -> list[str]:
         shutil.rmtree(entry.path, ignore_errors=True)
         removed.append(entry.path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # another user's, or not ours to ask: never touched
-    return True
 
 
 def _encode(records: Iterable[Record], arity: int) -> tuple[bytes, int]:

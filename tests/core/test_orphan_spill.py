@@ -26,12 +26,14 @@ from support.invariants import (
 )
 from support.java_paimon import JavaPaimon, assert_java_ok
 from support.lifecycle import apply
+from support.namespaces import IN_ANOTHER_PID_NAMESPACE, unshare_problem
 
 import core.io.fileio as fileio
 import core.ops.orphan_files as orphan_files
 import core.ops.orphan_sets as orphan_sets
 import core.runtime.spill as spill
 from core.ops.orphan_files import RootWatcher, plan_orphan_clean
+from core.runtime import process_identity as identity
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.plans import LazyPhases, Plan
 from core.runtime.spill import Partitions, RecordFile, SortedRuns, Spill, Spilled
@@ -255,8 +257,15 @@ def test_partitions_put_equal_keys_together(spill_dir: Path) -> None:
 
 def test_a_killed_runs_spill_directory_is_removed_by_the_next_run(tmp_path: Path) -> None:
     """SIGKILL (or the OOM killer) runs no finalizer: the next run removes what the killed
-    one spilled, but never a live run's directory, another host's, or a recent one."""
-    host = spill._host()
+    one spilled, but never a live run's directory, another host's, one of another PID
+    namespace or boot sharing this host name and directory (issue 33: its pid means
+    nothing here), one named by an older paimon-cli, or a recent one."""
+    here = identity.here()
+    if not here.known:
+        pytest.skip("needs Linux /proc (boot id and PID namespace) to judge a spill directory")
+    host, place = spill._host(), here.fingerprint()
+    other_ns = identity.Place(here.host, here.boot_id, (here.pid_ns or 0) + 1).fingerprint()
+    other_boot = identity.Place(here.host, "another-boot", here.pid_ns).fingerprint()
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()  # a pid whose process is gone
     old = time.time() - 2 * spill.ABANDONED_AFTER_S
@@ -269,14 +278,49 @@ def test_a_killed_runs_spill_directory_is_removed_by_the_next_run(tmp_path: Path
             os.utime(d, (old, old))
         return d
 
-    killed = made(f"{spill.PREFIX}{host}.{gone.pid}.abc123")
-    live = made(f"{spill.PREFIX}{host}.{os.getpid()}.def456")
-    elsewhere = made(f"{spill.PREFIX}otherhost.{gone.pid}.ghi789")
-    recent = made(f"{spill.PREFIX}{host}.{gone.pid}.jkl012", aged=False)
+    killed = made(f"{spill.PREFIX}{host}.{place}.{gone.pid}.abc123")
+    live = made(f"{spill.PREFIX}{host}.{place}.{os.getpid()}.def456")
+    elsewhere = made(f"{spill.PREFIX}otherhost.{place}.{gone.pid}.ghi789")
+    recent = made(f"{spill.PREFIX}{host}.{place}.{gone.pid}.jkl012", aged=False)
+    container = made(f"{spill.PREFIX}{host}.{other_ns}.{gone.pid}.mno345")
+    clone = made(f"{spill.PREFIX}{host}.{other_boot}.{gone.pid}.pqr678")
+    older = made(f"{spill.PREFIX}{host}.{gone.pid}.stu901")
     unrelated = made(f"not-ours.{gone.pid}.x")
     s = Spill(str(tmp_path))
     assert not killed.exists()
-    assert live.exists() and elsewhere.exists() and recent.exists() and unrelated.exists()
-    assert Path(s.path).name.startswith(f"{spill.PREFIX}{host}.{os.getpid()}.")
+    for kept in (live, elsewhere, recent, container, clone, older, unrelated):
+        assert kept.exists(), kept.name
+    assert Path(s.path).name.startswith(f"{spill.PREFIX}{host}.{place}.{os.getpid()}.")
     s.close()
     assert not Path(s.path).exists()
+
+
+def test_a_spill_directory_of_a_run_in_another_pid_namespace_is_kept(tmp_path: Path) -> None:
+    """A run in its own PID namespace (a container sharing this host name and temporary
+    directory) spills; its pid is gone here, yet its directory is never removed."""
+    problem = unshare_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    script = (
+        "import sys, time; from core.runtime.spill import Spill; "
+        f"s = Spill({str(tmp_path)!r}); print(s.path, flush=True); sys.stdin.readline()"
+    )
+    with subprocess.Popen(
+        [*IN_ANOTHER_PID_NAMESPACE, sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as inner:
+        assert inner.stdout is not None and inner.stdin is not None
+        path = inner.stdout.readline().strip()
+        assert path, inner.communicate()[1]
+        theirs = Path(path)
+        inner_pid = int(theirs.name.split(".")[2])
+        if Path(f"/proc/{inner_pid}").exists():
+            pytest.skip(f"pid {inner_pid} of the namespace is a live process here too")
+        old = time.time() - 2 * spill.ABANDONED_AFTER_S
+        os.utime(theirs, (old, old))
+        Spill(str(tmp_path)).close()
+        assert theirs.exists()
+        inner.communicate("\n", timeout=60)

@@ -10,7 +10,10 @@ new one is neither driven nor listed with the reason it need not be. Any command
 interrupted at a random storage operation (``interrupts.Fault``): killed (SIGKILL), Ctrl-C (a
 ``KeyboardInterrupt`` there), a storage error (refused, or applied and still answered with an
 error), or a pypaimon writer committing right at that moment; or run while one directory of
-the table answers EACCES.
+the table answers EACCES. A second runner may run any command while the first is stopped at a
+storage operation, the first being paused past its lease's lifetime (its clocks counted the
+pause, or stood still as in a suspended VM) or running in another PID namespace or boot (its
+pid is gone here): the table lease must keep them apart (issue 33).
 Hostile rules forge quarantine records naming paths outside the table, run ``restore`` and
 ``purge-quarantine`` on a copy of the table, and hide a referenced file for a moment (both
 checkers must see it).
@@ -56,8 +59,8 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
@@ -82,8 +85,11 @@ from support.lineage import tag_identities as tag_idents
 from support.reference_check import missing_references
 
 import core.ops
+import core.runtime.lease as lease_module
+from core.io.fileio import FileIO
 from core.ops.check import Problem, check_table
 from core.ops.lifecycle import finish_journals
+from core.runtime import process_identity
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.operation import Env, Operation
 from core.table.table import open_table
@@ -249,6 +255,14 @@ COMMITTING = {"compact", "expire-partitions", "maintain", "remove-unexisting-fil
 # Where a run is interrupted: a fraction of the mutating storage operations the last run of
 # that command made (the draw never depends on the table, so runs replay alike).
 INTERRUPTS = st.tuples(st.sampled_from(list(Interrupt)), st.integers(0, 999), st.booleans())
+# How the first of two runners stands while the second runs (run_beside_a_second_runner):
+# paused past its lease (its clocks counted the pause, or stood still: a suspended VM), or
+# in a PID namespace or boot of its own, where its pid means nothing to this one.
+BESIDE = st.sampled_from(
+    ["paused", "paused-clocks-stood-still", "other-pid-namespace", "other-boot"]
+)
+# A pause past the lease's lifetime and the grace its takers give other hosts' clocks.
+PAUSE_S = (lease_module.DEFAULT_TTL_MS + lease_module.SKEW_GRACE_MS) / 1000 + 1
 
 
 T = TypeVar("T")
@@ -427,6 +441,7 @@ class Step:
     rollback_target: Identity | None = None
     fast_forward_to: Identity | None = None  # the branch's head
     undone: set[Identity] = field(default_factory=set)
+    beside_acted: bool = False  # a second runner changed the table while this one ran
 
 
 class MaintenanceMachine(RuleBasedStateMachine):
@@ -1156,16 +1171,22 @@ class MaintenanceMachine(RuleBasedStateMachine):
         deny: Path | None = None,
         *,
         whole: bool = False,
-    ) -> None:
-        """Run one command (``whole``: on the whole table, with its default flags)."""
+        beside: Callable[[], None] | None = None,
+        pid: int | None = None,
+    ) -> Step | None:
+        """Run one command (``whole``: on the whole table, with its default flags);
+        ``beside``: what happens at the fault instead of a writer's commit; ``pid``: the
+        run's process id (default: one no process has)."""
         self.step = step = Step(command, [], fault)
         asked = self.history.asks()
         args = [command, self.root] if whole else getattr(self, COMMANDS[command])(data)
         if args is None:
             self.step = None
-            return
+            return None
         step.args = args
-        step.hook = Hook(fault, on_commit=self._injected_commit, on_created=self._created)
+        step.hook = Hook(
+            fault, on_commit=beside or self._injected_commit, on_created=self._created, pid=pid
+        )
         where = f" (EACCES in {deny.relative_to(self.root)})" if deny is not None else ""
         self.log.append(
             f"paimon {' '.join(map(str, args))}" + (f" [{fault}]" if fault else "") + where
@@ -1184,12 +1205,13 @@ class MaintenanceMachine(RuleBasedStateMachine):
             assert result.exit_code in allowed, (args, result.exit_code, result.stderr)
         if not step.hook.fired:
             self.ops_seen[command] = max(len(step.hook.ops), 1)
-        if not self._acted(step):
+        if not self._acted(step) and not step.beside_acted:
             self.history.retract(asked)  # refused before any change: it removes nothing later
             if command == "delete-branch" and step.args:
                 self.removable_branches.discard(str(step.args[2]))
         self._account(step)
         self.step = None
+        return step
 
     @staticmethod
     def _acted(step: Step) -> bool:
@@ -1207,6 +1229,98 @@ class MaintenanceMachine(RuleBasedStateMachine):
         self, command: str, where: tuple[Interrupt, int, bool], data: st.DataObject
     ) -> None:
         self._run_command(command, data, self._fault(command, where))
+
+    @rule(
+        command=st.sampled_from(sorted(COMMANDS)),
+        other=st.sampled_from(sorted(COMMANDS)),
+        how=BESIDE,
+        fraction=st.integers(0, 999),
+        data=st.data(),
+    )
+    def run_beside_a_second_runner(
+        self, command: str, other: str, how: str, fraction: int, data: st.DataObject
+    ) -> None:
+        """Two runners on the table (issue 33): the first stops at one of its storage
+        operations while the second runs ``other`` to its end, then goes on.
+
+        ``paused``: the first was frozen (SIGSTOP, a suspended VM) past its lease's
+        lifetime; the second's clock is past that expiry, so it takes the lease over, and
+        the first must then stop before it changes anything more. Its process stays alive
+        (the real pid), so only the expiry frees the lease. ``-clocks-stood-still``: the
+        first's own clocks did not count the pause, so only the lease file can tell it.
+        ``other-pid-namespace``, ``other-boot``: the first runs where this process cannot
+        see it (a container sharing the host name, a cloned VM); its pid is gone here, yet
+        it is alive, so the second must wait (and refuses)."""
+        paused = how.startswith("paused")
+        stood_still = how == "paused-clocks-stood-still"
+        # It stops right after one of its storage operations reached storage (a request in
+        # flight when a pause begins lands; no lease can stop that one). With clocks that
+        # stood still only the lease file tells, so it stops right before a read of it.
+        # Half the draws stop it right after it took the lease (its first operation): the
+        # second runner then always meets a live lease.
+        at = Fault(Interrupt.WRITER_COMMIT, 1, True)
+        if fraction >= 500:
+            at = self._fault(command, (Interrupt.WRITER_COMMIT, 2 * fraction - 1000, True))
+        fault = None if stood_still else at
+        wall, local, here = lease_module._wall_ms, lease_module._local_s, process_identity.here
+        confirm = lease_module.LeaseFence.confirm
+        offset = [0.0]  # how far the lease's clocks are ahead of real time
+        foreign = [not paused]  # the place this process reports is another one
+        beside_now = [False]  # the second runner is running
+        reads = [0]  # the first runner's reads of the lease file
+
+        def elsewhere(host: str | None = None) -> process_identity.Place:
+            place = here(host)
+            if not foreign[0]:
+                return place
+            if how == "other-boot":
+                return replace(place, boot_id="another-boot-of-this-host")
+            return replace(place, pid_ns=(place.pid_ns or 0) + 1)
+
+        def second() -> None:
+            first = self.step
+            assert first is not None and first.hook is not None
+            self.log.append(f"  beside it ({how}):")
+            held = lease_module.read_lease(FileIO(), str(self.root))
+            first_holds = held is not None and held.state == "held" and held.pid == first.hook.pid
+            foreign[0], beside_now[0] = False, True
+            if paused:
+                offset[0] += PAUSE_S
+            try:
+                step = self._run_command(other, data, None)
+            finally:
+                self.step = first
+                foreign[0], beside_now[0] = not paused, False
+                if stood_still:
+                    offset[0] -= PAUSE_S
+            if step is not None and self._acted(step):
+                first.beside_acted = True
+            if first_holds and not paused:
+                # A live holder this process cannot see is waited out, never taken over.
+                assert step is None or (step.exit_code == 1 and not self._acted(step)), (
+                    f"{other} acted beside a live holder in another {how[6:]}",
+                    self.log[-6:],
+                )
+
+        def confirm_or_pause(fence: lease_module.LeaseFence) -> int:
+            if stood_still and not beside_now[0]:
+                reads[0] += 1
+                if reads[0] == 1 + fraction % 6:
+                    second()
+            return confirm(fence)
+
+        lease_module._wall_ms = lambda: wall() + int(offset[0] * 1000)  # type: ignore[assignment]
+        lease_module._local_s = lambda: local() + offset[0]  # type: ignore[assignment]
+        process_identity.here = elsewhere  # type: ignore[assignment]
+        lease_module.LeaseFence.confirm = confirm_or_pause  # type: ignore[method-assign]
+        try:
+            self._run_command(
+                command, data, fault, beside=second, pid=os.getpid() if paused else None
+            )
+        finally:
+            lease_module._wall_ms, lease_module._local_s = wall, local  # type: ignore[assignment]
+            process_identity.here = here  # type: ignore[assignment]
+            lease_module.LeaseFence.confirm = confirm  # type: ignore[method-assign]
 
     def _fault(self, command: str, where: tuple[Interrupt, int, bool]) -> Fault:
         kind, fraction, after = where

@@ -100,6 +100,58 @@ ORPHAN_TABLES = [
 ]
 
 
+def test_spark_tasks_confirm_the_lease_before_deleting(
+    spark_executor: SparkExecutor, scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 defect 2 on Spark: the driver confirmed the lease, then the run was taken
+    over (it paused past its lease) before its tasks started: every task reads the lease
+    file before its first deletion, deletes nothing, and the run stops with lease_lost."""
+    import socket
+
+    import core.ops.orphan_files_spark as spark_orphans
+    from core.io.fileio import FileIO
+    from core.runtime.lease import (
+        DEFAULT_TTL_MS,
+        SKEW_GRACE_MS,
+        Holder,
+        LeaseLostError,
+        acquire,
+        wall_now,
+    )
+
+    _, root = _twins(scenarios["append_partitioned"].root, tmp_path)
+    now = int(time.time() * 1000)
+    clean = SparkOrphanClean(open_table(str(root)), spark_executor, now - DAY * 1000, now)
+    plan = clean.plan()
+    assert plan.details.orphan_count >= 4
+    before = files_under(root)
+    lease = acquire(
+        FileIO(), str(root), Holder("delete-orphan-files", "a" * 12, "u", socket.gethostname(), 1)
+    )
+    later = wall_now() + DEFAULT_TTL_MS + SKEW_GRACE_MS + 1
+    taken: list[object] = []
+    real_roots = spark_orphans.collect_roots
+
+    def roots_then_takeover(views: Any) -> Any:
+        taken.append(
+            acquire(
+                FileIO(),
+                str(root),
+                Holder("restore", "b" * 12, "u", "elsewhere", 1),
+                now=lambda: later,
+            )
+        )
+        return real_roots(views)
+
+    monkeypatch.setattr(spark_orphans, "collect_roots", roots_then_takeover)
+    report = ExecutionReport()
+    with pytest.raises(LeaseLostError, match="taken over by restore"):
+        clean.apply(plan, report, fence=lease.fence())
+    assert taken  # after the driver's own check
+    assert files_under(root) == before  # no task deleted anything
+    assert any("left untouched: the run lost its lease" in n for n in report.notes)
+
+
 @pytest.mark.parametrize("name", ORPHAN_TABLES)
 def test_orphans_identical_plans_and_final_files(
     spark_executor: SparkExecutor, scenarios, tmp_path: Path, name: str

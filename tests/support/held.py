@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from core.io.fileio import FileIO
@@ -19,10 +20,12 @@ HELD_RUN = Path(__file__).resolve().parent / "held_run.py"
 class Held:
     """A ``paimon`` process stopped while it holds its table's lease."""
 
-    def __init__(self, where: str, root: Path, *args: object) -> None:
+    def __init__(self, where: str, root: Path, *args: object, wrap: Sequence[str] = ()) -> None:
+        """``wrap``: a command the run goes through (``unshare ...``: another PID namespace)."""
         self.root = root
+        self.wrapped = bool(wrap)
         self.proc = subprocess.Popen(
-            [sys.executable, str(HELD_RUN), where, *map(str, args)],
+            [*wrap, sys.executable, str(HELD_RUN), where, *map(str, args)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -39,10 +42,21 @@ class Held:
 
     def holds_lease(self) -> bool:
         lease = read_lease(FileIO(), str(self.root))
-        return lease is not None and lease.state == "held" and lease.pid == self.proc.pid
+        if lease is None or lease.state != "held":
+            return False
+        return self.wrapped or lease.pid == self.proc.pid  # wrapped: its pid is another's
 
-    def go_on(self) -> tuple[int, str, str]:
-        out, err = self.proc.communicate("\n", timeout=300)
+    def wait_for_line(self, text: str) -> None:
+        """Until the run says ``text`` on stderr (where a ``chunk`` stop announces itself)."""
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            if text in line:
+                return
+        raise AssertionError(f"the held run ended before it said {text!r}")
+
+    def go_on(self, line: str = "") -> tuple[int, str, str]:
+        """Let it go on (``line``: what it reads, e.g. how long a ``chunk`` stop lasted)."""
+        out, err = self.proc.communicate(f"{line}\n", timeout=300)
         return self.proc.returncode, out, err
 
     def kill(self) -> None:

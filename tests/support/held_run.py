@@ -7,6 +7,10 @@ from the files it leaves (the lease, then its journal), never from sleeps.
 ``lease``: stop right after taking the lease (before anything else). ``phase``: stop at the
 first safe point before a phase runs (its journal is written, nothing deleted yet).
 ``move:N``: stop right before the Nth file move (N - 1 files moved: a restore cut mid-way).
+``chunk``: stop as the first chunk of a phase starts (before its lease check and its first
+deletion): a run frozen there (SIGSTOP, a suspended VM). The line it reads is how many
+seconds its clocks counted meanwhile (the lease's wall and local clocks move that far; 0:
+a VM whose clocks stood still).
 """
 
 from __future__ import annotations
@@ -58,12 +62,36 @@ def _stop_before_move(n: int) -> None:
     FileIO.move = move  # type: ignore[method-assign]
 
 
+def _stop_before_first_chunk() -> None:
+    import core.runtime.lease as lease
+
+    real = lease.LeaseFence.watch
+    stopped: list[bool] = []
+
+    def watch(self: lease.LeaseFence) -> lease.FenceWatch:
+        if not stopped:
+            stopped.append(True)
+            print("held: stopped at a chunk", file=sys.stderr, flush=True)
+            paused_s = float(sys.stdin.readline() or 0)
+            wall, local = lease._wall_ms, lease._local_s
+            lease._wall_ms = lambda: wall() + int(paused_s * 1000)  # type: ignore[assignment]
+            lease._local_s = lambda: local() + paused_s  # type: ignore[assignment]
+        return real(self)
+
+    lease.LeaseFence.watch = watch  # type: ignore[method-assign]
+
+
 def main() -> None:
     where, args = sys.argv[1], sys.argv[2:]
     if where.startswith("move:"):
         _stop_before_move(int(where.removeprefix("move:")))
     else:
-        {"lease": _stop_after_lease, "phase": _stop_before_first_phase}[where]()
+        stops = {
+            "lease": _stop_after_lease,
+            "phase": _stop_before_first_phase,
+            "chunk": _stop_before_first_chunk,
+        }
+        stops[where]()
     from paimon_cli.main import main as paimon
 
     sys.argv = ["paimon", *args]

@@ -79,10 +79,12 @@ class Hook:
         *,
         on_commit: Callable[[], None] = lambda: None,
         on_created: Callable[[str], None] = lambda _path: None,
+        pid: int | None = None,
     ) -> None:
         # The run's process id: one no process has, as the run's own process would be gone
         # once it ended (or was killed); the table lease takes over from a dead holder.
-        self.pid = next(self._pids)
+        # ``pid``: a live one instead (a run that is paused, not gone).
+        self.pid = pid if pid is not None else next(self._pids)
         self.fault = fault
         self.on_commit = on_commit
         self.on_created = on_created
