@@ -27,10 +27,11 @@ in the table's shared directories, next to main's. So:
   share are here.
 
 Safer than Paimon (D3), each said in the plan: fast-forward refuses, unless ``--force``,
-while a consumer has read a target snapshot that goes or another branch was created from a
-target tag that goes; it refuses when a snapshot or tag the target keeps reads a schema the
-branch's would replace with another; and it writes ``EARLIEST``/``LATEST`` from what is
-there instead of copying the branch's hints. create-branch ``--snapshot`` is not offered:
+while a consumer has read a target snapshot that goes, another branch was created from a
+target tag that goes, or the target holds commits made after the branch forked from it; it
+refuses when a snapshot or tag the target keeps reads a schema the branch's would replace
+with another; and it writes ``EARLIEST``/``LATEST`` from what is there instead of copying
+the branch's hints. create-branch ``--snapshot`` is not offered:
 Paimon removed it (#3934) because nothing protects such a branch's files from main's
 expiry; tag the snapshot and branch from the tag.
 """
