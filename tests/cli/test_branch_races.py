@@ -140,8 +140,8 @@ def test_delete_branch_refuses_a_plan_whose_snapshot_is_another_commit_now(
     s = scenarios[SCENARIO]
     root = _copy(s, tmp_path)
     plan = tmp_path / "plan.json"
-    assert run("delete-branch", root, "b1", "--dry-run", "--json").exit_code == 0
     saved = run("delete-branch", root, "b1", "--dry-run", "--json")
+    assert saved.exit_code == 0, saved.stderr
     plan.write_text(saved.stdout)
     branch = pw.open_table(tmp_path, s.identifier, branch="b1")
     branch.rollback_to(5)
@@ -149,6 +149,7 @@ def test_delete_branch_refuses_a_plan_whose_snapshot_is_another_commit_now(
     state = tree_state(root)
     result = run("delete-branch", root, "b1", "--plan", str(plan))
     assert result.exit_code == 1, result.stdout + result.stderr
+    assert "snapshot 6 (another commit than planned)" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert tree_state(root) == state
 
