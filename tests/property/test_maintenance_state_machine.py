@@ -1049,7 +1049,13 @@ class MaintenanceMachine(RuleBasedStateMachine):
         force = ["--force"] if data.draw(st.booleans(), label="force") else []
         if not force:
             undone = set()
-        self.history.ask_undo(undone)
+        # spliced as Paimon does (--force): the branch's commits below its earliest snapshot
+        # that main holds no file of are not in main's history afterwards; the head still
+        # descends from them by their parents, so they are not the run's to undo
+        spliced = {
+            i for i in self.history.ancestry(head) if i.sid < first and snaps.get(i.sid) != i
+        }
+        self.history.ask_undo(undone | (spliced if force else set()))
         self.history.removable_tags.update(
             (n, i) for n, i in self._tags().items() if i.sid >= first
         )
