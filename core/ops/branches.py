@@ -14,7 +14,9 @@ in the table's shared directories, next to main's. So:
   hints, then schemas, then the directories), journaled with the identity of every commit
   file, as Paimon deletes it. Nothing in the shared directories is touched: files only the
   branch used are orphans for ``delete-orphan-files``, and a file main or another branch
-  uses is never a candidate. A commit that lands in the branch meanwhile stops the run.
+  uses is never a candidate. A commit that lands in the branch meanwhile stops the run:
+  found by commit identity, not id (``_BranchDeletionGuard``), and no schema goes while a
+  snapshot, changelog or tag file is left to read it.
 * **fast-forward** makes the branch's history the target's (main, or ``--branch``): the
   target's snapshots from the branch's earliest snapshot on, its schemas from that
   snapshot's schema on and its tags on those snapshots are removed, then the branch's
@@ -25,10 +27,11 @@ in the table's shared directories, next to main's. So:
   share are here.
 
 Safer than Paimon (D3), each said in the plan: fast-forward refuses, unless ``--force``,
-while a consumer has read a target snapshot that goes or another branch was created from a
-target tag that goes; it refuses when a snapshot or tag the target keeps reads a schema the
-branch's would replace with another; and it writes ``EARLIEST``/``LATEST`` from what is
-there instead of copying the branch's hints. create-branch ``--snapshot`` is not offered:
+while a consumer has read a target snapshot that goes, another branch was created from a
+target tag that goes, or the target holds commits made after the branch forked from it; it
+refuses when a snapshot or tag the target keeps reads a schema the branch's would replace
+with another; and it writes ``EARLIEST``/``LATEST`` from what is there instead of copying
+the branch's hints. create-branch ``--snapshot`` is not offered:
 Paimon removed it (#3934) because nothing protects such a branch's files from main's
 expiry; tag the snapshot and branch from the tag.
 """
@@ -45,11 +48,13 @@ from core.format.model import Tag
 from core.io.fileio import FileInfo, FileIO, basename, join, parent
 from core.ops.details.branches import CreateBranchDetails, DeleteBranchDetails
 from core.ops.tags import validate_tag_name
-from core.runtime.apply import BeforePhase
+from core.runtime.apply import BeforePhase, create_only_if_absent
 from core.runtime.details import Record
 from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotIdentity
+from core.runtime.races import ActionGuard
 from core.runtime.requests import parsed
+from core.runtime.resume import commit_problem
 from core.table.branch_manager import MAIN, validate_branch_name
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
@@ -279,10 +284,24 @@ class CreateBranch(Deletion[CreateBranchDetails]):
             _check_source_tag(table, plan)
         except StalePlanError as exc:
             # The tag went (an expiry or delete-tag) while its snapshot was copied: the new
-            # branch could point at files being deleted. Remove what this run wrote.
+            # branch could point at files being deleted. Remove what this run wrote, and
+            # only that: a writer's commit to the new branch keeps it whole (issue 33).
+            fileio = table.fileio
+            ours = {a.path: a.content or "" for p in plan.phases for a in p.actions}
+            foreign = [
+                f.path
+                for f in _walk(fileio, table.branches.path(self.name))[0]
+                if f.path not in ours or not same_json(_text(fileio, f.path), ours[f.path])
+            ]
+            if foreign:
+                raise BranchError(
+                    f"{exc.message}; the branch {self.name!r} was kept: {foreign[0]} was "
+                    "written to it meanwhile (a writer's)",
+                    hint="check the branch (paimon inspect TABLE --branch NAME --check)",
+                ) from None
             for phase in plan.phases:
                 for action in phase.actions:
-                    table.fileio.delete(action.path)
+                    fileio.delete(action.path)
             table.fileio.delete_empty_dir(join(table.branches.path(self.name), "schema"))
             for sub in ("snapshot", "tag", ""):
                 table.fileio.delete_empty_dir(join(table.branches.path(self.name), sub))
@@ -413,9 +432,142 @@ def _branch_snapshots_now(table: PaimonTable, plan: DeletePlan) -> list[int]:
     return SnapshotManager(table.fileio, root).ids()
 
 
-def _new_branch_commits(table: PaimonTable, plan: DeletePlan) -> list[int]:
-    planned = set(plan.details.snapshots)
-    return [i for i in _branch_snapshots_now(table, plan) if i not in planned]
+def _planned_commits(plan: DeletePlan) -> dict[str, SnapshotIdentity]:
+    """The commit each snapshot, changelog and tag file of the plan held when planned."""
+    return {
+        a.path: a.identity
+        for phase in plan.phases
+        for a in phase.actions
+        if a.op == "delete" and a.identity is not None
+    }
+
+
+def _new_branch_commits(table: PaimonTable, plan: DeletePlan) -> list[str]:
+    """Snapshot files of the branch that hold no commit the plan deletes: a writer's commit
+    at a new id, or at an id the run removed already (a writer's next commit reuses it, in
+    a file of the same name). Compared by commit identity, never by id alone (issue 33)."""
+    root = table.branches.path(plan.details.branch)
+    snapshots = SnapshotManager(table.fileio, root)
+    planned = _planned_commits(plan)
+    landed = []
+    for sid in snapshots.ids():
+        path = snapshots.path(sid)
+        expected = planned.get(path)
+        if expected is None:
+            landed.append(f"snapshot {sid}")
+            continue
+        problem = commit_problem(table.fileio, path, expected, must_exist=False)
+        if problem is not None:
+            landed.append(f"snapshot {sid} (another commit than planned)")
+    return landed
+
+
+def _commit_files_left(table: PaimonTable, name: str) -> list[str]:
+    """Every snapshot, changelog and tag file in the branch: while one is there, something
+    reads the branch's schemas."""
+    root = table.branches.path(name)
+    fileio = table.fileio
+    found: list[str] = []
+    for manager in (
+        SnapshotManager(fileio, root),
+        SnapshotManager(fileio, root, kind="changelog"),
+    ):
+        found += [f"{manager.kind} {i}" for i in manager.ids()]
+    found += [f"tag {t!r}" for t in TagManager(fileio, root).names()]
+    return found
+
+
+def _raced(name: str, landed: Sequence[str]) -> BranchCommitRaced:
+    return BranchCommitRaced(
+        f"delete-branch {name} stopped: a writer committed to the branch while it was "
+        f"deleted ({', '.join(landed[:3])}); that commit, the schemas and the files not yet "
+        "deleted stay",
+        hint="stop the branch's writers, check it (paimon inspect TABLE --branch "
+        f"{name} --check), then run delete-branch again",
+    )
+
+
+class _BranchDeletionGuard:
+    """Around each deletion of delete-branch (a run and its resume): a snapshot, changelog
+    or tag file goes only while it holds the commit planned; a snapshot only while no
+    writer committed above it or at an id the run removed already (checked again after
+    it went: a commit that landed on it meanwhile gets it back); a schema only while no
+    snapshot, changelog or tag file is left in the branch, and the schemas go back when one
+    appears while they are removed. Any of these stops the run: the writer's commit stays
+    readable."""
+
+    def __init__(self, table: PaimonTable, plan: DeletePlan) -> None:
+        self.table = table
+        self.plan = plan
+        self.name = plan.details.branch
+        self.snapshots = SnapshotManager(table.fileio, table.branches.path(self.name))
+        self.planned = _planned_commits(plan)
+        self._content: dict[str, bytes] = {}
+        self._schemas: dict[str, bytes] = {}
+
+    def before(self, action: FileAction) -> None:
+        fileio = self.table.fileio
+        if action.op != "delete":
+            return
+        expected = self.planned.get(action.path)
+        if expected is not None:
+            problem = commit_problem(fileio, action.path, expected, must_exist=False)
+            if problem is not None:
+                raise _raced(self.name, [problem])
+        sid = self._snapshot_id(action)
+        if sid is not None:
+            self._check_above(sid)
+            self._keep(action.path, self._content)
+        elif action.kind == "schema":
+            left = _commit_files_left(self.table, self.name)
+            if left:
+                raise _raced(self.name, left)
+            self._keep(action.path, self._schemas)
+
+    def after(self, action: FileAction) -> None:
+        if action.op != "delete":
+            return
+        sid = self._snapshot_id(action)
+        if sid is not None:
+            content = self._content.pop(action.path, None)
+            landed = self._present_from(sid)
+            if landed:
+                if content is not None and landed[0] != sid:  # a commit on it: it goes back
+                    create_only_if_absent(self.table.fileio, action.path, content)
+                raise _raced(self.name, [f"snapshot {i}" for i in landed])
+        elif action.kind == "schema":
+            left = _commit_files_left(self.table, self.name)
+            if left:
+                for path, content in self._schemas.items():
+                    create_only_if_absent(self.table.fileio, path, content)
+                raise _raced(self.name, left)
+
+    def _snapshot_id(self, action: FileAction) -> int | None:
+        name = basename(action.path)
+        if action.kind != "snapshot" or parent(action.path) != self.snapshots.directory:
+            return None
+        suffix = name[len(self.snapshots.prefix) :]
+        return int(suffix) if name.startswith(self.snapshots.prefix) and suffix.isdigit() else None
+
+    def _present_from(self, sid: int) -> list[int]:
+        """Snapshot ids present from ``sid`` on, probing up as a writer finds its latest."""
+        found = []
+        while self.table.fileio.exists(self.snapshots.path(sid)):
+            found.append(sid)
+            sid += 1
+        return found
+
+    def _check_above(self, sid: int) -> None:
+        """Snapshots go newest first: any above ``sid`` now is a writer's."""
+        landed = self._present_from(sid + 1)
+        if landed:
+            raise _raced(self.name, [f"snapshot {i}" for i in landed])
+
+    def _keep(self, path: str, into: dict[str, bytes]) -> None:
+        try:
+            into[path] = self.table.fileio.read_bytes(path)
+        except FileNotFoundError:
+            into.pop(path, None)  # gone already (a resumed run)
 
 
 @dataclass(frozen=True)
@@ -445,40 +597,45 @@ class DeleteBranch(Deletion[DeleteBranchDetails]):
     def committed_since(self, table: PaimonTable, plan: DeletePlan) -> str | None:
         """The plan was made on the branch it deletes: a commit there makes it stale."""
         now = _branch_snapshots_now(table, plan)
-        if now == list(plan.details.snapshots):
-            return None
         seen = list(plan.details.snapshots)
-        return f"branch {self.name!r} has snapshots {now} now, the plan saw {seen}"
+        if now != seen:
+            return f"branch {self.name!r} has snapshots {now} now, the plan saw {seen}"
+        landed = _new_branch_commits(table, plan)
+        return f"branch {self.name!r} holds {landed[0]} now" if landed else None
 
     def plan(self, table: PaimonTable, env: Env) -> DeletePlan:
         return plan_delete_branch(table, self.name, env.now_ms)
 
     def recheck(self, table: PaimonTable, plan: DeletePlan) -> DeletePlan:
-        if _branch_snapshots_now(table, plan) != list(plan.details.snapshots):
+        if _branch_snapshots_now(table, plan) != list(plan.details.snapshots) or (
+            _new_branch_commits(table, plan)
+        ):
             raise StalePlanError(f"branch {self.name!r} got a commit while planning")
         return plan
 
     def before_phase(self, table: PaimonTable, plan: DeletePlan, env: Env) -> BeforePhase:
         def before_phase(phase: Phase) -> Phase:
             landed = _new_branch_commits(table, plan)
+            if not landed and phase.name in ("schema-files", "directories"):
+                # a schema goes only once no commit file is left to read it (issue 33)
+                landed = _commit_files_left(table, self.name)
             if landed:
-                raise BranchCommitRaced(
-                    f"delete-branch {self.name} stopped: snapshot {landed[0]} was committed to "
-                    "the branch while it was deleted; that commit and the files not yet "
-                    "deleted stay",
-                    hint="stop the branch's writers, then run delete-branch again",
-                )
+                raise _raced(self.name, landed)
             return phase
 
         return before_phase
+
+    @classmethod
+    def action_guard(cls, table: PaimonTable, plan: DeletePlan) -> ActionGuard:
+        return _BranchDeletionGuard(table, plan)
 
     @classmethod
     def resume_problem(cls, table: PaimonTable, plan: DeletePlan) -> str | None:
         landed = _new_branch_commits(table, plan)
         if landed:
             return (
-                f"snapshot {landed[0]} was committed to branch {plan.details.branch} after "
-                "the deletion was planned"
+                f"{landed[0]} was committed to branch {plan.details.branch} after the "
+                "deletion was planned"
             )
         return None
 

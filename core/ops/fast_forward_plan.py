@@ -3,18 +3,20 @@
 branch's earliest snapshot on, its schemas from that snapshot's schema on and its tags on
 those snapshots are removed, then the branch's schemas, snapshots and tags are copied in;
 a file the target already holds with the branch's content stays. Refusals (safer than
-Paimon, D3): a consumer or branch that depends on what goes, unless ``--force``, and a
-schema the target keeps reading that the branch's would replace. The operation and its
-race watch are in ``fast_forward.py``.
+Paimon, D3): a consumer or branch that depends on what goes, or a target commit made after
+the branch forked (the fork from the branch's base tag once the branch expired it), unless
+``--force``; a snapshot id that would be missing, and a schema the target keeps reading
+that the branch's would replace. The operation and its race watch are in
+``fast_forward.py``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.errors import SafetyRefusalError
-from core.format.model import Consumer, Tag
+from core.format.model import Consumer, Snapshot, Tag
 from core.io.fileio import join
 from core.ops.branches import BranchError, require_branch, same_json
 from core.ops.details.branches import FastForwardDetails
@@ -143,54 +145,123 @@ def _refuse_schema_swaps(table: PaimonTable, target: _Side, merge: _Merge) -> No
         )
 
 
-def _refuse_broken_lineage(
-    table: PaimonTable, branch: _Side, merge: _Merge, name: str, *, force: bool
-) -> None:
-    """The branch's earliest snapshot must follow the target's newest one below it (safer
-    than Paimon, which splices them whatever they are). Snapshot files name no parent, but a
-    parent is committed before its child: a target snapshot below the branch's earliest
-    that is newer than it was committed after the branch forked (a rollback, then new
-    commits), and fast-forward would leave those commits out of the history above them. A
-    hole below the branch's earliest (the target rolled back below the fork) would leave the
-    target with a snapshot id missing, which no reader expects."""
+@dataclass(frozen=True)
+class _Fork:
+    """Where the branch left the target: the target's newest snapshot the branch's history
+    holds, its commit time, and which commit it is."""
+
+    id: int
+    time_ms: int
+    identity: SnapshotIdentity
+    how: str  # how it is known, for messages
+
+
+def _fork(branch: _Side, merge: _Merge) -> _Fork | None:
+    """The fork point: the newest of the snapshots from the branch's earliest on that both
+    hold the same (the branch still has its fork snapshot, or a fast-forward copied the
+    branch in), else the snapshot of the branch's base tag (create-branch copies the tag
+    into the branch, and it outlives the branch's expiry of that snapshot); None when
+    neither tells (the base tag deleted and its snapshot expired in the branch)."""
+    unchanged = set(merge.unchanged_snapshots)
+    if merge.earliest in unchanged:
+        fid = merge.earliest
+        while fid + 1 in unchanged:
+            fid += 1
+        snap = Snapshot.from_json(json.loads(branch.texts[fid]), f"snapshot-{fid}")
+        return _Fork(fid, snap.time_millis, SnapshotIdentity.of(snap), "a snapshot both hold")
+    tags = sorted(
+        (Tag.from_json(n, json.loads(text), n).snapshot.id, n, text)
+        for n, text in branch.tags.items()
+    )
+    if tags and tags[0][0] <= merge.earliest:
+        _, name, text = tags[0]
+        snap = Tag.from_json(name, json.loads(text), name).snapshot
+        identity = replace(SnapshotIdentity.of(snap), tag_create_time=None)
+        return _Fork(snap.id, snap.time_millis, identity, f"the branch's base tag {name!r}")
+    return None
+
+
+def _post_fork(table: PaimonTable, target: _Side, merge: _Merge, fork: _Fork) -> list[int]:
+    """The target's snapshots the branch's history does not hold: above the fork (unless
+    the same commit as the branch's), the fork's id holding another commit (the target
+    rolled back below it and committed again), and below it those committed after the
+    fork (a rollback, then new commits; a parent is committed before its child)."""
+    unchanged = set(merge.unchanged_snapshots)
+    out = [i for i in target.snapshots if i > fork.id and i not in unchanged]
+    snap = table.snapshots.try_snapshot(fork.id) if fork.id in target.snapshots else None
+    if snap is not None and replace(SnapshotIdentity.of(snap), tag_create_time=None).differences(
+        fork.identity
+    ):
+        out.append(fork.id)
+    for sid in reversed([i for i in target.snapshots if i < fork.id]):
+        below = table.snapshots.try_snapshot(sid)
+        if below is None or below.time_millis <= fork.time_ms:
+            break  # the fork's ancestors from here down
+        out.append(sid)
+    return sorted(out)
+
+
+def _spans(ids: list[int]) -> str:
+    """``3``, ``3..5`` or ``3, 6..8``."""
+    spans: list[list[int]] = []
+    for i in ids:
+        if spans and spans[-1][1] + 1 == i:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(f"{a}" if a == b else f"{a}..{b}" for a, b in spans)
+
+
+def _broken_lineage(
+    table: PaimonTable, target: _Side, branch: _Side, merge: _Merge, name: str
+) -> tuple[str | None, list[int]]:
+    """Safer than Paimon, which splices whatever the two hold. A hole below the branch's
+    earliest (the target rolled back below the fork) would leave the target with a snapshot
+    id missing: always refused. Otherwise the target's commits the branch's history does not
+    hold (``_post_fork``) would leave the target's history, or stay below the branch's
+    snapshots without being their ancestors: what to refuse without --force, and those
+    snapshots (issue 33)."""
     kept, earliest = merge.kept_snapshots, merge.earliest
-    if not kept or earliest in merge.unchanged_snapshots:
-        return  # the branch starts on the target's own snapshot, or below all of it
-    target = table.branch
-    if kept[-1] < earliest - 1:
-        missing = (
-            f"{kept[-1] + 1}" if kept[-1] + 2 == earliest else f"{kept[-1] + 1}..{earliest - 1}"
-        )
+    tname = table.branch
+    if kept and earliest not in merge.unchanged_snapshots and kept[-1] < earliest - 1:
+        missing = _spans(list(range(kept[-1] + 1, earliest)))
         raise SafetyRefusalError(
-            f"refusing to fast-forward {target} to branch {name}: the branch starts at snapshot "
-            f"{earliest} but {target} ends at {kept[-1]}, so snapshot {missing} would be missing "
-            f"from {target}'s history",
-            hint=f"{target} was rolled back below the snapshot the branch was created from; "
+            f"refusing to fast-forward {tname} to branch {name}: the branch starts at snapshot "
+            f"{earliest} but {tname} ends at {kept[-1]}, so snapshot {missing} would be missing "
+            f"from {tname}'s history",
+            hint=f"{tname} was rolled back below the snapshot the branch was created from; "
             "create the branch again from a snapshot or tag that is still there",
         )
-    forked = int(json.loads(branch.texts[earliest])["timeMillis"])
-    later: list[int] = []
-    for sid in reversed(kept):
-        snapshot = table.snapshots.try_snapshot(sid)
-        if snapshot is None or snapshot.time_millis <= forked:
-            break
-        later.append(sid)
-    if later and not force:
-        ids = f"{later[-1]}" if len(later) == 1 else f"{later[-1]}..{later[0]}"
-        raise SafetyRefusalError(
-            f"refusing to fast-forward {target} to branch {name}: {target}'s snapshot {ids} "
-            f"was committed after the branch's snapshot {earliest}, so the branch does not hold "
-            f"it, and {target}'s history would lose it while it stays below the branch's "
-            "snapshots",
-            hint="pass --force to fast-forward anyway (as Paimon does)",
+    fork = _fork(branch, merge)
+    if fork is None:
+        foreign = [i for i in target.snapshots if i not in merge.unchanged_snapshots]
+        if not foreign:
+            return None, []
+        return (
+            f"where branch {name} forked from {tname} cannot be known (it holds neither a "
+            f"snapshot {tname} holds nor the tag it was created from), so {tname}'s snapshots "
+            f"{_spans(foreign)} may be commits the branch does not hold",
+            foreign,
         )
+    later = _post_fork(table, target, merge, fork)
+    if not later:
+        return None, []
+    one = len(later) == 1
+    return (
+        f"{tname}'s snapshot{'' if one else 's'} {_spans(later)} {'was' if one else 'were'} "
+        f"committed after branch {name} forked from it at snapshot {fork.id} ({fork.how}), "
+        f"so the branch does not hold {'it' if one else 'them'} and {tname}'s history would "
+        f"lose {'it' if one else 'them'}",
+        later,
+    )
 
 
 def _dependents(
-    table: PaimonTable, merge: _Merge, name: str, *, force: bool
+    table: PaimonTable, merge: _Merge, name: str, *, force: bool, lineage: str | None
 ) -> tuple[list[Consumer], dict[str, list[str]]]:
-    """Consumers that read a replaced snapshot and branches created from a removed tag: a
-    refusal unless ``force`` (safer than Paimon, D3)."""
+    """Consumers that read a replaced snapshot and branches created from a removed tag, and
+    the target's commits made after the fork (``lineage``): a refusal unless ``force``
+    (safer than Paimon, D3), naming every reason at once."""
     first = min(merge.doomed_snapshots, default=None)
     consumers = [
         c for c in table.consumers.consumers() if first is not None and c.next_snapshot > first
@@ -202,14 +273,16 @@ def _dependents(
             users = [b for b in branches_from_tag(table, tags[tag_name]) if b != name]
             if users:
                 branches[tag_name] = users
-    if (consumers or branches) and not force:
+    if (consumers or branches or lineage) and not force:
         why = [
             f"consumer {c.id!r} has read up to snapshot {c.next_snapshot - 1}" for c in consumers
         ] + [f"branch {', '.join(v)} was created from tag {k!r}" for k, v in branches.items()]
+        reasons = [lineage] if lineage else []
+        if why:
+            reasons.append(f"its snapshots from {first} on are replaced, and " + "; ".join(why))
         raise SafetyRefusalError(
-            f"refusing to fast-forward {table.branch} to branch {name}: its snapshots from "
-            f"{first} on are replaced, and " + "; ".join(why),
-            hint="pass --force to fast-forward anyway",
+            f"refusing to fast-forward {table.branch} to branch {name}: " + "; also ".join(reasons),
+            hint="pass --force to fast-forward anyway (as Paimon does)",
         )
     return consumers, branches
 
@@ -317,8 +390,8 @@ def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int
     target = _Side.of(table, earliest)
     merge = _decide(target, branch, earliest, schema)
     _refuse_schema_swaps(table, target, merge)
-    _refuse_broken_lineage(table, branch, merge, name, force=force)
-    consumers, branches = _dependents(table, merge, name, force=force)
+    lineage, post_fork = _broken_lineage(table, target, branch, merge, name)
+    consumers, branches = _dependents(table, merge, name, force=force, lineage=lineage)
     changelogs = [i for i in table.changelogs.ids() if i >= earliest]
     notes: list[str] = (
         [
@@ -329,6 +402,8 @@ def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int
         if merge.changes
         else [f"{table.branch} already holds the history of branch {name}"]
     )
+    if lineage:
+        notes.append(f"forced: {lineage}")
     if changelogs and merge.doomed_snapshots:
         notes.append(
             f"long-lived changelogs {changelogs[0]}..{changelogs[-1]} stay, as Paimon leaves "
@@ -352,7 +427,7 @@ def plan_fast_forward(table: PaimonTable, name: str, *, force: bool, now_ms: int
         tags_copied=tuple(merge.tag_creates),
         consumers_ahead=tuple(ConsumerAhead(c.id, c.next_snapshot) for c in consumers),
         branches_from_removed_tags={k: tuple(v) for k, v in branches.items()},
-        forced=force and bool(consumers or branches),
+        forced=force and bool(consumers or branches or post_fork),
         latest_schema=max(target.schemas) if target.schemas else None,
         notes=tuple(notes),
     )

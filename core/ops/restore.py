@@ -42,7 +42,7 @@ from core.ops.restore_plan import (
 from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.details import Record
 from core.runtime.operation import Env, Operation
-from core.runtime.plans import FileAction, Op, Phase, Plan, Requirements, typed
+from core.runtime.plans import FileAction, Phase, Plan, Requirements, typed
 from core.runtime.quarantine import (
     Quarantine,
     check_run_id,
@@ -89,8 +89,11 @@ def _action(item: RestoreItem) -> FileAction:
     reason = f"quarantined at {item.source}"
     if item.op == "remove":  # a file the run wrote where there was none
         return FileAction("delete", item.path, item.kind, None, "written by the run")
-    op: Op = "put-back" if item.op == "put-back" else "move"
-    return FileAction(op, item.path, item.kind, item.size, reason, source=item.source)
+    if item.op == "put-back":  # over what the run wrote there, and only over that
+        return FileAction(
+            "put-back", item.path, item.kind, item.size, reason, item.written, source=item.source
+        )
+    return FileAction("move", item.path, item.kind, item.size, reason, source=item.source)
 
 
 def restore_report(plan: RestorePlan, done: Sequence[PhaseReport], seconds: float) -> RestoreReport:

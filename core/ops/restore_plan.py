@@ -51,6 +51,7 @@ class RestoreItem:
     branch: str = "main"  # the branch of the plan that removed it
     phase: str = "hints"  # the run's phase that removed it: a restore phase undoes one
     sequential: bool = True  # that phase went strictly in order (snapshot files)
+    written: str | None = None  # put-back: what the run wrote there (None: not recorded)
 
 
 @dataclass(frozen=True)
@@ -240,12 +241,17 @@ def _items(table: PaimonTable, run: QuarantinedRun, conflicts: list[str]) -> lis
                 sequential=removed.sequential,
             )
         )
+    written = {  # what the run wrote over each file, and its kind
+        a.path: a for p in run.plans for ph in p.phases for a in ph.actions if a.op == "write"
+    }
     for path, existed in run.writes:
         source = _locked(table, quarantine.target(path))
         if existed:
             there = fileio.info(source)
             state = "move" if there is not None else "in-place"
-            items.append(RestoreItem(path, source, "hint", None, state, "put-back"))
+            wrote = written.get(path)
+            kind, content = ("hint", None) if wrote is None else (wrote.kind, wrote.content)
+            items.append(RestoreItem(path, source, kind, None, state, "put-back", written=content))
         else:
             state = "move" if fileio.exists(path) else "in-place"
             items.append(RestoreItem(path, source, "written", None, state, "remove"))

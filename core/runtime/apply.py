@@ -82,20 +82,28 @@ class CreateRefusedError(StorageError):
 def _create(fileio: FileIO, action: FileAction) -> str:
     """Create ``action.path`` with its content only where absent (atomically where the store
     can); the same content there already (an earlier try) is done too."""
-    data = (action.content or "").encode("utf-8")
-    if fileio.conditional_create_supported(action.path):
-        created = fileio.write_if_absent(action.path, data)
-    else:
-        try:
-            created = fileio.read_bytes(action.path) == data
-        except FileNotFoundError:
-            fileio.write_bytes(action.path, data)
-            created = True
-    if not created:
+    if not create_only_if_absent(fileio, action.path, (action.content or "").encode("utf-8")):
         raise CreateRefusedError(
             f"{action.path} exists with other content (another writer's); it was kept"
         )
     return "done"
+
+
+def create_only_if_absent(fileio: FileIO, path: str, data: bytes) -> bool:
+    """Create ``path`` holding ``data`` only where absent: the commit path's create (a
+    compare-and-swap where the store has one, an answer lost after the store applied it read
+    back as ours), then read back on stores without one, where a writer's PUT can still land
+    over ours. True when ``path`` holds ``data`` now; False when it holds a writer's file."""
+    if fileio.conditional_create_supported(path):
+        return fileio.write_if_absent(path, data)
+    try:
+        return fileio.read_bytes(path) == data
+    except FileNotFoundError:
+        fileio.write_bytes(path, data)
+    try:
+        return fileio.read_bytes(path) == data
+    except FileNotFoundError:
+        return False
 
 
 class MoveRefusedError(StorageError):
@@ -119,21 +127,32 @@ def same_file(fileio: FileIO, a: str, b: str, size_a: int, size_b: int) -> bool:
         return False
 
 
+# Kinds whose names carry a writer's uuid (data, manifests, index files): no writer can
+# create one of those names, so a plain move puts them back. Every other file (snapshot,
+# changelog, tag and schema files, hints, consumers) is a name a writer creates.
+UNIQUE_NAME_KINDS = frozenset(
+    {"data", "manifest", "manifest-list", "index-manifest", "index", "statistics", "changelog"}
+)
+
+
 def _move_back(fileio: FileIO, action: FileAction) -> str:
     """Move ``action.source`` to ``action.path``, validated at the moment it happens, so a
     resumed journal is as safe as a fresh run: a source already gone (moved back before the
     interruption, or never there) is absent, not an error; the same file at both names (a
     move cut halfway) is done by dropping the source; another file at ``path`` is never
-    replaced. ``put-back`` replaces it: the old content of a hint the run overwrote."""
+    replaced. ``put-back``: the old content of a file the run overwrote (``_put_back``)."""
     source = action.source or ""
     if action.op == "put-back":
-        return "done" if fileio.move(source, action.path, replace=True) else "absent"
+        return _put_back(fileio, action, source)
     there = fileio.info(source)
     if there is None:
         return "absent"
     here = fileio.info(action.path)
     if here is None:
-        return "done" if fileio.move(source, action.path) else "absent"
+        if fileio.is_local(action.path) or action.kind in UNIQUE_NAME_KINDS:
+            # local: a hard link, which never replaces a file created meanwhile
+            return "done" if fileio.move(source, action.path) else "absent"
+        return _create_back(fileio, action, source)
     if not same_file(fileio, action.path, source, here.size, there.size):
         raise MoveRefusedError(
             f"{action.path} exists again with other content; it was kept, and the file "
@@ -141,6 +160,58 @@ def _move_back(fileio: FileIO, action: FileAction) -> str:
         )
     fileio.delete(source)
     return "done"
+
+
+def _create_back(fileio: FileIO, action: FileAction, source: str) -> str:
+    """Put a file a writer could create back with the commit path's create-if-absent: on an
+    object store a move is an unconditional copy, which would replace a writer's snapshot
+    committed while it was in flight (issue 33). The quarantined copy goes only once
+    ``path`` holds its bytes."""
+    try:
+        data = fileio.read_bytes(source)
+    except FileNotFoundError:
+        return "absent"
+    if not create_only_if_absent(fileio, action.path, data):
+        raise MoveRefusedError(
+            f"{action.path} was created by another writer while the restore ran; the "
+            f"writer's file was kept, and the file stays at {source}"
+        )
+    fileio.delete(source)
+    return "done"
+
+
+def _put_back(fileio: FileIO, action: FileAction, source: str) -> str:
+    """The old content of a file the run overwrote, back over what the run wrote there
+    (``action.content``; None in an older journal: replaced whatever it holds). A file
+    changed since by someone else is theirs: a hint (only a hint, which every writer
+    rewrites) stays as it is, anything else stops the restore; a file gone since is created
+    only where absent."""
+    try:
+        old = fileio.read_bytes(source)
+    except FileNotFoundError:
+        return "absent"
+    try:
+        now: bytes | None = fileio.read_bytes(action.path)
+    except FileNotFoundError:
+        now = None
+    if now is None:
+        if not create_only_if_absent(fileio, action.path, old):
+            return _changed_since(action, source)
+    elif now != old:
+        if action.content is not None and now != action.content.encode("utf-8"):
+            return _changed_since(action, source)
+        fileio.write_bytes(action.path, old)
+    fileio.delete(source)
+    return "done"
+
+
+def _changed_since(action: FileAction, source: str) -> str:
+    if action.kind == "hint":
+        return "skipped"  # a writer's newer hint; readers probe past a stale one anyway
+    raise MoveRefusedError(
+        f"{action.path} was changed by another writer since the run; it was kept, and its "
+        f"old content stays at {source}"
+    )
 
 
 def _run_one(

@@ -319,7 +319,10 @@ def test_fast_forward_refuses_to_drop_commits_made_after_the_fork(
     state = tree_state(root)
     refused = run("fast-forward", root, "b1")
     assert refused.exit_code == 1, refused.stderr
-    assert "main's snapshot 3 was committed after the branch's snapshot 4" in refused.stderr
+    assert (
+        "main's snapshot 3 was committed after branch b1 forked from it at snapshot 4 "
+        "(the branch's base tag 't4')" in refused.stderr
+    )
     assert "--force" in refused.stderr and tree_state(root) == state
     assert {"id": 777, "v": "after-rollback"} in pw.read_rows_at_root(root)
     forced = run.json("fast-forward", root, "b1", "--force")
@@ -370,7 +373,7 @@ def test_fast_forward_never_loses_a_writers_commit(
     fileio = _WriterRaces(str(root / "snapshot" / "snapshot-5"), _pypaimon_table(tmp_path, s))
     table = open_table(str(root), fileio=fileio)
     with LocalExecutor(1) as ex, pytest.raises(FastForwardRaced, match="snapshot 5"):
-        run_op(FastForward("b1"), table, executor=ex)
+        run_op(FastForward("b1", force=True), table, executor=ex)
     writers = open_table(str(root)).snapshots.snapshot(5)
     rows = pw.read_rows_at_root(root)
     assert {"id": 999, "v": "writer"} in rows

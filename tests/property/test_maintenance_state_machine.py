@@ -349,7 +349,7 @@ def _raced_table(wh: Path, command: str) -> list[Any]:
     pw.create_tag(table, "t5", 5)
     assert Run()("create-branch", root, "b1", "--tag", "t5").exit_code == 0
     pw.append(pw.open_table(wh, IDENT, branch="b1"), [{"id": 50, "v": "branch"}])
-    return ["fast-forward", root, "b1"]
+    return ["fast-forward", root, "b1", "--force"]  # main's 6..8 are not the branch's
 
 
 @pytest.mark.java
@@ -442,6 +442,8 @@ class Step:
     fast_forward_to: Identity | None = None  # the branch's head
     undone: set[Identity] = field(default_factory=set)
     beside_acted: bool = False  # a second runner changed the table while this one ran
+    writer_branch: str | None = None  # an injected writer commits to this branch, not main
+    branch_commits: list[Identity] = field(default_factory=list)  # it did, acknowledged
 
 
 class MaintenanceMachine(RuleBasedStateMachine):
@@ -726,18 +728,29 @@ class MaintenanceMachine(RuleBasedStateMachine):
     def _branch_names(self) -> set[str]:
         return {p.name[len("branch-") :] for p in (self.root / "branch").glob("branch-*")}
 
-    def _branch_commit(self, branch: str) -> None:
-        """A pypaimon append to a branch (its own schemas, not main's, which may be newer)."""
+    def _branch_commit(self, branch: str, during: str | None = None) -> Identity | None:
+        """A pypaimon append to a branch (its own schemas, not main's, which may be newer);
+        ``during``: injected into that command's run, where the writer may fail (the branch
+        half deleted): no acknowledged commit then (None)."""
         before = self._branch_snapshots(branch)
         rows = self._new_rows(TODAY, 1, upsert=False)
-        sid = pw.append(pw.open_table(self.wh, IDENT, branch=branch), rows)
+        try:
+            sid = pw.append(pw.open_table(self.wh, IDENT, branch=branch), rows)
+        except Exception as exc:  # noqa: BLE001 - a refused writer is no acknowledged commit
+            if during is None:
+                raise
+            self.log.append(f"pypaimon append to branch {branch} during {during} failed: {exc!r}")
+            return None
         snaps = self._branch_snapshots(branch)
-        ident, parent = snaps[sid], before.get(sid - 1)
+        ident = snaps[sid]
+        # the parent as the writer found it: a run may have removed sid - 1 meanwhile
+        parent = before.get(sid - 1) or snaps.get(sid - 1)
         expected = self._apply_rows(self._rows_of(parent), rows, None)
-        by = f"pypaimon append to branch {branch}"
+        by = f"pypaimon append to branch {branch}" + (f" during {during}" if during else "")
         self.history.add(Commit(ident, parent, expected, by, acknowledged=True, branch=branch))
         self.branch_rows[branch] = expected
         self.log.append(f"{by} -> {ident} on {parent}")
+        return ident
 
     @rule(
         action=st.sampled_from(
@@ -1063,13 +1076,22 @@ class MaintenanceMachine(RuleBasedStateMachine):
         names = sorted(self._branch_names()) or ["b1"]  # not a branch: an error
         name = pick(data, names, "branch")
         self.removable_branches.add(name)
+        self._writer_to_branch(data, name)
         return ["delete-branch", self.root, name, *self._quarantine_flag(data)]
 
+    def _writer_to_branch(self, data: st.DataObject, name: str) -> None:
+        """A writer injected into a branch command commits to that branch (issue 33: one
+        reusing the id delete-branch just removed lost its schema)."""
+        assert self.step is not None
+        if data.draw(st.booleans(), label="writer_to_branch"):
+            self.step.writer_branch = name
+
     def _fast_forward_args(self, data: st.DataObject) -> list[Any] | None:
-        """The branch's history becomes main's: main's commits from the branch's earliest
-        snapshot id on are undone (the branch's own ones aside) with the tags on them, and
-        with --force those below it that the branch does not descend from (committed after
-        it forked: without --force that is refused, as a hole below the branch always is)."""
+        """The branch's history becomes main's. With --force main's commits the branch does
+        not descend from are undone (those from the branch's earliest snapshot id on, and
+        those below it committed after the fork), with the tags from that id on; without
+        --force main holding any such commit is refused (issue 33: also once the branch
+        expired its fork snapshot), so none may be lost."""
         names = sorted(b for b in self._branch_names() if self._branch_snapshots(b))
         if not names:
             return None
@@ -1083,13 +1105,22 @@ class MaintenanceMachine(RuleBasedStateMachine):
         undone = {i for sid, i in snaps.items() if sid >= first}
         undone |= set(self.history.ancestry(main_head)) if main_head else set()
         undone -= set(self.history.ancestry(head))
-        self.history.ask_undo(undone)
+        force = ["--force"] if data.draw(st.booleans(), label="force") else []
+        if not force:
+            undone = set()
+        # spliced as Paimon does (--force): the branch's commits below its earliest snapshot
+        # that main holds no file of are not in main's history afterwards; the head still
+        # descends from them by their parents, so they are not the run's to undo
+        spliced = {
+            i for i in self.history.ancestry(head) if i.sid < first and snaps.get(i.sid) != i
+        }
+        self.history.ask_undo(undone | (spliced if force else set()))
         self.history.removable_tags.update(
             (n, i) for n, i in self._tags().items() if i.sid >= first
         )
         assert self.step is not None
         self.step.fast_forward_to, self.step.undone = head, undone
-        force = ["--force"] if data.draw(st.booleans(), label="force") else []
+        self._writer_to_branch(data, name)
         return ["fast-forward", self.root, name, *force]
 
     def _injected_commit(self) -> None:
@@ -1108,6 +1139,12 @@ class MaintenanceMachine(RuleBasedStateMachine):
             self.log.append("  (no commit: gated, see RACING_REMOVAL_GATED)")
             return
         if self._gap_gated():
+            return
+        branch = step.writer_branch
+        if branch is not None and (self.root / "branch" / f"branch-{branch}").is_dir():
+            ident = self._branch_commit(branch, during=step.command)
+            if ident is not None:
+                step.branch_commits.append(ident)
             return
         rows = self._new_rows(TODAY, 2, upsert=False)
         by = f"pypaimon append during {step.command} ({step.fault})"
@@ -1354,6 +1391,12 @@ class MaintenanceMachine(RuleBasedStateMachine):
             name, tag = step.args[2], step.args[4] if len(step.args) > 4 else None
             self.branch_rows[name] = self._rows_of(self._tags()[tag]) if tag else []
             self.removable_branches.discard(name)  # a new branch of that name
+        # delete-branch stopped by the writer's commit (issue 33): the branch stays, and
+        # must read it
+        kept = self.root / "branch" / f"branch-{step.writer_branch}" / "snapshot"
+        raced = step.command == "delete-branch" and step.exit_code == 1 and step.branch_commits
+        if raced and kept.is_dir():
+            self.removable_branches.discard(str(step.writer_branch))
         if step.exit_code == 0 and step.fast_forward_to is not None:
             self.history.adopt(step.fast_forward_to)
             self._check_undone_by(step, step.fast_forward_to)

@@ -12,7 +12,16 @@ and a regular expression searched in the path with its query (``/lake/wh/t/snaps
   under a bucket policy denying ``s3:DeleteObject``; moto has no bucket policies);
 - ``garbage``: answer 200 with a body no S3 client can parse;
 - ``call``: run ``callback`` with the client's address and the proxy's port (e.g. to kill
-  the process that sent the request: :func:`pid_of_client`), then forward.
+  the process that sent the request: :func:`pid_of_client`), then forward;
+- ``drop``: close the connection without forwarding (the store never saw it);
+- ``delay``: wait ``delay`` seconds, then forward (a slow request, still in flight).
+
+- ``script``: the answers to one request and its retries (``answers``, one per try, each
+  one of ``ANSWERS``): the first request it fires on binds it to that path, and every
+  later try of the same method and path takes the next answer.
+
+``skip`` lets a rule pass over that many matching requests before it fires (the n-th
+write of a run). ``delay`` also holds back ``call``'s forward after its callback.
 
 ``log`` keeps ``(method, path, status)`` of every request (status 0: dropped).
 
@@ -29,6 +38,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
@@ -37,7 +47,28 @@ from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
-ACTIONS = ("error", "error-after", "drop-after", "refuse-keys", "garbage", "call")
+ACTIONS = (
+    "error",
+    "error-after",
+    "drop-after",
+    "drop",
+    "delay",
+    "refuse-keys",
+    "garbage",
+    "call",
+    "script",
+)
+# script answers: stored (forwarded) or lost (never forwarded), and what the client hears
+ANSWERS = {
+    "ok": (True, None),
+    "stored-500": (True, 500),
+    "stored-drop": (True, 0),
+    "lost-500": (False, 500),
+    "lost-503": (False, 503),
+    "lost-drop": (False, 0),
+    "lost-412": (False, 412),  # a lie: "exists" about a key the store never had
+    "delay": (True, None),  # forwarded after ``delay`` seconds
+}
 _HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length"})
 
 
@@ -52,17 +83,41 @@ class Rule:
     keys: str = ""  # refuse-keys: regex searched in each key
     callback: Callable[[tuple[Any, ...]], None] | None = None
     hits: int = 0
+    skip: int = 0  # matching requests to let through before firing
+    delay: float = 0.0  # delay, call, script: seconds before forwarding
+    answers: tuple[str, ...] = ()  # script: one per try
+    seen: int = 0
+    bound: str | None = None  # script: the path it answers for once it fired
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
             raise ValueError(f"unknown action {self.action!r}")
+        if self.action == "script":
+            unknown = [a for a in self.answers if a not in ANSWERS]
+            if unknown or not self.answers:
+                raise ValueError(f"bad script answers {self.answers!r}")
+            self.times = len(self.answers)
 
     def matches(self, method: str, path: str) -> bool:
-        return (
+        if not (
             self.hits < self.times
             and self.method in ("*", method)
             and re.search(self.path, path) is not None
-        )
+        ):
+            return False
+        if self.bound is not None:
+            return path == self.bound  # the retries of the request it answered first
+        self.seen += 1  # counted under the proxy's lock (take)
+        if self.seen <= self.skip:
+            return False
+        if self.action == "script":
+            self.bound = path
+        return True
+
+    def answer(self) -> tuple[bool, int | None]:
+        """script: (forward to the store, status heard: None as the store answers, 0 a
+        dropped connection) for the try just taken."""
+        return ANSWERS[self.answers[self.hits - 1]]
 
 
 @dataclass
@@ -226,6 +281,12 @@ class _Handler(BaseHTTPRequestHandler):
         if rule is not None and action == "call" and rule.callback is not None:
             # the client's address and this proxy's port: the connection, not just a port
             rule.callback((*self.client_address, self.server.server_address[1]))
+        if rule is not None and action in ("call", "delay") and rule.delay:
+            time.sleep(rule.delay)
+        if rule is not None and action == "script":
+            return self._script(rule, method, path, headers, body)
+        if rule is not None and action == "drop":
+            return self._drop(method, path)
         if rule is not None and action == "error":
             return self._answer(method, path, s3_error(rule.status, rule.code, path))
         if rule is not None and action == "garbage":
@@ -235,12 +296,29 @@ class _Handler(BaseHTTPRequestHandler):
             return self._answer(method, path, self._refuse_keys(rule, path, headers, body))
         response = self.owner.forward(method, path, headers, body)
         if rule is not None and action == "drop-after":
-            self.owner.record(method, path, 0)
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return None
+            return self._drop(method, path)
         if rule is not None and action == "error-after":
             response = s3_error(rule.status, rule.code, path)
+        return self._answer(method, path, response)
+
+    def _drop(self, method: str, path: str) -> None:
+        self.owner.record(method, path, 0)
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _script(
+        self, rule: Rule, method: str, path: str, headers: list[tuple[str, str]], body: bytes
+    ) -> None:
+        stored, heard = rule.answer()
+        if rule.answers[rule.hits - 1] == "delay":
+            time.sleep(rule.delay or 0.2)
+        response = self.owner.forward(method, path, headers, body) if stored else None
+        if heard == 0:
+            return self._drop(method, path)
+        if heard is not None:
+            code = {412: "PreconditionFailed", 503: "SlowDown"}.get(heard, "InternalError")
+            return self._answer(method, path, s3_error(heard, code, path))
+        assert response is not None
         return self._answer(method, path, response)
 
     def _refuse_keys(
