@@ -226,6 +226,9 @@ DRAWN_OPTIONS: dict[str, set[str]] = {
 }
 # Options no rule draws, and why that is safe to leave to other tests.
 NOT_DRAWN_OPTIONS = {
+    "--catalog": "finds the same table by name through a catalog; the operations are the "
+    "same (tests/cli/test_catalog_*.py, tests/s3/test_rest_catalog_cli.py run each command "
+    "by name and by path)",
     "--branch": "the same operation on a branch's own directories (tests/cli/test_branches.py, "
     "test_maintain_branches.py); expire-snapshots draws it",
     "--allow-unsafe-commit": "lets a commit ignore a newer schema; this table's schema only "
