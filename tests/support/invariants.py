@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import shutil
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from core.errors import StorageError
 from core.io.fileio import FileIO
 from core.ops.check import check_table
 from core.retention.references import collect_references
+from core.runtime.clock import now_ms
 from core.runtime.executors.local import LocalExecutor
 from core.table.scan import ManifestCache, full_live_set
 from core.table.table import PaimonTable, open_table
@@ -36,7 +36,9 @@ def copy_scenario(
 
 
 def age(path: Path, days: float = 3) -> None:
-    t = time.time() - days * DAY
+    """Last modified ``days`` before the run's now (``PAIMON_CLI_NOW`` when a test pins it:
+    a file aged by the wall clock would lie in the pinned now's future)."""
+    t = now_ms() / 1000 - days * DAY
     os.utime(path, (t, t), follow_symlinks=False)
 
 
