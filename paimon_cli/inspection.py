@@ -200,7 +200,6 @@ def inspect_tables(
             render.render_check,
             failed=lambda r: not r.ok,
             damaged=lambda r: not r.ok,
-            damage_kinds=frozenset({"corrupt_metadata"}),
         )
     else:
 

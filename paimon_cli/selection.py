@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -41,9 +40,6 @@ class TableJob(Generic[R]):
     damaged: Callable[[R], bool] = lambda _result: False
     # Keys added to the table's JSON document (the run record's id).
     extra: Callable[[R], dict[str, Any]] = lambda _result: {}
-    # Errors that are themselves the damage a check looks for (a table whose metadata is
-    # corrupt past opening): exit 3 like a damaged table, not 1 ("could not check").
-    damage_kinds: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -135,7 +131,6 @@ def run_job(
                     raise
                 except PaimonError as exc:
                     failures += 1
-                    damaged += int(exc.kind in job.damage_kinds)
                     docs.append(
                         {
                             "table": ref.location,
@@ -203,7 +198,7 @@ def _named(catalog: Catalog, ref: TableRef) -> dict[str, Any]:
 def _run_single(
     catalog: Catalog, sel: Selection, job: TableJob[R], out: Output, *, as_json: bool, debug: bool
 ) -> None:
-    with guard(as_json=as_json, debug=debug), _damage_exits(job, as_json=as_json):
+    with guard(as_json=as_json, debug=debug):
         ref = catalog.resolve(sel.spec)[0]
         table = catalog.load_table(ref, branch=sel.branch, dynamic_options=sel.dynamic_options)
         result, extra = _run_table(job, table)
@@ -217,17 +212,3 @@ def _run_single(
         raise typer.Exit(EXIT_DAMAGED)
     if job.failed(result):
         raise typer.Exit(EXIT_FAILURE)
-
-
-@contextmanager
-def _damage_exits(job: TableJob[R], *, as_json: bool) -> Iterator[None]:
-    """An error of one of the job's ``damage_kinds`` exits 3 (reported as any error)."""
-    from core.errors import PaimonError
-
-    try:
-        yield
-    except PaimonError as exc:
-        if exc.kind not in job.damage_kinds:
-            raise
-        report_error(exc.kind, exc.message, exc.hint, as_json=as_json)
-        raise typer.Exit(EXIT_DAMAGED) from None

@@ -23,15 +23,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from core.catalog.hive_client import MetastoreClient, thrift
+from core.catalog.polling_lock import FIRST_SLEEP_MS, PollingLock
 from core.errors import CatalogLockError, CatalogUnreachableError
-from core.table.catalog_env import CommitLock
 
 logger = logging.getLogger(__name__)
 
-_FIRST_SLEEP_MS = 50
 
-
-class HiveLock(CommitLock):
+class HiveLock(PollingLock):
     """The metastore lock of one table; each ``hold`` opens its own connection."""
 
     def __init__(
@@ -45,23 +43,13 @@ class HiveLock(CommitLock):
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(
+            timeout_ms=timeout_ms, max_sleep_ms=max_sleep_ms, sleep=sleep, monotonic=monotonic
+        )
         self.uri = uri
         self.database = database
         self.table = table
-        self.timeout_ms = timeout_ms
-        self.max_sleep_ms = max_sleep_ms
         self.description = f"Hive lock {database}.{table} ({uri})"
-        self._sleep = sleep
-        self._monotonic = monotonic
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_sleep"], state["_monotonic"] = None, None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._sleep, self._monotonic = time.sleep, time.monotonic
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -86,12 +74,11 @@ class HiveLock(CommitLock):
         lock_id = int(response.lockid)
         acquired = False
         try:
-            sleep_ms = _FIRST_SLEEP_MS
+            sleep_ms = FIRST_SLEEP_MS
             while response.state == hms.LockState.WAITING:
                 if (self._monotonic() - start) * 1000 >= self.timeout_ms:
                     break
-                sleep_ms = min(sleep_ms * 2, self.max_sleep_ms)
-                self._sleep(sleep_ms / 1000)
+                sleep_ms = self._pause(sleep_ms)
                 response = client.check_lock(lock_id)
             acquired = response.state == hms.LockState.ACQUIRED
         finally:

@@ -23,13 +23,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from core.catalog.jdbc_connect import Connection, JdbcSettings
+from core.catalog.polling_lock import FIRST_SLEEP_MS, PollingLock
 from core.errors import CatalogLockError
-from core.table.catalog_env import CommitLock
 
 logger = logging.getLogger(__name__)
 
 TABLE = "paimon_distributed_locks"
-_FIRST_SLEEP_MS = 50
 
 _CREATE = (
     f"CREATE TABLE IF NOT EXISTS {TABLE} ("
@@ -46,7 +45,7 @@ _EXPIRED = {
 }
 
 
-class JdbcLock(CommitLock):
+class JdbcLock(PollingLock):
     """The lock of one table; each ``hold`` opens its own connection (picklable)."""
 
     def __init__(
@@ -60,23 +59,13 @@ class JdbcLock(CommitLock):
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(
+            timeout_ms=timeout_ms, max_sleep_ms=max_sleep_ms, sleep=sleep, monotonic=monotonic
+        )
         self.settings = settings
         self.lock_id = lock_id
-        self.timeout_ms = timeout_ms
-        self.max_sleep_ms = max_sleep_ms
         self.key_max_length = key_max_length
         self.description = f"JDBC lock {lock_id}"
-        self._sleep = sleep
-        self._monotonic = monotonic
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_sleep"], state["_monotonic"] = None, None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._sleep, self._monotonic = time.sleep, time.monotonic
 
     @contextmanager
     def hold(self) -> Iterator[None]:
@@ -93,7 +82,7 @@ class JdbcLock(CommitLock):
     def _acquire(self, conn: Connection) -> Any:
         create_table(conn, self.key_max_length)
         start = self._monotonic()
-        sleep_ms = _FIRST_SLEEP_MS
+        sleep_ms = FIRST_SLEEP_MS
         problem = None
         while True:
             acquired, problem = self._try(conn)
@@ -102,8 +91,7 @@ class JdbcLock(CommitLock):
                 return acquired
             if (self._monotonic() - start) * 1000 > self.timeout_ms:
                 break
-            sleep_ms = min(sleep_ms * 2, self.max_sleep_ms)
-            self._sleep(sleep_ms / 1000)
+            sleep_ms = self._pause(sleep_ms)
         raise CatalogLockError(
             f"could not take the catalog's {self.description} within "
             f"{self.timeout_ms / 1000:g} s: {problem or 'another writer holds it'}; "

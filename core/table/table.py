@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from core.errors import CorruptMetadataError, MissingFileError, TableNotFoundError
+from core.errors import MissingFileError, TableNotFoundError
 from core.format.list_blocks import ListBlock, ListBlocks
 from core.format.manifest import (
     decode_expire_entries,
@@ -26,7 +26,7 @@ from core.format.model import (
     TableSchema,
 )
 from core.format.options import TableOptions
-from core.io.fileio import FileIO, join, normalize_path
+from core.io.fileio import FileIO, normalize_path
 from core.table.branch_manager import BranchManager
 from core.table.catalog_env import PATH, CatalogEnvironment
 from core.table.consumer_manager import ConsumerManager
@@ -178,13 +178,6 @@ def open_table(
             f"branch {branch!r} of {root} has no schema/schema-N file",
             hint=f"the branch directory {branch_root} is incomplete",
         )
-    if schema is None and _holds_snapshots(fileio, branch_root):
-        # Commits without the schema they were written with: a damaged table, not "no table".
-        raise CorruptMetadataError(
-            join(branch_root, "schema"),
-            "the table holds snapshots but no schema/schema-N file: its schemas are missing",
-            hint="restore the schema files from a backup; no reader can open this table",
-        )
     if schema is None:
         raise TableNotFoundError(
             f"not a Paimon table: {root} has no schema/schema-N file",
@@ -209,10 +202,3 @@ def open_table(
         branches=branches,
         catalog=catalog,
     )
-
-
-def _holds_snapshots(fileio: FileIO, branch_root: str) -> bool:
-    directory = join(branch_root, "snapshot")
-    if fileio.info(directory) is None:
-        return False
-    return any(i.name.startswith("snapshot-") for i in fileio.list_dir(directory))

@@ -43,19 +43,6 @@ def test_inspect_check_damage_is_3_and_could_not_check_is_1(run, scenarios, copy
     assert statuses[damaged.name] == "failed" and statuses[healthy.name] == "ok"
 
 
-def test_a_table_whose_schemas_are_gone_is_damaged_not_absent(run, scenarios, copy_table) -> None:
-    """Snapshots without any schema file: the check calls it damage (3), and a changing
-    command refuses it as corrupt (1), never as "not a Paimon table"."""
-    root = copy_table(scenarios["append_partitioned"].root)
-    for schema in (root / "schema").iterdir():
-        schema.unlink()
-    check = run("inspect", root, "--check", "--json")
-    assert check.exit_code == EXIT_DAMAGED, check.stderr
-    assert json.loads(check.stderr)["error"]["kind"] == "corrupt_metadata"
-    expire = run("expire-snapshots", root, "--dry-run")
-    assert expire.exit_code == EXIT_FAILURE and "schemas are missing" in expire.stderr
-
-
 def test_maintain_damage_is_3_and_a_failed_step_is_1(run, tmp_path: Path) -> None:
     wh = tmp_path / "wh"
     retain = {"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2"}
