@@ -8,7 +8,7 @@ OVERWRITE of one partition (so DELETE entries exist): ~50,000 data files. With
 ``retain-max 10, retain-min 1, max-deletes 2000, older-than 0 ms`` exactly 2,000 snapshot
 ids expire (1..2000; 2001 is kept).
 
-(a) ``core.ops.expire_snapshots.plan_expire_snapshots`` wall time (best of R rounds);
+(a) ``core.ops.expiry.expire_snapshots.plan_expire_snapshots`` wall time (best of R rounds);
 (b) baseline: bare ``fastavro.reader`` decoding of the Avro files the plan cannot avoid
     reading: base and delta manifest lists of every expiring snapshot and of the first
     kept one, plus the delta manifests of snapshots (begin, end] -- each file once, bytes
@@ -34,7 +34,7 @@ from pathlib import Path
 import fastavro
 from make_big_table import BigTable, make_big_table, scratch_dir
 
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.plans import Plan
 from core.table.table import open_table

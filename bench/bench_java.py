@@ -11,6 +11,8 @@ data files are planted round-robin over the bucket directories, 3 to 17 days old
 every table file is aged to two days ago, so every file is a candidate for orphan cleaning
 (``--scale`` multiplies the files per commit and the orphans). ``--table DIR`` keeps the
 built table there and reuses it in later runs (it takes Java a few minutes to write).
+``--from DIR`` copies another table instead (``make_deep_table.py``'s pypaimon table, or
+``make_big_table.py``'s 10,000-snapshot one) and plants and ages the same way.
 
 Each round copies the table for each side (``cp -a``), runs ours on one copy and Java on
 another (rotating which goes first), whole processes (start-up included), and keeps the
@@ -77,6 +79,12 @@ def build(dest: Path, java: list[str], scale: float, snapshots: int) -> Path:
         check=True,
         capture_output=True,
     )
+    return plant(dest, scale)
+
+
+def plant(dest: Path, scale: float) -> Path:
+    """Age every file of the table in ``dest`` to two days ago and plant 200,000 x ``scale``
+    orphan data files round-robin over its bucket directories, 3 to 17 days old."""
     now_ns = time.time_ns()
     table_paths = _walk_files(dest)
     _threaded(_age_all, [(table_paths[i::4], now_ns - 2 * DAY_NS) for i in range(4)])
@@ -230,6 +238,12 @@ def main() -> int:
     parser.add_argument("--table", type=Path, help="keep the built table here; reuse it")
     parser.add_argument("--commands", default="expire,orphans")
     parser.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        help="copy this table (e.g. a deep pypaimon table) instead of having Java write one",
+    )
+    parser.add_argument(
         "--before", type=Path, help="also run this source tree of ours (e.g. `git archive main`)"
     )
     args = parser.parse_args()
@@ -239,7 +253,10 @@ def main() -> int:
         java = compile_java(work / "classes")
         started = time.perf_counter()
         table = args.table or work / "table"
-        if not (table / "snapshot").is_dir():
+        if args.source is not None and not (table / "snapshot").is_dir():
+            shutil.copytree(args.source, table, symlinks=True)
+            plant(table, args.scale)
+        elif not (table / "snapshot").is_dir():
             build(table, java, args.scale, args.snapshots)
             print(f"table written by Java in {time.perf_counter() - started:.1f} s")
         files = len(tree(table))

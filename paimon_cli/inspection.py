@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from core.catalog.catalog import Catalog
     from core.format.model import Snapshot
-    from core.ops.check import CheckReport, CheckScope
-    from core.ops.inspect import Summary
+    from core.ops.inspection.check import CheckReport, CheckScope
+    from core.ops.inspection.inspect import Summary
     from core.runtime.executors.base import Executor
     from core.table.table import PaimonTable
     from paimon_cli.shared import Common
@@ -51,14 +51,14 @@ def _pick_snapshot(table: PaimonTable, req: ViewRequest) -> Snapshot | None:
 
 
 def _summary(table: PaimonTable, req: ViewRequest, executor: Executor, now: int) -> Any:
-    from core.ops.inspect import summarize
+    from core.ops.inspection.inspect import summarize
 
     storage = not req.skip_storage
     return summarize(table, now_ms=now, executor=executor, zone=req.zone, storage=storage)
 
 
 def _retention(table: PaimonTable, req: ViewRequest, _executor: Executor, now: int) -> Any:
-    from core.ops.inspect import retention_view
+    from core.ops.inspection.inspect import retention_view
 
     consumers, tags = table.consumers.consumers(), table.tags.tags()
     return retention_view(table, now, consumers, tags, req.zone)
@@ -107,7 +107,7 @@ def _runs(table: PaimonTable, *_: Any) -> list[dict[str, Any]]:
 
 def _of_snapshot(table: PaimonTable, req: ViewRequest, _executor: Executor, _now: int) -> Any:
     """files, manifests and partitions: of the latest snapshot, or --snapshot / --tag."""
-    from core.ops.inspect import file_rows, manifest_rows, partition_rows
+    from core.ops.inspection.inspect import file_rows, manifest_rows, partition_rows
 
     snap = _pick_snapshot(table, req)
     if snap is None:
@@ -146,8 +146,8 @@ def build_view(table: PaimonTable, req: ViewRequest, executor: Executor) -> Any:
 
 def write_table_gauges(summary: Summary, path: Path) -> None:
     """The summary's table gauges, merged into the metrics file."""
-    from core.ops.maintain import table_name
-    from core.ops.metrics import table_gauges
+    from core.ops.maintain.maintain import table_name
+    from core.ops.maintain.metrics import table_gauges
     from core.runtime.clock import SystemClock
 
     gauges = table_gauges(summary, now_ms=SystemClock().now_ms())
@@ -156,8 +156,8 @@ def write_table_gauges(summary: Summary, path: Path) -> None:
 
 def write_integrity_gauges(table: PaimonTable, report: CheckReport, path: Path) -> None:
     """The check's integrity gauges, merged into the metrics file."""
-    from core.ops.maintain import table_name
-    from core.ops.metrics import integrity_samples
+    from core.ops.maintain.maintain import table_name
+    from core.ops.maintain.metrics import integrity_samples
     from core.runtime.clock import SystemClock
 
     samples = integrity_samples(report, table_name(table.location), now_ms=SystemClock().now_ms())
@@ -166,7 +166,7 @@ def write_integrity_gauges(table: PaimonTable, report: CheckReport, path: Path) 
 
 def _write_gauges(path: Path, samples: Any) -> None:
     from core.errors import StorageError
-    from core.ops.metrics import write_metrics
+    from core.ops.maintain.metrics import write_metrics
 
     try:
         write_metrics(str(path), samples)
@@ -178,7 +178,7 @@ def inspect_tables(
     common: Common, req: ViewRequest, *, scope: CheckScope | None, metrics_file: Path | None
 ) -> None:
     """The view (or, given a ``scope``, ``--check``) of every selected table."""
-    from core.ops.check import check_table
+    from core.ops.inspection.check import check_table
 
     out = common.output
     holder = ExecutorHolder(common.engine)
@@ -229,7 +229,7 @@ def _catalog_drift(spec: str) -> Callable[[Catalog], CatalogFinding]:
     """--check over a catalog also checks the catalog against its warehouse."""
 
     def judge(catalog: Catalog) -> CatalogFinding:
-        from core.ops.catalog_drift import catalog_drift
+        from core.ops.inspection.catalog_drift import catalog_drift
 
         found = catalog_drift(catalog, spec)
         lines = [f"catalog {catalog.name}: {plural(len(found), 'drift')} from its warehouse"]

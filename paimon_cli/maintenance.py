@@ -17,8 +17,8 @@ import typer
 if TYPE_CHECKING:
     from core.catalog.catalog import Catalog, TableRef
     from core.io.fileio import FileIO
-    from core.ops.maintain import MaintainConfig, TableResult
-    from core.ops.metrics import TableGauges
+    from core.ops.maintain.maintain import MaintainConfig, TableResult
+    from core.ops.maintain.metrics import TableGauges
     from core.runtime.executors.base import Executor
     from core.runtime.lease import LeaseHeldError
     from core.runtime.progress import Progress
@@ -52,7 +52,7 @@ class Runner:
         from dataclasses import replace
 
         from core.errors import PaimonError, RunInterruptedError
-        from core.ops.maintain import TableResult, table_name
+        from core.ops.maintain.maintain import TableResult, table_name
         from core.runtime.clock import SystemClock
         from core.runtime.progress import NullProgress
 
@@ -87,7 +87,7 @@ class Runner:
     ) -> None:
         """One table's steps inside its run record (and quarantine, with --quarantine)."""
         from core.errors import RunInterruptedError
-        from core.ops.maintain import maintain_table
+        from core.ops.maintain.maintain import maintain_table
         from core.runtime.runs import record_run, start_run
 
         record = None
@@ -169,8 +169,8 @@ def _gauges(table: PaimonTable, executor: Executor, config: MaintainConfig) -> T
     """The table gauges after maintenance (storage is not listed: no total bytes); None
     when the table cannot be read (its failure is reported by its steps)."""
     from core.errors import PaimonError
-    from core.ops.inspect import summarize
-    from core.ops.metrics import table_gauges
+    from core.ops.inspection.inspect import summarize
+    from core.ops.maintain.metrics import table_gauges
     from core.runtime.clock import SystemClock
 
     now = SystemClock().now_ms()
@@ -190,8 +190,8 @@ def write_maintenance_metrics(
 ) -> None:
     """Every selected table's series, skipped ones included (also when all were)."""
     from core.errors import StorageError
-    from core.ops.maintain import table_name
-    from core.ops.metrics import (
+    from core.ops.maintain.maintain import table_name
+    from core.ops.maintain.metrics import (
         maintenance_samples,
         never_samples,
         skipped_samples,

@@ -27,8 +27,8 @@ written by this run is deleted: nothing is lost, the next run plans again. The m
 read once, to plan: on the planned snapshot the commit reads none, after other commits only
 their delta manifests (the full live set only if that history has expired meanwhile).
 
-This module is the compactor's public face (``core.ops.compact`` runs it as an operation);
-the rooms a compaction goes through, in order, are modules of their own:
+This module is the compactor's public face (``core.ops.compaction.compact`` runs it as an
+operation); the rooms a compaction goes through, in order, are modules of their own:
 
 * ``config``: flags over table options over Paimon's defaults, and the refusals;
 * ``planner``: the tasks, with ``selection`` (which files, per table kind) and

@@ -8,8 +8,6 @@ storage failure raises ``StorageError`` so callers never mistake an error for "e
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import logging
 import os
 import stat
@@ -17,10 +15,18 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from datetime import datetime
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from core.errors import StorageAccessError, StorageError, WriteOutcomeUnknownError
+from core.io.file_info import LIST_PAGE, DirScan, FileInfo, chunked, file_size, mtime_ms
+from core.io.local_files import (
+    local_dir_pages,
+    move_local,
+    quiet_unlink,
+    scan_local,
+    unlink,
+    write_temp_beside,
+)
 from core.io.locations import basename, is_under, join, normalize_path, parent, protocol_of
 from core.io.object_stores import BatchDelete, s3_date_ms, s3_pages
 from core.io.retry import RateLimiter, Retrier
@@ -54,62 +60,6 @@ K = TypeVar("K")
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 _BATCH_DELETE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "az", "oss"})
 _DIRECTORY_PROTOCOLS = frozenset({"hdfs", "viewfs"})
-
-
-class FileInfo(NamedTuple):
-    # A tuple, not a dataclass: listings build one per file, millions per run.
-    path: str
-    name: str
-    size: int
-    mtime_ms: int | None
-    is_dir: bool
-    is_symlink: bool = False
-
-
-def file_size(listing: Mapping[K, FileInfo], key: K) -> int | None:
-    """The listed size of ``key``'s file (None when it is not listed: gone meanwhile)."""
-    info = listing.get(key)
-    return None if info is None else info.size
-
-
-LIST_PAGE = 10_000  # entries a streamed listing holds at a time
-
-
-def _chunked(items: Iterator[T], size: int) -> Iterator[list[T]]:
-    """``items`` in lists of ``size`` (the last one may be shorter, or the only one empty)."""
-    page: list[T] = []
-    for item in items:
-        if len(page) == size:
-            yield page
-            page = []
-        page.append(item)
-    yield page
-
-
-class DirScan(NamedTuple):
-    """One directory's entries (or a page of them), split for callers that already know
-    most file names."""
-
-    files: list[FileInfo]  # regular files and symlinks (``is_symlink``) not in ``known``
-    dirs: list[FileInfo]  # directories (never symlinks)
-    known: list[str]  # names from ``known`` found here (not stat'ed on local disk)
-
-
-def _mtime_ms(info: Mapping[str, Any]) -> int | None:
-    for key in ("mtime", "LastModified", "last_modified", "updated", "modified", "created"):
-        value = info.get(key)
-        if value is None:
-            continue
-        if isinstance(value, datetime):
-            return int(value.timestamp() * 1000)
-        if isinstance(value, (int, float)):
-            return int(value * 1000)
-        if isinstance(value, str):
-            try:
-                return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-            except ValueError:
-                continue
-    return None
 
 
 class FileIO:
@@ -270,7 +220,7 @@ class FileIO:
             path,
             basename(path),
             int(raw.get("size") or 0),
-            _mtime_ms(raw),
+            mtime_ms(raw),
             raw.get("type") == "directory",
         )
 
@@ -284,7 +234,7 @@ class FileIO:
         retried on its own; a filesystem with an ``ls_pages`` method streams its own pages;
         any other fsspec filesystem lists the whole directory at once)."""
         if self.is_local(path):
-            yield from _chunked(self._scan_local(path), LIST_PAGE)
+            yield from chunked(scan_local(path), LIST_PAGE)
             return
         fs, p = self._fs(path)
         prefix = path.rstrip("/")
@@ -300,7 +250,7 @@ class FileIO:
                             f"{prefix}/{name}",
                             name,
                             int(entry.get("size") or 0),
-                            _mtime_ms(entry),
+                            mtime_ms(entry),
                             entry.get("type") == "directory",
                         )
                     )
@@ -338,87 +288,17 @@ class FileIO:
                         scan.files.append(e)
                 yield scan
             return
-        scan = DirScan([], [], [])
-        held = 0
-        with self._open_scandir(path) as it:
-            for entry in it:
-                if held == LIST_PAGE:
-                    yield scan
-                    scan, held = DirScan([], [], []), 0
-                held += 1
-                name = entry.name
-                try:
-                    # d_type answers without a stat on every common local filesystem
-                    if entry.is_dir(follow_symlinks=False):
-                        st = entry.stat(follow_symlinks=False)
-                        scan.dirs.append(
-                            FileInfo(entry.path, name, 0, int(st.st_mtime * 1000), True)
-                        )
-                        continue
-                    if name in known:
-                        scan.known.append(name)
-                        continue
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue  # removed while listing
-                except OSError as exc:
-                    raise StorageError(f"cannot stat {entry.path}: {exc.strerror or exc}") from exc
-                scan.files.append(
-                    FileInfo(
-                        entry.path,
-                        name,
-                        st.st_size,
-                        int(st.st_mtime * 1000),
-                        False,
-                        stat.S_ISLNK(st.st_mode),
-                    )
-                )
-        yield scan
-
-    @staticmethod
-    @contextlib.contextmanager
-    def _open_scandir(path: str) -> Iterator[Iterator[os.DirEntry[str]]]:
-        try:
-            it = os.scandir(path)
-        except FileNotFoundError:
-            yield iter(())
-            return
-        except NotADirectoryError as exc:
-            raise StorageError(f"not a directory: {path}") from exc
-        except OSError as exc:
-            raise StorageError(f"cannot list {path}: {exc.strerror or exc}") from exc
-        with it:
-            yield it
-
-    @classmethod
-    def _scan_local(cls, path: str) -> Iterator[FileInfo]:
-        with cls._open_scandir(path) as it:
-            for entry in it:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                except OSError as exc:
-                    raise StorageError(f"cannot stat {entry.path}: {exc.strerror or exc}") from exc
-                is_link = stat.S_ISLNK(st.st_mode)
-                yield FileInfo(
-                    entry.path,
-                    entry.name,
-                    st.st_size,
-                    int(st.st_mtime * 1000),
-                    stat.S_ISDIR(st.st_mode),
-                    is_link,
-                )
+        yield from local_dir_pages(path, known)
 
     # -- writing --------------------------------------------------------------------------
     def write_bytes(self, path: str, data: bytes) -> None:
         """Overwrite ``path`` (hint files, journals)."""
         if self.is_local(path):
-            tmp = _write_temp_beside(path, data)
+            tmp = write_temp_beside(path, data)
             try:
                 os.replace(tmp, path)
             except OSError as exc:
-                _quiet_unlink(tmp)
+                quiet_unlink(tmp)
                 raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
             return
         fs, p = self._fs(path)
@@ -435,7 +315,7 @@ class FileIO:
         the write may still have landed, and the file cannot be read back as ours, raises
         :class:`WriteOutcomeUnknownError`."""
         if self.is_local(path):
-            tmp = _write_temp_beside(path, data)
+            tmp = write_temp_beside(path, data)
             try:
                 # link() never replaces an existing target: a compare-and-swap on POSIX.
                 os.link(tmp, path)
@@ -445,7 +325,7 @@ class FileIO:
             except OSError as exc:
                 raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
             finally:
-                _quiet_unlink(tmp)
+                quiet_unlink(tmp)
         fs, p = self._fs(path)
 
         def create() -> None:
@@ -518,7 +398,7 @@ class FileIO:
     def delete(self, path: str) -> bool:
         """Delete one file; False when it was already absent (deletes are idempotent)."""
         if self.is_local(path):
-            return _unlink(path)
+            return unlink(path)
         fs, p = self._fs(path)
         try:
             self._remote(lambda: fs.rm_file(p), path)
@@ -542,7 +422,7 @@ class FileIO:
             if keep_going is not None and not keep_going():
                 break
             try:
-                out.append(_unlink(path) if plain and self.is_local(path) else self.delete(path))
+                out.append(unlink(path) if plain and self.is_local(path) else self.delete(path))
             except StorageError as exc:
                 out.append(exc)
         return out
@@ -572,7 +452,7 @@ class FileIO:
         then delete, each retried like every request. An existing ``dst`` is an error
         unless it is the same file (a half-done move) or ``replace`` is given."""
         if self.is_local(src):
-            return self._move_local(src, dst, replace=replace)
+            return move_local(src, dst, replace=replace)
         fs, p = self._fs(src)
         _, q = self._fs(dst)
         if not self.exists(src):
@@ -591,36 +471,6 @@ class FileIO:
         self.delete(src)
         return True
 
-    @staticmethod
-    def _move_local(src: str, dst: str, *, replace: bool) -> bool:
-        try:
-            os.makedirs(parent(dst), exist_ok=True)
-            if replace:
-                os.replace(src, dst)
-                return True
-            try:
-                os.link(src, dst)
-            except FileExistsError:
-                if not os.path.samefile(src, dst):
-                    raise StorageError(f"cannot move {src}: {dst} exists") from None
-            except OSError as exc:
-                if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
-                    raise
-                try:
-                    os.lstat(dst)
-                except FileNotFoundError:
-                    os.rename(src, dst)  # no hard links here: rename, never over a file
-                    return True
-                raise StorageError(f"cannot move {src}: {dst} exists") from None
-            os.unlink(src)
-            return True
-        except FileNotFoundError:
-            return False
-        except StorageError:
-            raise
-        except OSError as exc:
-            raise StorageError(f"cannot move {src} to {dst}: {exc.strerror or exc}") from exc
-
     def supports_batch_delete(self, path: str) -> bool:
         """Object stores delete many keys per request (S3 DeleteObjects: 1,000)."""
         return protocol_of(path) in _BATCH_DELETE_PROTOCOLS
@@ -637,35 +487,6 @@ class FileIO:
 # delete as defined here: delete_each unlinks inline only while nothing replaced it (a
 # subclass, a patch of the class or of one instance: the tests' fault injection)
 _UNHOOKED_DELETE = FileIO.delete
-
-
-def _unlink(path: str) -> bool:
-    """Delete one local file; False when it was already absent."""
-    try:
-        os.unlink(path)
-        return True
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise StorageError(f"cannot delete {path}: {exc.strerror or exc}") from exc
-
-
-def _write_temp_beside(path: str, data: bytes) -> str:
-    """Write ``data`` to a hidden temp file next to ``path`` (Paimon's ``.name.uuid.tmp``)."""
-    tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
-    try:
-        os.makedirs(parent(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-    except OSError as exc:
-        _quiet_unlink(tmp)
-        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    return tmp
-
-
-def _quiet_unlink(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 # botocore's own retries (5 attempts, backoff up to 8 s, 60 s connect timeouts) would run

@@ -32,7 +32,7 @@ from core.errors import (
     StalePlanError,
     StorageError,
 )
-from core.ops import metastore_partitions
+from core.ops.expiry import metastore_partitions
 from core.runtime.clock import Clock, SystemClock
 from core.runtime.executors.base import Executor
 from core.runtime.interrupts import Interrupted, stoppable
@@ -60,13 +60,13 @@ def journaled() -> Mapping[str, Resumer]:
     of them left is finished by the next run of any command, so each must be known here.
     Imported when a journal is found: a run that finds none (almost every run) does not
     import every operation at start-up (issue 27)."""
-    from core.ops.branches import DeleteBranch
-    from core.ops.expire_changelogs import ExpireChangelogs
-    from core.ops.expire_snapshots import ExpireSnapshots
-    from core.ops.fast_forward import FastForward
-    from core.ops.restore import Restore
-    from core.ops.rollback import Rollback
-    from core.ops.tag_operations import DeleteTags, ExpireTags
+    from core.ops.branches.branches import DeleteBranch
+    from core.ops.branches.fast_forward import FastForward
+    from core.ops.expiry.expire_changelogs import ExpireChangelogs
+    from core.ops.expiry.expire_snapshots import ExpireSnapshots
+    from core.ops.tags.tag_operations import DeleteTags, ExpireTags
+    from core.ops.undo.restore import Restore
+    from core.ops.undo.rollback import Rollback
 
     by_command: Mapping[str, Resumer] = {
         op.command: op

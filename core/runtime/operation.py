@@ -108,7 +108,7 @@ class Operation(ABC, Generic[P, R]):
     #: a real run changes the table (a run record is written)
     changes: ClassVar[bool] = True
     #: a real run can leave partitions without live data (rollback, fast-forward, repair):
-    #: a metastore that mirrors them drops those afterwards (core.ops.metastore_partitions)
+    #: a metastore that mirrors them drops those afterwards (core.ops.expiry.metastore_partitions)
     removes_partitions: ClassVar[bool] = False
     #: the run creates or removes snapshot files other than by committing (rollback,
     #: branches, restore): refused where a catalog keeps the snapshots (REST), since there

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from core.format.manifest import merge_entries
 from core.format.model import FileKind, ManifestEntry, ManifestFileMeta, ManifestRef, Snapshot
-from core.runtime.executors.base import Executor
 from core.table.table import PaimonTable
 
 LiveSet = dict[Any, ManifestEntry]
 Manifest = ManifestFileMeta | ManifestRef
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class ParallelMap(Protocol):
+    """What a scan needs of an executor: ``fn`` over ``items``, results in item order.
+    Declared here, not imported from ``core/runtime`` (a layer above this one); every
+    ``core.runtime.executors`` executor is one."""
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]: ...
 
 
 def _read_manifest(table: PaimonTable, meta: Manifest) -> list[ManifestEntry]:
@@ -23,7 +32,7 @@ def _read_manifest(table: PaimonTable, meta: Manifest) -> list[ManifestEntry]:
 class ManifestCache:
     """Decoded manifests by name, bounded (manifests are shared by many snapshots)."""
 
-    def __init__(self, table: PaimonTable, executor: Executor, max_manifests: int = 512) -> None:
+    def __init__(self, table: PaimonTable, executor: ParallelMap, max_manifests: int = 512) -> None:
         self.table = table
         self.executor = executor
         self.max_manifests = max_manifests

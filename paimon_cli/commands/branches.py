@@ -52,7 +52,7 @@ def create_branch(
     ] = None,
 ) -> None:
     """Create a branch, empty or from a tag, exactly as Paimon's create_branch does."""
-    from core.ops.branches import CreateBranch
+    from core.ops.branches.branches import CreateBranch
 
     op = CreateBranch(name, tag)
     run_operation(common, lambda _ex: op, render.CREATE)
@@ -61,7 +61,7 @@ def create_branch(
 @command("delete-branch", DELETE_EPILOG, UNBRANCHED | DELETING)
 def delete_branch(common: Common, name: BranchName) -> None:
     """Delete a branch's directory as Paimon's delete_branch does; shared files stay."""
-    from core.ops.branches import DeleteBranch
+    from core.ops.branches.branches import DeleteBranch
 
     op = DeleteBranch(name)
     run_operation(common, lambda _ex: op, render.DELETE)
@@ -82,7 +82,7 @@ def fast_forward(
     ] = False,
 ) -> None:
     """Make a branch's history the table's (or --branch's), as Paimon's fast_forward does."""
-    from core.ops.fast_forward import FastForward
+    from core.ops.branches.fast_forward import FastForward
 
     op = FastForward(name, force)
     run_operation(common, lambda _ex: op, render.FAST_FORWARD)

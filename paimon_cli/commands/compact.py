@@ -66,7 +66,7 @@ def compact(
     vectors or the first-row merge engine skip level-0 files until they are compacted: the
     rows they see gain what those files held.
     """
-    from core.ops.compact import Compact, CompactRequest
+    from core.ops.compaction.compact import Compact, CompactRequest
 
     if manifests:
         _compact_manifests(common, partition, compact_strategy, target_file_size)
@@ -87,7 +87,7 @@ def _compact_manifests(
     target_file_size: str | None,
 ) -> None:
     """compact --manifests: the data-file options do not apply; runs on this machine."""
-    from core.ops.compact_manifests import CompactManifests
+    from core.ops.compaction.compact_manifests import CompactManifests
     from core.runtime.requests import refuse
 
     for name, value in (

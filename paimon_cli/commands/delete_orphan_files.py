@@ -77,8 +77,8 @@ def delete_orphan_files(
     ] = None,
 ) -> None:
     """Delete files no snapshot, tag, branch or changelog references (by name, as Paimon)."""
-    from core.ops.delete_orphan_files import delete_orphan_files
-    from core.ops.orphan_files import DEFAULT_AGE_MS, OrphanRequest
+    from core.ops.orphans.delete_orphan_files import delete_orphan_files
+    from core.ops.orphans.orphan_files import DEFAULT_AGE_MS, OrphanRequest
 
     cutoff = common.cutoff("older_than", older_than)
     request = OrphanRequest(

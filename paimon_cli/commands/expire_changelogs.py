@@ -67,7 +67,7 @@ def expire_changelogs(
 ) -> None:
     """Expire long-lived changelogs (changelog/changelog-N) and the files only they use,
     as Paimon's expire_changelogs procedure does."""
-    from core.ops.expire_changelogs import ExpireChangelogs
+    from core.ops.expiry.expire_changelogs import ExpireChangelogs
     from core.retention.changelog_range import ChangelogFlags
 
     older_than_ms = common.cutoff("older_than", older_than)

@@ -66,7 +66,7 @@ def expire_partitions(
     ] = None,
 ) -> None:
     """Drop expired partitions (an OVERWRITE commit); expire-snapshots frees their files later."""
-    from core.ops.expire_partitions import ExpirePartitions, PartitionExpireFlags
+    from core.ops.expiry.expire_partitions import ExpirePartitions, PartitionExpireFlags
 
     flags = PartitionExpireFlags(
         expiration_time, timestamp_formatter, timestamp_pattern, expire_strategy, max_expires

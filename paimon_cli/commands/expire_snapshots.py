@@ -59,7 +59,7 @@ def expire_snapshots(
     ] = None,
 ) -> None:
     """Expire old snapshots and delete the files only they used, exactly as Paimon does."""
-    from core.ops.expire_snapshots import ExpireFlags, ExpireSnapshots
+    from core.ops.expiry.expire_snapshots import ExpireFlags, ExpireSnapshots
 
     flags = ExpireFlags(
         retain_min, retain_max, common.cutoff("older_than", older_than), max_deletes

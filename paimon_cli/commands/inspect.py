@@ -86,7 +86,7 @@ def inspect(
     ] = None,
 ) -> None:
     """Show a table's snapshots, files, partitions, tags and retention; or check its integrity."""
-    from core.ops.check import CheckScope
+    from core.ops.inspection.check import CheckScope
     from core.runtime.requests import snapshot_choice
     from paimon_cli.inspection import ViewRequest, inspect_tables
 

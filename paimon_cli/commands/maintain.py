@@ -105,7 +105,7 @@ def maintain(
 ) -> None:
     """Do what Paimon's commit-time maintenance would have, from each table's own options."""
     from core.format.options import parse_memory_size
-    from core.ops.maintain import MaintainConfig
+    from core.ops.maintain.maintain import MaintainConfig
     from core.runtime.requests import duration, parsed
     from paimon_cli.maintenance import maintain_tables
 

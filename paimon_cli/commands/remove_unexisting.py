@@ -30,7 +30,7 @@ def remove_unexisting_files(
 ) -> None:
     """Commit one snapshot marking the latest snapshot's missing data files DELETE (Paimon's
     remove_unexisting_files): readers work again; the rows those files held are gone."""
-    from core.ops.remove_unexisting import RemoveUnexistingFiles
+    from core.ops.undo.remove_unexisting import RemoveUnexistingFiles
 
     op = RemoveUnexistingFiles.of(partition, allow_unsafe=common.allow_unsafe_commit)
     run_operation(common, lambda _ex: op, RENDERER)

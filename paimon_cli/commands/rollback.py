@@ -63,7 +63,7 @@ def rollback(
     ] = False,
 ) -> None:
     """Roll a table back to a snapshot, tag or time, as Paimon's rollback_to does."""
-    from core.ops.rollback import Rollback
+    from core.ops.undo.rollback import Rollback
 
     op = Rollback(to_snapshot, to_tag, force, common.instant("to_timestamp", to_timestamp))
     run_operation(common, lambda _ex: op, RENDERER)

@@ -81,7 +81,7 @@ def create_tag(
     ] = None,
 ) -> None:
     """Create (or with --replace move) a tag on a snapshot, written exactly as Paimon writes it."""
-    from core.ops.tag_operations import CreateTag
+    from core.ops.tags.tag_operations import CreateTag
     from core.runtime.requests import duration
 
     retained = duration("time_retained", time_retained or None)
@@ -106,7 +106,7 @@ def delete_tag(
     ] = False,
 ) -> None:
     """Delete tags and the files only they kept alive (Paimon's TagDeletion, branch-safe)."""
-    from core.ops.tag_operations import DeleteTags
+    from core.ops.tags.tag_operations import DeleteTags
 
     wanted = tuple(n.strip() for item in names for n in item.split(",") if n.strip())
     op = DeleteTags(wanted, force)
@@ -123,7 +123,7 @@ def rename_tag(
     new: Annotated[str, typer.Argument(help="New tag name.", show_default=False)],
 ) -> None:
     """Rename a tag (the new name is created if absent, then the old file goes)."""
-    from core.ops.tag_operations import RenameTag
+    from core.ops.tags.tag_operations import RenameTag
 
     op = RenameTag(old, new)
     run_operation(common, lambda _ex: op, render.RENAME)
@@ -144,7 +144,7 @@ def expire_tags(
     ] = None,
 ) -> None:
     """Expire tags whose retention has passed (or beyond tag.num-retained-max), with their files."""
-    from core.ops.tag_operations import ExpireTags
+    from core.ops.tags.tag_operations import ExpireTags
 
     op = ExpireTags(common.zone, common.cutoff("older_than", older_than))
     run_operation(common, lambda _ex: op, render.EXPIRE)

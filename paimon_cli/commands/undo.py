@@ -37,7 +37,7 @@ def restore(
     ] = False,
 ) -> None:
     """Move a quarantined run's files back (data, manifests, snapshots and tags, then hints)."""
-    from core.ops.restore import Restore
+    from core.ops.undo.restore import Restore
 
     op = Restore.of(run_id, last)
     run_operation(common, lambda _ex: op, render.RESTORE)
@@ -57,7 +57,7 @@ def purge_quarantine(
     ] = None,
 ) -> None:
     """Delete quarantined runs for good (they can no longer be restored)."""
-    from core.ops.purge_quarantine import PurgeQuarantine
+    from core.ops.undo.purge_quarantine import PurgeQuarantine
 
     cutoff = common.cutoff("older_than", older_than)
     op = PurgeQuarantine(common.now_ms + 1 if cutoff is None else cutoff)

@@ -15,7 +15,7 @@ from paimon_cli.render.plans import header, render_commit
 if TYPE_CHECKING:
     from core.compaction.compact import CompactPlan, CompactResult
     from core.compaction.details import CompactDetails, CompactTaskDetails
-    from core.ops.compact_manifests import ManifestCompactPlan, ManifestCompactResult
+    from core.ops.compaction.compact_manifests import ManifestCompactPlan, ManifestCompactResult
     from core.runtime.operation import Outcome
 
     Compacted = Outcome[CompactPlan, CompactResult]

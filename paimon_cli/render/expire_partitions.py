@@ -13,7 +13,7 @@ from paimon_cli.render.plans import commit_report, header, render_commit
 
 if TYPE_CHECKING:
     from core.ops.details.partitions import ExpiredPartition, PartitionExpiryDetails
-    from core.ops.expire_partitions import UnexpirablePartitionsError
+    from core.ops.expiry.expire_partitions import UnexpirablePartitionsError
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
     from core.write.commit import CommitResult
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 def _unexpirable(o: Dropped, _view: RunView) -> UnexpirablePartitionsError | None:
     """The error a run ends with when it kept partitions it can never judge: a real run
     after dropping the rest, and a dry run too, which so exits as the real run will."""
-    from core.ops.expire_partitions import unexpirable_error
+    from core.ops.expiry.expire_partitions import unexpirable_error
 
     return unexpirable_error(o.plan)
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from core.format.model import Snapshot
-    from core.ops.check import CheckReport, Problem
-    from core.ops.inspect import Summary
-    from core.ops.space import FileSizes, SpaceView
+    from core.ops.inspection.check import CheckReport, Problem
+    from core.ops.inspection.inspect import Summary
+    from core.ops.inspection.space import FileSizes, SpaceView
 from core.runtime.wording import plural
 from core.table.catalog_env import NO_LOCK
 from paimon_cli.convert import (
@@ -150,7 +150,7 @@ def _space_json(v: SpaceView) -> dict[str, Any]:
 
 
 def _file_sizes_json(f: FileSizes) -> dict[str, Any]:
-    from core.ops.space import SIZE_CLASSES
+    from core.ops.inspection.space import SIZE_CLASSES
 
     return {
         "size_classes": [{"label": label, "below_bytes": bound} for label, bound in SIZE_CLASSES],
@@ -340,7 +340,7 @@ def _reclaim(c: Any) -> str:
 
 
 def _render_file_sizes(f: FileSizes, out: Output) -> None:
-    from core.ops.space import SIZE_CLASSES
+    from core.ops.inspection.space import SIZE_CLASSES
 
     if not f.partitions:
         return

@@ -7,7 +7,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from core.ops.details.manifests import ManifestCompactDetails
-from core.ops.maintain import table_name
+from core.ops.maintain.maintain import table_name
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red, yellow
@@ -15,7 +15,7 @@ from paimon_cli.render import RunView, compact
 from paimon_cli.render.inspect import check_json
 
 if TYPE_CHECKING:
-    from core.ops.maintain import StepResult, TableResult
+    from core.ops.maintain.maintain import StepResult, TableResult
 
 
 def step_document(step: StepResult, location: str, dry_run: bool) -> dict[str, Any] | None:

@@ -12,8 +12,8 @@ from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import SCREEN, header
 
 if TYPE_CHECKING:
-    from core.ops.purge_quarantine import PurgePlan
-    from core.ops.restore_plan import RestorePlan, RestoreReport
+    from core.ops.undo.purge_quarantine import PurgePlan
+    from core.ops.undo.restore_plan import RestorePlan, RestoreReport
     from core.runtime.operation import Outcome
 
 

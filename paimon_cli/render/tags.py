@@ -14,7 +14,7 @@ from paimon_cli.render.plans import header, render_plan, render_report
 
 if TYPE_CHECKING:
     from core.ops.details.tags import CreateTagDetails, RenameTagDetails, TagDeletionDetails
-    from core.ops.tag_operations import Renamed
+    from core.ops.tags.tag_operations import Renamed
     from core.runtime.operation import Outcome
     from core.runtime.plans import Plan
     from core.runtime.report import ExecutionReport

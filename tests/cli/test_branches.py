@@ -27,8 +27,8 @@ from support.java_paimon import assert_java_ok, assert_same_rows
 
 from core.io import fileio as fileio_module
 from core.io.fileio import FileIO
-from core.ops.branches import FastForwardRaced
-from core.ops.fast_forward import FastForward
+from core.ops.branches.branches import FastForwardRaced
+from core.ops.branches.fast_forward import FastForward
 from core.ops.lifecycle import run as run_op
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.ops.metrics import parse
+from core.ops.maintain.metrics import parse
 
 
 def _problems(run, root: Path, *args: str) -> tuple[int, list[dict]]:

@@ -18,7 +18,7 @@ from support.java_paimon import assert_java_ok
 from core.errors import StorageError
 from core.io import fileio as fileio_module
 from core.io.fileio import FileIO
-from core.ops.check import check_table
+from core.ops.inspection.check import check_table
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

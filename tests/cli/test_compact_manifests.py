@@ -22,7 +22,7 @@ from support.invariants import (
 )
 from support.java_paimon import assert_same_rows
 
-import core.ops.compact_manifests as cm
+import core.ops.compaction.compact_manifests as cm
 from core.io import fileio as fileio_module
 from core.io.fileio import FileIO
 from core.ops.lifecycle import run as run_op

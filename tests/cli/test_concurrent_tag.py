@@ -15,7 +15,7 @@ from support.invariants import assert_no_dangling_references, assert_rows_intact
 from support.java_paimon import assert_java_ok
 
 from core.io import fileio as fileio_module
-from core.ops.tags import TagError, apply_create_tag, plan_create_tag
+from core.ops.tags.tags import TagError, apply_create_tag, plan_create_tag
 from core.table.table import open_table
 
 REAL_FILEIO = fileio_module.FileIO

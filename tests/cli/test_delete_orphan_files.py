@@ -78,7 +78,7 @@ def test_glob(run, scenarios, tmp_path: Path) -> None:
 def test_batches_render_as_one_row_and_json_keeps_every_orphan(
     run, table: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import core.ops.orphan_files as orphan_files
+    import core.ops.orphans.orphan_files as orphan_files
 
     monkeypatch.setattr(orphan_files, "BATCH", 2)
     planted = [plant(table / "manifest" / f"manifest-deadbeef-{i}") for i in range(5)]

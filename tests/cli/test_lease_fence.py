@@ -125,7 +125,7 @@ def test_a_resumed_journal_is_fenced_too(scenarios, tmp_path: Path) -> None:
     stays for the run that holds the lease now, and nothing of it is deleted."""
     import socket
 
-    from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+    from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
     from core.ops.lifecycle import resumer_for
     from core.runtime.executors.local import LocalExecutor
     from core.runtime.journal import unfinished_journals, write_journal

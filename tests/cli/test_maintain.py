@@ -22,9 +22,9 @@ from support.lifecycle import apply
 from support.maintain_tables import build_warehouse, now_ms
 
 from core.io.fileio import FileIO
-from core.ops.auto_tags import apply_auto_tags, plan_auto_tags
-from core.ops.consumer_expire import plan_consumer_expire
-from core.ops.consumer_expire import recheck as consumer_recheck
+from core.ops.expiry.consumer_expire import plan_consumer_expire
+from core.ops.expiry.consumer_expire import recheck as consumer_recheck
+from core.ops.tags.auto_tags import apply_auto_tags, plan_auto_tags
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.runs import read_records
 from core.runtime.timeparse import resolve_zone

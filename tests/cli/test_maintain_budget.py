@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 from support import pypaimon_writer as pw
 
-from core.ops.metrics import parse
+from core.ops.maintain.metrics import parse
 from core.runtime.runs import read_records
 from core.table.table import open_table
 from paimon_cli import maintenance

@@ -22,7 +22,7 @@ from support.invariants import assert_no_dangling_references, tree_state
 from support.java_paimon import assert_java_ok
 
 from core.errors import StalePlanError
-from core.ops.remove_unexisting import apply_remove_unexisting, plan_remove_unexisting
+from core.ops.undo.remove_unexisting import apply_remove_unexisting, plan_remove_unexisting
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

@@ -15,8 +15,8 @@ from support.invariants import set_snapshot_times
 
 from core.errors import InvalidOptionError
 from core.format.options import TableOptions
-from core.ops.auto_tags import apply_auto_tags, plan_auto_tags
-from core.ops.tags import is_auto_tag
+from core.ops.tags.auto_tags import apply_auto_tags, plan_auto_tags
+from core.ops.tags.tags import is_auto_tag
 from core.retention.tag_period import period_handler
 from core.table.table import open_table
 

@@ -95,7 +95,7 @@ def test_java_tables(root: Path) -> None:
 
 
 def test_space_spans_name_the_kinds_of_snapshots_holding_a_file() -> None:
-    from core.ops.space import Holder, _Spans
+    from core.ops.inspection.space import Holder, _Spans
 
     held: dict[str, Holder] = {}
     spans = _Spans(held, latest=10, expirable={1, 2, 3, 4, 5})

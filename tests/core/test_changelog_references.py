@@ -18,7 +18,7 @@ from support.invariants import (
     referenced_paths,
 )
 
-from core.ops.check import check_table
+from core.ops.inspection.check import check_table
 from core.retention.references import collect_references
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table

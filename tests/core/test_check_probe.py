@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from support.invariants import copy_scenario
 
-import core.ops.check_probe as check_probe
-from core.ops.check import check_table
+import core.ops.inspection.check_probe as check_probe
+from core.ops.inspection.check import check_table
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

@@ -15,7 +15,7 @@ from support.invariants import assert_no_dangling_references
 
 from core.errors import SafetyRefusalError, StorageError, WriteOutcomeUnknownError
 from core.io.fileio import FileIO
-from core.ops.expire_partitions import drop_partitions_builder, live_raw_entries
+from core.ops.expiry.expire_partitions import drop_partitions_builder, live_raw_entries
 from core.table.table import open_table
 from core.write.commit import (
     Changes,

@@ -34,8 +34,8 @@ from core.errors import InvalidOptionError
 from core.format import binary_row
 from core.format.data_files import FileLayout, column_stats, read_raw
 from core.format.types import parse_type
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.ops.expire_snapshots_checks import recheck
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots_checks import recheck
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import PaimonTable, open_table

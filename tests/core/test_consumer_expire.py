@@ -9,8 +9,8 @@ from pathlib import Path
 from support.invariants import DAY, age, copy_scenario
 from support.lifecycle import apply
 
-from core.ops.consumer_expire import plan_consumer_expire, recheck
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.consumer_expire import plan_consumer_expire, recheck
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

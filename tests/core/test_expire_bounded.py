@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from support.invariants import copy_scenario
 
-import core.ops.expire_snapshots as expire_snapshots
+import core.ops.expiry.expire_snapshots as expire_snapshots
 from core.format.model import Tag
 from core.io.fileio import FileIO
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
 from core.runtime.executors.base import Executor
 from core.runtime.executors.local import LocalExecutor
 from core.table.scan import ManifestCache, full_live_set

@@ -22,10 +22,10 @@ from support.invariants import (
 from support.lifecycle import apply, finish_journals
 
 from core.ops.details.expiry import Sourced
-from core.ops.expire_changelogs import plan_commit_changelog_expiry, plan_expire_changelogs
-from core.ops.expire_changelogs import recheck as cl_recheck
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.ops.expire_snapshots_checks import recheck
+from core.ops.expiry.expire_changelogs import plan_commit_changelog_expiry, plan_expire_changelogs
+from core.ops.expiry.expire_changelogs import recheck as cl_recheck
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots_checks import recheck
 from core.retention.changelog_range import ChangelogFlags
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport

@@ -13,12 +13,12 @@ from support import pypaimon_writer as pw
 from support.invariants import assert_no_dangling_references, tree_state
 
 from core.errors import InvalidOptionError
-from core.ops.expire_partitions import (
+from core.ops.expiry.expire_partitions import (
     PartitionExpireFlags,
     apply_partition_expire,
     plan_partition_expire,
 )
-from core.ops.tags import apply_create_tag, plan_create_tag
+from core.ops.tags.tags import apply_create_tag, plan_create_tag
 from core.retention.partition_time import (
     Formatter,
     PartitionTimeError,

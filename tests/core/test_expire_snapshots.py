@@ -25,8 +25,8 @@ from support.lifecycle import apply, finish_journals
 
 from core.errors import CorruptMetadataError, SafetyRefusalError, StorageError
 from core.io.fileio import FileIO
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.ops.expire_snapshots_checks import recheck
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots_checks import recheck
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table

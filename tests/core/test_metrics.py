@@ -8,7 +8,7 @@ from pathlib import Path
 
 from support.fixtures import dev_dependency
 
-from core.ops.metrics import Sample, merge, parse, render, write_metrics
+from core.ops.maintain.metrics import Sample, merge, parse, render, write_metrics
 
 prometheus_parser = dev_dependency("prometheus_client.parser", "prometheus_client")
 

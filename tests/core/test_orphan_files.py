@@ -29,7 +29,7 @@ from support.lifecycle import apply
 import core.io.fileio as fileio_module
 from core.errors import InvalidOptionError, SafetyRefusalError, StorageError
 from core.io.fileio import DirScan, FileInfo, FileIO
-from core.ops.orphan_files import RootWatcher, plan_orphan_clean
+from core.ops.orphans.orphan_files import RootWatcher, plan_orphan_clean
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 
@@ -375,7 +375,7 @@ def test_roots_are_reread_between_batches(
     scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A root committed while batches run is seen before the next batch (interval 0)."""
-    import core.ops.orphan_files as orphan_files
+    import core.ops.orphans.orphan_files as orphan_files
 
     monkeypatch.setattr(orphan_files, "BATCH", 1)  # one orphan per batch
     s, wh, root = copy_scenario(scenarios, "many_commits", tmp_path)
@@ -421,7 +421,7 @@ def test_worker_process_decoding_plans_the_same(
     scenarios, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     """Big local tables decode roots and manifests in worker processes: same plan."""
-    import core.ops.orphan_roots as orphan_roots
+    import core.ops.orphans.orphan_roots as orphan_roots
 
     _s, _wh, root = copy_scenario(scenarios, name, tmp_path)
     age_tree(root)

@@ -25,10 +25,10 @@ from support.invariants import (
 )
 from support.lifecycle import apply
 
-import core.ops.orphan_inventory as orphan_inventory
+import core.ops.orphans.orphan_inventory as orphan_inventory
 import core.runtime.spill as spill
 from core.errors import SafetyRefusalError
-from core.ops.orphan_files import LocalOrphanFiles, OrphanRequest, plan_orphan_clean
+from core.ops.orphans.orphan_files import LocalOrphanFiles, OrphanRequest, plan_orphan_clean
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.operation import Env
 from core.runtime.plans import Plan

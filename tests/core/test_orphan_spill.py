@@ -29,10 +29,10 @@ from support.lifecycle import apply
 from support.namespaces import IN_ANOTHER_PID_NAMESPACE, unshare_problem
 
 import core.io.fileio as fileio
-import core.ops.orphan_files as orphan_files
-import core.ops.orphan_sets as orphan_sets
+import core.ops.orphans.orphan_files as orphan_files
+import core.ops.orphans.orphan_sets as orphan_sets
 import core.runtime.spill as spill
-from core.ops.orphan_files import RootWatcher, plan_orphan_clean
+from core.ops.orphans.orphan_files import RootWatcher, plan_orphan_clean
 from core.runtime import process_identity as identity
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.plans import LazyPhases, Plan

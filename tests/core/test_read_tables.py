@@ -9,7 +9,7 @@ from support import pypaimon_writer as pw
 from support.fixtures import JAVA_FIXTURES, java_table_params
 
 from core.io.fileio import is_under
-from core.ops.check import check_table
+from core.ops.inspection.check import check_table
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 

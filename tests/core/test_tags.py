@@ -18,9 +18,9 @@ from support.invariants import (
 from support.lifecycle import apply
 
 from core.errors import InvalidOptionError
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.ops.expire_snapshots_checks import recheck as expire_recheck
-from core.ops.tags import (
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots_checks import recheck as expire_recheck
+from core.ops.tags.tags import (
     TagError,
     apply_create_tag,
     filter_for_resume,

@@ -35,7 +35,7 @@ from typer.testing import CliRunner
 from core.errors import PaimonError, StorageError
 from core.format import metadata_io
 from core.io.fileio import FileIO, normalize_path
-from core.ops.check import check_table
+from core.ops.inspection.check import check_table
 from core.runtime.executors.local import LocalExecutor
 from core.table.table import open_table
 from paimon_cli.main import app

@@ -23,7 +23,7 @@ rows, and what each command was asked to remove. After every step:
 
 * nothing that a remaining snapshot, tag, branch, long-lived changelog or consumer-protected
   snapshot references is missing, by an independent checker (``reference_check``) that
-  shares no code with ``core``; ``inspect --check`` (``core.ops.check``) agrees;
+  shares no code with ``core``; ``inspect --check`` (``core.ops.inspection.check``) agrees;
 * every acknowledged commit (a writer's, including those injected in the middle of a command,
   or a command's that exited 0) that no rollback was asked to undo is still the head or its
   ancestor; a snapshot file or tag disappears only when a command was asked to remove it;
@@ -87,7 +87,7 @@ from support.reference_check import missing_references
 import core.ops
 import core.runtime.lease as lease_module
 from core.io.fileio import FileIO
-from core.ops.check import Problem, check_table
+from core.ops.inspection.check import Problem, check_table
 from core.ops.lifecycle import finish_journals
 from core.runtime import process_identity
 from core.runtime.executors.local import LocalExecutor
@@ -304,8 +304,8 @@ def test_rules_cover_every_changing_command() -> None:
 
 def lifecycle_operations() -> set[str]:
     """Every concrete ``Operation`` of ``core.ops`` (what ``core.ops.lifecycle.run`` runs)."""
-    for module in pkgutil.iter_modules(core.ops.__path__):
-        importlib.import_module(f"core.ops.{module.name}")
+    for module in pkgutil.walk_packages(core.ops.__path__, "core.ops."):
+        importlib.import_module(module.name)
 
     def below(cls: type) -> Iterator[type]:
         for sub in cls.__subclasses__():

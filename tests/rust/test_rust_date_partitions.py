@@ -12,7 +12,7 @@ from pathlib import Path
 from support import rust_writer as rw
 from support.fixtures import Run
 
-from core.ops.metrics import parse
+from core.ops.maintain.metrics import parse
 
 Copy = Callable[[str], tuple[rw.RustWarehouse, rw.RustTable, Path]]
 

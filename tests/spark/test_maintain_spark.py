@@ -11,7 +11,7 @@ from support import pypaimon_writer as pw
 from support.invariants import files_under, plant
 from support.maintain_tables import build_warehouse
 
-from core.ops.maintain import MaintainConfig, maintain_table
+from core.ops.maintain.maintain import MaintainConfig, maintain_table
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.executors.spark import SparkExecutor
 from core.runtime.timeparse import resolve_zone

@@ -12,7 +12,7 @@ from support.invariants import tree_state
 from support.metadata_damage import REMOTE_DAMAGES, Damage, damaged_copy
 
 from core.errors import PaimonError
-from core.ops.orphan_files_spark import SparkOrphanClean
+from core.ops.orphans.orphan_files_spark import SparkOrphanClean
 from core.runtime.executors.spark import SparkExecutor
 from core.table.table import open_table
 

@@ -20,11 +20,11 @@ from support.lifecycle import apply
 
 from core.errors import SafetyRefusalError
 from core.format.model import ManifestRef
-from core.ops.check import check_table
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.ops.expire_snapshots_checks import recheck
-from core.ops.orphan_files import OrphanPlan, RootWatcher, plan_orphan_clean
-from core.ops.orphan_files_spark import SparkOrphanClean
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots_checks import recheck
+from core.ops.inspection.check import check_table
+from core.ops.orphans.orphan_files import OrphanPlan, RootWatcher, plan_orphan_clean
+from core.ops.orphans.orphan_files_spark import SparkOrphanClean
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.executors.spark import SparkExecutor
 from core.runtime.report import ExecutionReport
@@ -108,7 +108,7 @@ def test_spark_tasks_confirm_the_lease_before_deleting(
     file before its first deletion, deletes nothing, and the run stops with lease_lost."""
     import socket
 
-    import core.ops.orphan_files_spark as spark_orphans
+    import core.ops.orphans.orphan_files_spark as spark_orphans
     from core.io.fileio import FileIO
     from core.runtime.lease import (
         DEFAULT_TTL_MS,

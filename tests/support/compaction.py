@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from core.compaction.compact import CompactFlags, apply_compact, plan_compact
-from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-from core.ops.expire_snapshots_checks import recheck
+from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
+from core.ops.expiry.expire_snapshots_checks import recheck
 from core.runtime.executors.local import LocalExecutor
 from core.runtime.report import ExecutionReport
 from core.table.table import open_table

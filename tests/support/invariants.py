@@ -12,7 +12,7 @@ from typing import Any
 
 from core.errors import StorageError
 from core.io.fileio import FileIO
-from core.ops.check import check_table
+from core.ops.inspection.check import check_table
 from core.retention.references import collect_references
 from core.runtime.clock import now_ms
 from core.runtime.executors.local import LocalExecutor

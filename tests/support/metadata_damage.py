@@ -87,8 +87,8 @@ def _tag_only(root: Path) -> None:
 
 def _long_lived_changelogs(root: Path) -> None:
     """Decoupled expiry writes changelog-N files for the expired snapshots."""
-    from core.ops.expire_snapshots import ExpireFlags, plan_expire_snapshots
-    from core.ops.expire_snapshots_checks import recheck
+    from core.ops.expiry.expire_snapshots import ExpireFlags, plan_expire_snapshots
+    from core.ops.expiry.expire_snapshots_checks import recheck
     from core.runtime.executors.local import LocalExecutor
     from support.lifecycle import apply
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from core.io.fileio import basename
-from core.ops.orphan_roots import RootsSeen
-from core.ops.orphan_sets import Orphan
+from core.ops.orphans.orphan_roots import RootsSeen
+from core.ops.orphans.orphan_sets import Orphan
 from core.runtime.details import CUSTOM, OMIT_NONE, Record
 from core.runtime.plans import LazyRows
 from core.runtime.timeparse import iso_utc

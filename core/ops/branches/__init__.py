@@ -1,0 +1,1 @@
+"""The branch lifecycle: create-branch, delete-branch, fast-forward."""

@@ -1,0 +1,1 @@
+"""Data-file and manifest compaction."""

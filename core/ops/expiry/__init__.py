@@ -1,0 +1,1 @@
+"""Snapshot, changelog and partition expiry, and what they keep in step."""

@@ -1,0 +1,1 @@
+"""inspect and --check: what a table holds, where its bytes are, what is damaged."""

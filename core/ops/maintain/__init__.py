@@ -1,0 +1,1 @@
+"""maintain: every step over many tables, and its metrics."""

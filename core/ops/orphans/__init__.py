@@ -1,0 +1,1 @@
+"""Orphan file cleaning: used names, listing, bounded sets, local and Spark runs."""

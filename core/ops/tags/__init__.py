@@ -1,0 +1,1 @@
+"""The tag lifecycle: create, delete, expire and automatic tags."""

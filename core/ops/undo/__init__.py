@@ -1,0 +1,1 @@
+"""Undo and repair: rollback, restore, purge-quarantine, remove-unexisting-files."""
