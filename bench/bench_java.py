@@ -116,11 +116,11 @@ def byte_compile(tree: Path) -> None:
     )
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """(wall, CPU seconds) of a subprocess."""
+def timed(cmd: list[str], timeout: float | None = None) -> tuple[float, float]:
+    """(wall, CPU seconds) of a subprocess; ``subprocess.TimeoutExpired`` after ``timeout``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -144,11 +144,13 @@ def compare(
     work: Path,
     rounds: int,
     sides: dict[str, Callable[[Path], list[str]]],
+    timeout: float | None = None,
 ) -> tuple[float, set[str]]:
     """Best wall time of ``ours``; the files it removed (relative paths). ``sides``: ours,
     java and maybe before (another source tree of ours), run in a rotating order."""
     best = dict.fromkeys(sides, (1e9, 0.0))
     removed: set[str] = set()
+    stopped: set[str] = set()  # stopped at ``timeout``: their figure is a lower bound
     for r in range(rounds):
         copies = {side: work / f"{name}-{side}-{r}" for side in best}
         for path in copies.values():
@@ -156,9 +158,15 @@ def compare(
         order = list(sides)
         order = order[r % len(order) :] + order[: r % len(order)]
         for side in order:
-            best[side] = min(best[side], timed(sides[side](copies[side])))
+            try:
+                best[side] = min(best[side], timed(sides[side](copies[side]), timeout))
+            except subprocess.TimeoutExpired:
+                stopped.add(side)
+                best[side] = (timeout or 0.0, float("nan"))
         removed = tree(table) - tree(copies["ours"])
         for side in sides:
+            if side in stopped:
+                continue
             if side != "ours" and tree(copies["ours"]) != tree(copies[side]):
                 diff = tree(copies["ours"]) ^ tree(copies[side])
                 print(
@@ -169,6 +177,13 @@ def compare(
     (ow, oc), (jw, jc) = best["ours"], best["java"]
     goal = "meets" if ow <= 0.2 * jw else "MISSES"
     load = f"[load {os.getloadavg()[0]:.1f}]"
+    if "java" in stopped:
+        print(
+            f"{name}: ours {ow:.2f} s (CPU {oc:.2f} s), Java stopped unfinished after "
+            f"{jw:.0f} s: < {ow / jw:.3f}x ({goal} <= 0.2x)  {load}",
+            flush=True,
+        )
+        return ow, removed
     print(
         f"{name}: ours {ow:.2f} s (CPU {oc:.2f} s), Java {jw:.2f} s (CPU {jc:.2f} s): "
         f"{ow / jw:.2f}x ({goal} <= 0.2x)  {load}",
@@ -238,6 +253,12 @@ def main() -> int:
     parser.add_argument("--table", type=Path, help="keep the built table here; reuse it")
     parser.add_argument("--commands", default="expire,orphans")
     parser.add_argument(
+        "--java-timeout",
+        type=float,
+        default=None,
+        help="stop a side after this many seconds (its figure is then a lower bound)",
+    )
+    parser.add_argument(
         "--from",
         dest="source",
         type=Path,
@@ -302,6 +323,7 @@ def main() -> int:
                     ],
                     lambda p: [*java, "expire", str(p), "10"],
                 ),
+                args.java_timeout,
             )
             copy = work / "floor"
             subprocess.run(["cp", "-a", str(table), str(copy)], check=True)
@@ -332,6 +354,7 @@ def main() -> int:
                     ],
                     lambda p: [*java, "orphans", str(p), cutoff],
                 ),
+                args.java_timeout,
             )
             copy = work / "floor"
             subprocess.run(["cp", "-a", str(table), str(copy)], check=True)

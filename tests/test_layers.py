@@ -39,7 +39,9 @@ def layer_of(module: str, layers: dict[str, int]) -> int | None:
 def test_the_table_names_every_folder_of_core() -> None:
     layers = layer_table()
     folders = {
-        f"core/{p.name}" for p in (ROOT / "core").iterdir() if p.is_dir() and p.name != "__pycache__"
+        f"core/{p.name}"
+        for p in (ROOT / "core").iterdir()
+        if p.is_dir() and p.name != "__pycache__"
     }
     assert folders | {"core/errors"} == set(layers)
 

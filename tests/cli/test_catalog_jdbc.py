@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from support import jdbc_catalog as jc
 from support.fixtures import Run
+from support.golden import without_run_fields
 from typer.testing import CliRunner
 
 from paimon_cli.main import app
@@ -28,19 +29,6 @@ run = Run()
 # it: PostgreSQL connections then warn when collected. Ours are closed (each command is
 # also run under -X dev -W error::ResourceWarning by hand, clean).
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-
-# Time-dependent fields of a plan, and what names the run or the table.
-_UNSTABLE = frozenset(
-    {"identifier", "run_id", "created_ms", "now_ms", "older_than_ms", "older_than"}
-)
-
-
-def _plan(doc: Any) -> Any:
-    if isinstance(doc, dict):
-        return {k: _plan(v) for k, v in doc.items() if k not in _UNSTABLE}
-    if isinstance(doc, list):
-        return [_plan(v) for v in doc]
-    return doc
 
 
 @dataclass
@@ -131,7 +119,7 @@ def test_same_plan_by_name_as_by_path(catalog: Catalog, command: list[str]) -> N
         by_path = run.json(command[0], root, *command[1:])
         by_name = run.json(command[0], f"db.{name}", "--catalog", catalog.yaml, *command[1:])
         assert by_name["identifier"] == f"db.{name}"
-        assert _plan(by_name) == _plan(by_path), (command[0], name)
+        assert without_run_fields(by_name) == without_run_fields(by_path), (command[0], name)
 
 
 def test_real_runs_by_name_then_pypaimon_reads_back(catalog: Catalog) -> None:

@@ -47,6 +47,8 @@ from typing import Any
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape
 
+from support.local_http import serve, shut
+
 ACTIONS = (
     "error",
     "error-after",
@@ -167,16 +169,11 @@ class FaultProxy:
         class Handler(_Handler):
             owner = proxy
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server, self.endpoint = serve(Handler)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        shut(self._server)
 
     def forward(
         self, method: str, path: str, headers: list[tuple[str, str]], body: bytes
@@ -241,11 +238,6 @@ def with_key_errors(result: bytes, keys: list[str], code: str) -> bytes:
         + errors
         + b"</DeleteResult>"
     )
-
-
-class _QuietServer(ThreadingHTTPServer):
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass  # a client killed mid-request (a test's doing) is no error of the proxy
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -145,3 +145,19 @@ def _first_difference(expected: Any, actual: Any, where: str = "$") -> str:
             if e != a:
                 return _first_difference(e, a, f"{where}[{i}]")
     return f"{where}: expected {expected!r}, got {actual!r}"
+
+
+# What names a plan's table (its identifier), its run or its clock: two plans of one table
+# reached two ways (a path, a catalog name) are equal without these.
+_RUN_FIELDS = frozenset(
+    {"identifier", "run_id", "created_ms", "now_ms", "older_than_ms", "older_than"}
+)
+
+
+def without_run_fields(doc: Any) -> Any:
+    """``doc`` without the keys of ``_RUN_FIELDS``, at every depth."""
+    if isinstance(doc, dict):
+        return {k: without_run_fields(v) for k, v in doc.items() if k not in _RUN_FIELDS}
+    if isinstance(doc, list):
+        return [without_run_fields(v) for v in doc]
+    return doc

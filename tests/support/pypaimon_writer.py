@@ -79,7 +79,26 @@ def create_table(
     options: Mapping[str, str] | None = None,
 ) -> FileStoreTable:
     """Create the database if needed and the table; return the table."""
-    cat = catalog(warehouse)
+    return create_table_in(
+        catalog(warehouse),
+        identifier,
+        schema,
+        partition_keys=partition_keys,
+        primary_keys=primary_keys,
+        options=options,
+    )
+
+
+def create_table_in(
+    cat: Catalog,
+    identifier: str,
+    schema: pa.Schema,
+    *,
+    partition_keys: Sequence[str] = (),
+    primary_keys: Sequence[str] = (),
+    options: Mapping[str, str] | None = None,
+) -> FileStoreTable:
+    """``create_table`` through any pypaimon catalog (filesystem, REST, JDBC)."""
     cat.create_database(identifier.split(".", 1)[0], True)
     cat.create_table(
         identifier,
@@ -91,7 +110,8 @@ def create_table(
         ),
         False,
     )
-    return cat.get_table(identifier)
+    table: FileStoreTable = cat.get_table(identifier)
+    return table
 
 
 def open_table(warehouse: Path, identifier: str, *, branch: str | None = None) -> FileStoreTable:
@@ -116,6 +136,12 @@ def latest_snapshot_id(table: FileStoreTable) -> int | None:
 
 
 def _write(table: FileStoreTable, data: Data, overwrite: Mapping[str, Any] | None) -> int:
+    commit_batch(table, data, overwrite)
+    return _require_latest(table)
+
+
+def commit_batch(table: FileStoreTable, data: Data, overwrite: Mapping[str, Any] | None) -> None:
+    """One batch written and committed through pypaimon's batch write API (any catalog)."""
     builder = table.new_batch_write_builder()
     if overwrite is not None:
         builder.overwrite(dict(overwrite))
@@ -126,7 +152,6 @@ def _write(table: FileStoreTable, data: Data, overwrite: Mapping[str, Any] | Non
     finally:
         write.close()
         commit.close()
-    return _require_latest(table)
 
 
 def append(table: FileStoreTable, data: Data) -> int:
@@ -224,7 +249,8 @@ def _travel(table: FileStoreTable, snapshot_id: int | None, tag: str | None) -> 
     return table
 
 
-def _read(table: FileStoreTable) -> list[Row]:
+def read_all(table: FileStoreTable) -> list[Row]:
+    """Every row of the table's latest snapshot, sorted."""
     builder = table.new_read_builder()
     splits = builder.new_scan().plan().splits()
     return sort_rows(builder.new_read().to_arrow(splits).to_pylist())
@@ -244,7 +270,7 @@ def read_rows(
     branch: str | None = None,
 ) -> list[Row]:
     """Rows as pypaimon reads them (merged view for PK tables), sorted."""
-    return _read(_travel(open_table(warehouse, identifier, branch=branch), snapshot_id, tag))
+    return read_all(_travel(open_table(warehouse, identifier, branch=branch), snapshot_id, tag))
 
 
 def scan_file_names(
@@ -273,7 +299,7 @@ def scan_file_names_at_root(
 def read_rows_at_root(
     root: Path, *, snapshot_id: int | None = None, tag: str | None = None
 ) -> list[Row]:
-    return _read(_travel(FileStoreTable.from_path(str(root)), snapshot_id, tag))
+    return read_all(_travel(FileStoreTable.from_path(str(root)), snapshot_id, tag))
 
 
 ADD, DELETE = 0, 1

@@ -27,13 +27,14 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import fsspec
 
 from support.fault_proxy import FaultProxy
+from support.local_http import QuietServer, serve, shut
 
 Json = dict[str, Any]
 _ACCESS_KEY = re.compile(r"Credential=([A-Z0-9]+)/|X-Amz-Credential=([A-Z0-9]+)")
@@ -117,7 +118,7 @@ class RestCatalogServer:
     data_proxy: FaultProxy | None = None  # in front of the data (S3): the gate, and faults
     uri: str = ""
     _lock: threading.RLock = field(default_factory=threading.RLock)
-    _server: ThreadingHTTPServer | None = None
+    _server: QuietServer | None = None
     _fs: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -127,16 +128,11 @@ class RestCatalogServer:
         class Handler(_Handler):
             server_state = owner
 
-        self._server = _Server(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.uri = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server, self.uri = serve(Handler)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        shut(self._server)
 
     def catalog_options(self, **extra: str) -> dict[str, str]:
         """What pypaimon's RESTCatalog (and a paimon.yaml) needs to reach this server."""
@@ -195,11 +191,6 @@ class RestCatalogServer:
         }
         # The spec names it expiresAt; Java's GetTableTokenResponse (what clients read) does not.
         return {"token": token, "expiresAtMillis": expires}
-
-
-class _Server(ThreadingHTTPServer):
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass  # a dropped answer (a test's doing) is no error of the server
 
 
 def _spec_key(spec: Mapping[str, Any]) -> str:

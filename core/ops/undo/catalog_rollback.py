@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import CatalogOutcomeUnknownError, PaimonError, SafetyRefusalError
+from core.ops.catalog_requests import latest_is, refuse_quarantine, send_settled
 from core.ops.details.repair import RollbackDetails
 from core.runtime.operation import Env
 from core.runtime.plans import Plan
@@ -19,37 +19,27 @@ from core.table.table import PaimonTable
 
 
 def rollback_through_catalog(table: PaimonTable, plan: Plan[RollbackDetails], env: Env) -> None:
-    if env.quarantine is not None:
-        raise SafetyRefusalError(
-            f"rollback on {table.name}: catalog {table.catalog.catalog} removes the snapshots "
-            "itself, so they cannot be moved into a quarantine",
-            hint="run the rollback without --quarantine (a tag on the latest snapshot first "
-            "keeps a way back)",
-        )
+    refuse_quarantine(
+        table,
+        "rollback",
+        "removes the snapshots",
+        env,
+        "run the rollback without --quarantine (a tag on the latest snapshot first keeps a "
+        "way back)",
+    )
     d = plan.details
     instant: dict[str, Any] = (
         {"type": "tag", "tagName": d.target_tag}
         if d.target_tag is not None and d.snapshot_restored_from_tag
         else {"type": "snapshot", "snapshotId": d.target_snapshot}
     )
-    try:
-        table.catalog.rollback_to(table.branch, instant, d.latest_snapshot)
-    except CatalogOutcomeUnknownError as exc:
-        _settle(table, d.target_snapshot, exc)
 
-
-def _settle(table: PaimonTable, target: int, exc: PaimonError) -> None:
-    try:
-        latest = table.catalog.latest_snapshot(table.branch)
-    except PaimonError as read_error:
-        raise CatalogOutcomeUnknownError(
-            f"rolling {table.name} back to snapshot {target} got no answer ({exc.message}) "
-            f"and the catalog could not be read back ({read_error.message})",
-            hint="run `paimon inspect TABLE snapshots` to see whether it happened",
-        ) from exc
-    if latest is None or int(latest.get("id", -1)) != target:
-        raise CatalogOutcomeUnknownError(
-            f"rolling {table.name} back to snapshot {target} got no answer ({exc.message}) "
-            "and the catalog's latest snapshot is not the target",
-            hint="run the rollback again",
-        ) from exc
+    send_settled(
+        lambda: table.catalog.rollback_to(table.branch, instant, d.latest_snapshot),
+        read_back=lambda: table.catalog.latest_snapshot(table.branch),
+        done=latest_is(d.target_snapshot),
+        what=f"rolling {table.name} back to snapshot {d.target_snapshot}",
+        read_what="latest snapshot",
+        look="paimon inspect TABLE snapshots",
+        again="run the rollback again",
+    )
