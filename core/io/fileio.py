@@ -288,7 +288,7 @@ class FileIO:
                         scan.files.append(e)
                 yield scan
             return
-        yield from local_dir_pages(path, known)
+        yield from local_dir_pages(path, known, LIST_PAGE)
 
     # -- writing --------------------------------------------------------------------------
     def write_bytes(self, path: str, data: bytes) -> None:

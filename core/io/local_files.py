@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
 from core.errors import StorageError
-from core.io.file_info import LIST_PAGE, DirScan, FileInfo
+from core.io.file_info import DirScan, FileInfo
 from core.io.locations import basename, join, parent
 
 
@@ -52,14 +52,15 @@ def scan_local(path: str) -> Iterator[FileInfo]:
             )
 
 
-def local_dir_pages(path: str, known: AbstractSet[str]) -> Iterator[DirScan]:
+def local_dir_pages(path: str, known: AbstractSet[str], page: int) -> Iterator[DirScan]:
     """``FileIO.scan_dir_pages`` on local disk: ``os.scandir``, whose d_type answers
-    without a stat, and no ``lstat`` of a name in ``known``."""
+    without a stat, and no ``lstat`` of a name in ``known``; at most ``page`` entries a
+    page (FileIO decides the size, so one setting governs every listing)."""
     scan = DirScan([], [], [])
     held = 0
     with open_scandir(path) as it:
         for entry in it:
-            if held == LIST_PAGE:
+            if held == page:
                 yield scan
                 scan, held = DirScan([], [], []), 0
             held += 1

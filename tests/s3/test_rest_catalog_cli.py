@@ -15,6 +15,7 @@ import pytest
 from pypaimon import CatalogFactory
 from support import rest_writer as rw
 from support.fixtures import Run
+from support.pypaimon_writer import sort_rows
 from support.rest_catalog_server import RestCatalogServer
 
 run = Run()
@@ -131,7 +132,7 @@ def test_every_command_by_name(orders: RestCatalogServer, rest_yaml: Path) -> No
         assert _rows(orders) == rows, name
         if name == "rename-tag":
             table = rw.catalog(orders).get_table("db.orders")
-            assert [r["id"] for r in rw.sort_rows(_read_tag(table, "t2"))] == list(range(4))
+            assert [r["id"] for r in sort_rows(_read_tag(table, "t2"))] == list(range(4))
     assert orders.gate.refused == []  # every storage request carried a live vended key
 
 
