@@ -342,7 +342,8 @@ def main() -> int:
         subprocess.run(["cp", "-a", str(t.root), str(copy)], check=True)
         copy_s = time.perf_counter() - started
         real = run_measured([paimon, "delete-orphan-files", str(copy), "--older-than", OLDER_THAN])
-        left = len(_walk_files(copy))
+        # the run's own record (.paimon-cli/runs/) is ours, not the table's
+        left = sum(1 for f in _walk_files(copy) if "/.paimon-cli/" not in str(f))
         rel = [o[len(str(t.root)) :] for o in t.orphans]
         survivors = sum(1 for r in rel if os.path.lexists(f"{copy}{r}"))
         ok = left == t.table_files and survivors == 0
