@@ -127,7 +127,7 @@ def test_maintain_says_it_once_per_table_with_what_maintain_can_do(run, tmp_path
     pw.append(table, [{"id": 1, "p0": 0, "p1": 0}, {"id": 2, "p0": 0, "p1": 1}])
     root = pw.table_root(wh, "db.t")
     for extra in (["--dry-run"], []):
-        result = run("maintain", root, "-q", "--check", "off", *extra)
+        result = run("maintain", root, "-q", "--no-check", *extra)
         assert result.exit_code == 1, result.stderr
         lines = result.stderr.splitlines()
         assert len(lines) == 2, lines

@@ -88,7 +88,8 @@ BRANCH_STEPS = (
 #: Run once per table: they cover every branch themselves.
 TABLE_STEPS = ("check", "delete-orphan-files")
 STEPS = BRANCH_STEPS + TABLE_STEPS
-#: --check: what the check step probes (metadata: manifests and schemas, not data files)
+#: the check step: what it probes (metadata: manifests and schemas, not data files; off: the
+#: step is skipped). The shell's --check/--no-check and --check-level make it.
 CHECK_LEVELS = ("full", "metadata", "off")
 
 
@@ -387,10 +388,10 @@ def _compact_manifests(ctx: _Ctx) -> _Decision:
 def _check(ctx: _Ctx) -> _Decision:
     level = ctx.config.check
     if level == "off":
-        return _Skip("--check off")
+        return _Skip("--no-check")
     if level == "metadata":
         return _Check(
-            "--check metadata: manifest lists, manifests, index manifests, schemas", False
+            "--check-level metadata: manifest lists, manifests, index manifests, schemas", False
         )
     return _Check("every file each snapshot, tag and changelog of every branch needs", True)
 
