@@ -275,6 +275,9 @@ def maintain_tables(
                 run_id=run_id,
             )
             results, skipped = runner.run_all(refs, parallel_tables, budget_s)
+    except BaseException:
+        set_preface(None)  # the run ends here: no later command of this process says it
+        raise
     finally:
         holder.close()
     say = render.skip_lines(results, skipped) or any(r.failed for r in results)

@@ -155,3 +155,21 @@ def test_worker_threads_carry_the_step_label() -> None:
         labels = set(ex.imap(lambda _i: where(), range(16), work="io"))
     assert labels == {"db.orders expire-snapshots"}
     assert where() is None
+
+
+def test_an_error_comes_after_the_first_line_and_ends_the_run(
+    run: Run, tmp_path: Path, quiet_logs: None
+) -> None:
+    missing = tmp_path / "no-warehouse"
+    result = run("maintain", "db.*", "-w", missing, "-q")
+    assert result.exit_code == 1
+    first, error, *_ = result.stderr.splitlines()
+    assert FIRST.fullmatch(first), result.stderr
+    assert error.startswith("Error: warehouse ") and error.endswith(" does not exist")
+    # --json: stderr is the error document alone
+    doc = run("maintain", "db.*", "-w", missing, "--json")
+    assert doc.exit_code == 1
+    assert doc.stderr.startswith('{"error": ')
+    # The run's first line is not said again by a later command of the same process.
+    later = run("inspect", missing / "t")
+    assert "paimon maintain run" not in later.stderr
