@@ -19,8 +19,8 @@ printing wall and CPU seconds (on a shared machine CPU is the steady figure) and
   latest base list), and one ``os.scandir`` + stat of every directory.
   Goal <= 3 s.
 - ``summary``: ``paimon inspect TABLE`` (and with ``--skip-storage``). Goal <= 2 s.
-- ``maintain``: ``paimon maintain TABLE --dry-run`` (default ``--check full``) against the
-  same floor. Goal <= 3 s.
+- ``maintain``: ``paimon maintain TABLE --dry-run`` (default ``--check``,
+  ``--check-level full``) against the same floor. Goal <= 3 s.
 
 ``--table DIR`` takes an existing table instead (e.g. ``make_big_table.py --snapshots 10000
 --files-per-snapshot 1``, pypaimon's layout written by a generator: a loop of 10,000

@@ -28,6 +28,7 @@ from typer import _click
 from typer.core import TyperGroup
 
 from core import __version__
+from paimon_cli.help_panels import OWN, help_record, panels
 from paimon_cli.main import ALIAS, app
 
 PROG = "paimon"
@@ -52,6 +53,17 @@ EXIT_STATUS = (
         '--json the report still goes to stdout with "status": "partial".',
     ),
     ("2", "Usage error: an unknown option, a bad value or conflicting options."),
+    (
+        "3",
+        "Damage found: a check ran and found the table damaged (inspect --check, maintain's "
+        "check step); it outranks 1 when both apply.",
+    ),
+    ("130", "Interrupted by SIGINT (Ctrl-C), at a safe point; the next run finishes the work."),
+    (
+        "141",
+        "Standard output closed early (the reader of a pipe went away, as with | head).",
+    ),
+    ("143", "Interrupted by SIGTERM, at a safe point; the next run finishes the work."),
 )
 
 ENVIRONMENT = (
@@ -251,7 +263,7 @@ def _params(page: Page, kind: str) -> list[tuple[_click.Parameter, tuple[str, st
     for param in page.command.get_params(page.ctx):
         if param.param_type_name != kind:
             continue
-        record = param.get_help_record(page.ctx)
+        record = help_record(param, page.ctx)
         if record is not None:
             rows.append((param, record))
     if kind == "option":
@@ -301,7 +313,12 @@ def man_page(page: Page, parent: Page | None) -> str:
         lines.append(".SH ARGUMENTS")
         lines += [_help_record_roff(p, r) for p, r in arguments]
     lines.append(".SH OPTIONS")
-    lines += [_help_record_roff(p, r) for p, r in _params(page, "option")]
+    # The command's own options, then the shared ones under the panels of --help.
+    for name, rows in panels(cmd, page.ctx):
+        if name != OWN:
+            lines.append(f".SS {roff(name)}")
+        rows.sort(key=lambda row: _option_sort_key(row[0], page.ctx))
+        lines += [_help_record_roff(p, r) for p, r in rows]
     if parent is not None:
         lines += [
             ".PP",

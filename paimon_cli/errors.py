@@ -20,6 +20,7 @@ from core.errors import (
     StorageAccessError,
 )
 from core.io.retry import is_network_failure, summary
+from paimon_cli.logs import say_preface
 from paimon_cli.output import OutputClosed, printable
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ def report_error(kind: str, message: str, hint: str | None, *, as_json: bool) ->
             payload["hint"] = hint
         sys.stderr.write(json.dumps({"error": payload}) + "\n")
         return
+    say_preface()  # a maintain run's first line comes first (DECISIONS D22)
     sys.stderr.write(f"Error: {printable(message)}\n")
     if hint:
         sys.stderr.write(f"Hint: {printable(hint)}\n")

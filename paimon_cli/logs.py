@@ -5,19 +5,64 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
+
+from core.runtime.log_context import where
+
+
+def labelled(message: str) -> str:
+    """``message`` as a line of the table and step this thread works on
+    (``db.orders expire-snapshots: message``; core/runtime/log_context.py), else as is."""
+    label = where()
+    return f"{label}: {message}" if label else message
+
+
+class _Preface:
+    """A line said once before anything else on stderr (``paimon maintain run <id>
+    started <time>``): by the log handler before its first line, by the shell before its
+    own warnings (:func:`say_preface`)."""
+
+    def __init__(self) -> None:
+        self.line: str | None = None
+        self.lock = threading.Lock()
+
+    def take(self) -> str | None:
+        with self.lock:
+            line, self.line = self.line, None
+            return line
+
+
+_PREFACE = _Preface()
+
+
+def set_preface(line: str | None) -> None:
+    """Say ``line`` on stderr before the next line written there (None: forget it)."""
+    with _PREFACE.lock:
+        _PREFACE.line = line
+
+
+def say_preface() -> None:
+    """Write the preface now, unless it was said already."""
+    line = _PREFACE.take()
+    if line is not None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 class _LineHandler(logging.Handler):
     """Every log line in the one format of the CLI's own warnings (``Output.warn``):
     ``warning: message``, the level word coloured on a terminal; ``debug: module:
-    message`` at -vv only. No timestamp or module name of its own at the default level:
-    a cron mail or the journal dates the lines, and module names are ours, not the user's.
-    Writes to whatever sys.stderr is at emit time (tests swap it)."""
+    message`` at -vv only. Inside a table's step (``maintain``) the message starts with the
+    table and step, ``warning: db.orders expire-snapshots: message``. No timestamp or module
+    name of its own at the default level: a cron mail or the journal dates the lines, and
+    module names are ours, not the user's. Writes to whatever sys.stderr is at emit time
+    (tests swap it), after the run's preface (:func:`set_preface`) when one is pending."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
+            say_preface()
             level = record.levelname.lower()
-            message = self.format(record)
+            message = labelled(self.format(record))
             if record.levelno <= logging.DEBUG:
                 message = f"{record.name}: {message}"
             if not sys.stderr.isatty():

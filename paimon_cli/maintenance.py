@@ -4,6 +4,7 @@ per table; Prometheus gauges after maintenance (``--metrics-file``)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -24,8 +25,10 @@ if TYPE_CHECKING:
     from core.runtime.progress import Progress
     from core.table.table import PaimonTable
     from paimon_cli.shared import Common
+from core.runtime.wording import plural
 from paimon_cli.engine import ExecutorHolder
 from paimon_cli.errors import EXIT_DAMAGED, EXIT_FAILURE, guard
+from paimon_cli.logs import labelled, say_preface, set_preface
 from paimon_cli.output import Mode, Output, human_time
 from paimon_cli.progress import progress_for
 from paimon_cli.render.maintain import BUDGET_REASON
@@ -47,6 +50,8 @@ class Runner:
     #: options of a real run (each table then gets a run record), None for a dry run
     params: Mapping[str, Any] | None = None
     run_ids: dict[str, str] = field(default_factory=dict)
+    #: the run's one id: every table's run record (and quarantine) carries it
+    run_id: str | None = None
 
     def one(self, ref: TableRef) -> TableResult:
         from dataclasses import replace
@@ -93,14 +98,14 @@ class Runner:
         record = None
         if self.params is not None:
             quarantine = bool(self.params.get("quarantine"))
-            record = start_run("maintain", self.params, quarantine=quarantine)
+            record = start_run("maintain", self.params, quarantine=quarantine, run_id=self.run_id)
         try:
             maintain_table(
                 table,
                 config,
                 executor=executor,
                 progress=progress,
-                warn=self.out.warn,
+                warn=self._warn,
                 result=result,
                 record=record,
             )
@@ -113,6 +118,11 @@ class Runner:
         status = "partial" if result.failed else "ok"
         record_run(table, record, status=status)
         self.run_ids[table.location] = record.id
+
+    def _warn(self, text: str) -> None:
+        """A step's warning: after the run's first line, naming the table and step."""
+        say_preface()
+        self.out.warn(labelled(text))
 
     def run_all(
         self, refs: list[TableRef], parallel: int, budget_s: float | None
@@ -216,6 +226,17 @@ def write_maintenance_metrics(
         raise StorageError(f"cannot write the metrics file {path}: {exc}") from None
 
 
+def first_line(run_id: str, now_ms: int, zone: dt.tzinfo, dry_run: bool) -> str:
+    """``paimon maintain run 3f2a9c0b1d4e started 2026-11-21 22:10:00+01:00``."""
+    dry = " (dry run)" if dry_run else ""
+    return f"paimon maintain run {run_id} started {_when(now_ms, zone)}{dry}"
+
+
+def _when(ms: int, zone: dt.tzinfo) -> str:
+    """The one place maintain's log lines render a time (to follow the CLI's wording)."""
+    return human_time(ms, zone)
+
+
 def maintain_tables(
     common: Common,
     config: MaintainConfig,
@@ -225,19 +246,24 @@ def maintain_tables(
     metrics_file: Path | None,
 ) -> None:
     """Maintain every table the command line selects, then report and write the metrics."""
+    from core.runtime.runs import new_run_id
     from paimon_cli.render import maintain as render
 
     out = common.output
     holder = ExecutorHolder(common.engine)
     sel = common.selection
-    started = human_time(common.now_ms, config.zone)
+    run_id = new_run_id()
+    # The first line on stderr, what a cron mail's later lines belong to: said at once
+    # in human output; with -q or --json only ahead of anything else said there.
+    set_preface(first_line(run_id, common.now_ms, config.zone, config.dry_run))
+    if out.mode is Mode.HUMAN:
+        say_preface()
     try:
         with guard(as_json=common.json, debug=common.debug):
             catalog = sel.open_catalog()
         with guard(as_json=common.json, debug=common.debug), catalog:
             refs = catalog.resolve(sel.spec)
-            # The first log line (-v): what a cron mail's later lines belong to.
-            logger.info("maintain started %s: %d tables selected", started, len(refs))
+            logger.info("%s selected", plural(len(refs), "table"))
             runner = Runner(
                 catalog,
                 holder,
@@ -246,16 +272,24 @@ def maintain_tables(
                 show_progress=parallel_tables == 1,
                 gauges={} if metrics_file is not None else None,
                 params=None if config.dry_run else common.params,
+                run_id=run_id,
             )
             results, skipped = runner.run_all(refs, parallel_tables, budget_s)
+    except BaseException:
+        set_preface(None)  # the run ends here: no later command of this process says it
+        raise
     finally:
         holder.close()
+    say = render.skip_lines(results, skipped) or any(r.failed for r in results)
+    if say and out.mode is not Mode.HUMAN:
+        say_preface()
+    set_preface(None)
     if common.json:
         out.json(render.document(results, skipped, config.dry_run, runner.run_ids))
         for line in render.skip_lines(results, skipped):  # the document has them too
             out.warn(line)
     elif out.mode is Mode.QUIET:
-        render.quiet(results, skipped, out, config.dry_run, started=started, run_ids=runner.run_ids)
+        render.quiet(results, skipped, out, config.dry_run, run_ids=runner.run_ids)
     else:
         render.render(results, skipped, out, config.dry_run)
     if metrics_file is not None:

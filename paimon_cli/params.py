@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     from core.runtime.plans import Plan
 
 
-def optional(*param_decls: str, **attrs: Any) -> Any:
-    """A ``typer.Option`` that may be left out, whose help says what that means where it
-    matters ("default: ..."): --help shows no default of its own."""
-    return typer.Option(*param_decls, show_default=False, **attrs)
+def optional(*param_decls: str, default_text: str | None = None, **attrs: Any) -> Any:
+    """A ``typer.Option`` that may be left out; ``default_text`` says what that means where it
+    matters, shown as every default is (``[default: 1 day ago]``), never in the help prose."""
+    return typer.Option(*param_decls, show_default=default_text or False, **attrs)
 
 
 def partition_option(help: str) -> Any:
@@ -129,8 +129,9 @@ ParallelismOpt = Annotated[
         "--parallelism",
         min=1,
         max=1024,
-        help="Concurrent storage operations (default: 2 x CPUs, at least 4; on local "
-        "disk listing and deleting run on one thread unless this is given).",
+        help="Concurrent storage operations (on local disk listing and deleting run on one "
+        "thread unless this is given).",
+        default_text="2 x CPUs, at least 4",
     ),
 ]
 EngineOpt = Annotated[
@@ -145,7 +146,8 @@ SparkMasterOpt = Annotated[
     str | None,
     optional(
         "--spark-master",
-        help="Spark master URL for --engine spark (default: local[*]).",
+        help="Spark master URL for --engine spark.",
+        default_text="local[*]",
     ),
 ]
 SparkRemoteOpt = Annotated[
@@ -167,7 +169,8 @@ TimezoneOpt = Annotated[
     str | None,
     optional(
         "--timezone",
-        help="Zone for local date-times (default: this machine's).",
+        help="Zone for local date-times.",
+        default_text="this machine's",
     ),
 ]
 OptionsOpt = Annotated[

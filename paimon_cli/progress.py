@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from core.runtime.progress import NullProgress, Progress
+from paimon_cli.logs import labelled, say_preface
 from paimon_cli.output import Output
 
 if TYPE_CHECKING:
@@ -46,19 +47,22 @@ class LogProgress:
     def _line(self, final: bool) -> str:
         done = f"{self._count}/{self._total}" if self._total else f"{self._count}"
         state = "done" if final else "in progress"
-        return f"progress: {self._phase}: {done} {state}, {self.clock() - self._start:.0f}s"
+        line = f"{self._phase}: {done} {state}, {self.clock() - self._start:.0f}s"
+        return f"progress: {labelled(line)}"
 
     def advance(self, amount: int = 1) -> None:
         self._count += amount
         if self.periodic and self.clock() - self._last >= self.interval:
             self._last = self.clock()
             self._printed = True
+            say_preface()
             sys.stderr.write(self._line(final=False) + "\n")
             sys.stderr.flush()
 
     def finish(self) -> None:
         if self._phase is not None:
             if self._printed:
+                say_preface()
                 sys.stderr.write(self._line(final=True) + "\n")
             logger.info(
                 "%s: %d done in %.2fs", self._phase, self._count, self.clock() - self._start

@@ -10,18 +10,22 @@ the request field) becomes a usage error on the option of that name (exit 2).
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import enum
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_type_hints
 
 import typer
 
 from core.errors import InvalidOptionError
 from paimon_cli.engine import EngineChoice
+from paimon_cli.help_panels import OUTPUT, RUN_CONTROL, STORAGE, OldSpelling, PanelCommand
+from paimon_cli.help_panels import SPARK as SPARK_PANEL
+from paimon_cli.help_panels import TABLE as TABLE_PANEL
 from paimon_cli.key_values import parse_fs_options, parse_options_arg
 from paimon_cli.output import Mode, Output
 from paimon_cli.params import (
@@ -108,29 +112,30 @@ class _Param:
     annotation: Any
     default: Any
     group: Shared
+    panel: str  # the --help panel it is listed under (paimon_cli/help_panels.py)
 
 
-# In the order --help lists them; names are the run record's option keys.
+# In the order --help lists them within their panels; names are the run record's option keys.
 _SHARED: tuple[_Param, ...] = (
-    _Param("options", OptionsOpt, None, Shared.OPTIONS),
-    _Param("allow_unsafe_commit", AllowUnsafeOpt, False, Shared.UNSAFE_COMMIT),
-    _Param("dry_run", DryRunOpt, False, Shared.DRY_RUN),
-    _Param("plan_file", PlanOpt, None, Shared.PLAN),
-    _Param("quarantine", QuarantineOpt, False, Shared.QUARANTINE),
-    _Param("wait_lease", WaitLeaseOpt, None, Shared.LEASE),
-    _Param("json_out", JsonOpt, False, Shared.NONE),
-    _Param("quiet", QuietOpt, False, Shared.QUIET),
-    _Param("warehouse", WarehouseOpt, None, Shared.NONE),
-    _Param("catalog", CatalogOpt, None, Shared.NONE),
-    _Param("branch", BranchOpt, "main", Shared.BRANCH),
-    _Param("fs_option", FsOpt, None, Shared.NONE),
-    _Param("max_rps", RateOpt, None, Shared.NONE),
-    _Param("parallelism", ParallelismOpt, None, Shared.PARALLELISM),
-    _Param("engine", EngineOpt, Engine.local, Shared.SPARK),
-    _Param("spark_master", SparkMasterOpt, None, Shared.SPARK),
-    _Param("spark_remote", SparkRemoteOpt, None, Shared.SPARK),
-    _Param("spark_conf", SparkConfOpt, None, Shared.SPARK),
-    _Param("timezone", TimezoneOpt, None, Shared.TIMEZONE),
+    _Param("dry_run", DryRunOpt, False, Shared.DRY_RUN, RUN_CONTROL),
+    _Param("plan_file", PlanOpt, None, Shared.PLAN, RUN_CONTROL),
+    _Param("quarantine", QuarantineOpt, False, Shared.QUARANTINE, RUN_CONTROL),
+    _Param("wait_lease", WaitLeaseOpt, None, Shared.LEASE, RUN_CONTROL),
+    _Param("allow_unsafe_commit", AllowUnsafeOpt, False, Shared.UNSAFE_COMMIT, RUN_CONTROL),
+    _Param("timezone", TimezoneOpt, None, Shared.TIMEZONE, RUN_CONTROL),
+    _Param("json_out", JsonOpt, False, Shared.NONE, OUTPUT),
+    _Param("quiet", QuietOpt, False, Shared.QUIET, OUTPUT),
+    _Param("warehouse", WarehouseOpt, None, Shared.NONE, TABLE_PANEL),
+    _Param("catalog", CatalogOpt, None, Shared.NONE, TABLE_PANEL),
+    _Param("branch", BranchOpt, "main", Shared.BRANCH, TABLE_PANEL),
+    _Param("options", OptionsOpt, None, Shared.OPTIONS, TABLE_PANEL),
+    _Param("fs_option", FsOpt, None, Shared.NONE, STORAGE),
+    _Param("max_rps", RateOpt, None, Shared.NONE, STORAGE),
+    _Param("parallelism", ParallelismOpt, None, Shared.PARALLELISM, STORAGE),
+    _Param("engine", EngineOpt, Engine.local, Shared.SPARK, SPARK_PANEL),
+    _Param("spark_master", SparkMasterOpt, None, Shared.SPARK, SPARK_PANEL),
+    _Param("spark_remote", SparkRemoteOpt, None, Shared.SPARK, SPARK_PANEL),
+    _Param("spark_conf", SparkConfOpt, None, Shared.SPARK, SPARK_PANEL),
 )
 _DEFAULTS = {p.name: p.default for p in _SHARED}
 
@@ -313,10 +318,21 @@ def _keyword(name: str, annotation: Any, default: Any = inspect.Parameter.empty)
     )
 
 
-def command(name: str, epilog: str, shared: Shared) -> Callable[[Body], Callable[..., None]]:
+def _in_panel(param: _Param) -> Any:
+    """The shared option's annotation, its Typer option listed under ``param.panel``."""
+    kind, info, *rest = get_args(param.annotation)
+    info = copy.copy(info)
+    info.rich_help_panel = param.panel
+    return Annotated[(kind, info, *rest)]
+
+
+def command(
+    name: str, epilog: str, shared: Shared, *, old_spelling: OldSpelling | None = None
+) -> Callable[[Body], Callable[..., None]]:
     """Declare a command with its --help epilog: ``body(common, **own)`` gets the shared
     options of ``shared`` parsed into ``common``; its own parameters follow TABLE in the usage
-    line and in --help."""
+    line and in --help, the shared ones in their panels after them. ``old_spelling`` names
+    the new spelling of an option value the command no longer takes (a usage error)."""
 
     def declare(body: Body) -> Callable[..., None]:
         own = _own_parameters(body)
@@ -331,7 +347,7 @@ def command(name: str, epilog: str, shared: Shared) -> Callable[[Body], Callable
                 _keyword("ctx", typer.Context),
                 _keyword("table", TableArg),
                 *own,
-                *(_keyword(p.name, p.annotation, p.default) for p in taken),
+                *(_keyword(p.name, _in_panel(p), p.default) for p in taken),
             ]
         )
         shared_names = frozenset({"table", *(p.name for p in taken)})
@@ -349,6 +365,7 @@ def command(name: str, epilog: str, shared: Shared) -> Callable[[Body], Callable
         callback.__module__ = body.__module__
         setattr(callback, "command_name", name)  # noqa: B010
         setattr(callback, "epilog", epilog)  # noqa: B010
+        setattr(callback, "old_spelling", old_spelling)  # noqa: B010 - read by PanelCommand
         return callback
 
     return declare
@@ -357,4 +374,5 @@ def command(name: str, epilog: str, shared: Shared) -> Callable[[Body], Callable
 def register(app: typer.Typer, *commands: Callable[..., None]) -> None:
     """Add declared commands to the app, in the order --help lists them."""
     for cmd in commands:
-        app.command(getattr(cmd, "command_name"), epilog=getattr(cmd, "epilog"))(cmd)  # noqa: B009
+        name, epilog = getattr(cmd, "command_name"), getattr(cmd, "epilog")  # noqa: B009
+        app.command(name, epilog=epilog, cls=PanelCommand)(cmd)

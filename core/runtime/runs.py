@@ -178,9 +178,17 @@ class Run:
         }
 
 
-def start_run(command: str, options: Mapping[str, Any], *, quarantine: bool = False) -> Run:
+def start_run(
+    command: str,
+    options: Mapping[str, Any],
+    *,
+    quarantine: bool = False,
+    run_id: str | None = None,
+) -> Run:
+    """A run starting now; ``run_id``: one id a run over many tables gives each of their
+    records (``maintain``), else a new one."""
     return Run(
-        new_run_id(),
+        run_id or new_run_id(),
         command,
         {k: _plain_option(k, v) for k, v in sorted(options.items())},
         clock_now_ms(),

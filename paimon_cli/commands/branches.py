@@ -45,8 +45,8 @@ def create_branch(
         str | None,
         optional(
             "--tag",
-            help="Start the branch at this tag's snapshot (default: an empty branch with the "
-            "table's schemas and no snapshot).",
+            help="Start the branch at this tag's snapshot.",
+            default_text="an empty branch with the table's schemas and no snapshot",
             autocompletion=tag_names,
         ),
     ] = None,

@@ -38,16 +38,18 @@ def compact(
         str | None,
         optional(
             "--compact-strategy",
-            help="full or minor (default: full). minor only changes fixed-bucket append "
+            help="full or minor. minor only changes fixed-bucket append "
             "tables; primary-key tables support full only.",
+            default_text="full",
         ),
     ] = None,
     target_file_size: Annotated[
         str | None,
         optional(
             "--target-file-size",
-            help="Size of the files written, e.g. '128 mb' (default: table option "
-            "target-file-size, else 256 mb for append and 128 mb for primary-key tables).",
+            help="Size of the files written, e.g. '128 mb'.",
+            default_text="table option target-file-size, else 256 mb for append and 128 mb "
+            "for primary-key tables",
         ),
     ] = None,
     manifests: Annotated[

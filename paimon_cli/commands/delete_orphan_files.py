@@ -34,8 +34,9 @@ def delete_orphan_files(
         optional(
             "--older-than",
             help="Only files last modified strictly before this are candidates: "
-            "a duration ago (3 d), epoch time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' "
-            "(default: 1 day ago, as Paimon). Less than 1 hour ago needs --allow-recent.",
+            "a duration ago (3 d), epoch time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS'. "
+            "Less than 1 hour ago needs --allow-recent.",
+            default_text="1 day ago, as Paimon",
         ),
     ] = None,
     allow_recent: Annotated[

@@ -29,15 +29,17 @@ def expire_changelogs(
         int | None,
         optional(
             "--retain-max",
-            help="Changelogs beyond this many snapshot ids from the latest expire "
-            "(default: unlimited; table options are not consulted, as in the procedure).",
+            help="Changelogs beyond this many snapshot ids from the latest expire (table "
+            "options are not consulted, as in the procedure).",
+            default_text="unlimited",
         ),
     ] = None,
     retain_min: Annotated[
         int | None,
         optional(
             "--retain-min",
-            help="Changelogs of the newest N snapshot ids are kept (default: 1).",
+            help="Changelogs of the newest N snapshot ids are kept.",
+            default_text="1",
         ),
     ] = None,
     older_than: Annotated[
@@ -45,15 +47,16 @@ def expire_changelogs(
         optional(
             "--older-than",
             help="Only changelogs committed before this expire: a duration ago (90m, 7 d), epoch "
-            "time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' (default: no time "
-            "bound, so only --retain-max expires anything).",
+            "time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS'.",
+            default_text="no time bound, so only --retain-max expires anything",
         ),
     ] = None,
     max_deletes: Annotated[
         int | None,
         optional(
             "--max-deletes",
-            help="At most this many changelogs per run (default: unlimited).",
+            help="At most this many changelogs per run.",
+            default_text="unlimited",
         ),
     ] = None,
     delete_all: Annotated[

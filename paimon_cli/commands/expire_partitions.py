@@ -28,40 +28,41 @@ def expire_partitions(
         str | None,
         optional(
             "--expiration-time",
-            help="Partitions older than this expire, e.g. '7 d' (default: table option "
-            "partition.expiration-time; one of the two is required).",
+            help="Partitions older than this expire, e.g. '7 d' (this or the table option "
+            "is required).",
+            default_text="table option partition.expiration-time",
         ),
     ] = None,
     timestamp_formatter: Annotated[
         str | None,
         optional(
             "--timestamp-formatter",
-            help="Java DateTimeFormatter pattern for the partition time, e.g. yyyyMMdd "
-            "(default: table option partition.timestamp-formatter, else 'y-M-d[ H:m:s]').",
+            help="Java DateTimeFormatter pattern for the partition time, e.g. yyyyMMdd.",
+            default_text="table option partition.timestamp-formatter, else 'y-M-d[ H:m:s]'",
         ),
     ] = None,
     timestamp_pattern: Annotated[
         str | None,
         optional(
             "--timestamp-pattern",
-            help="How partition values form the time, e.g. '$dt $hour:00:00' (default: table "
-            "option partition.timestamp-pattern, else the first partition key).",
+            help="How partition values form the time, e.g. '$dt $hour:00:00'.",
+            default_text="table option partition.timestamp-pattern, else the first partition key",
         ),
     ] = None,
     expire_strategy: Annotated[
         str | None,
         optional(
             "--expire-strategy",
-            help="values-time (parse the values) or update-time (newest file creation) "
-            "(default: table option partition.expiration-strategy, else values-time).",
+            help="values-time (parse the values) or update-time (newest file creation).",
+            default_text="table option partition.expiration-strategy, else values-time",
         ),
     ] = None,
     max_expires: Annotated[
         int | None,
         optional(
             "--max-expires",
-            help="At most this many partitions per run (default: table option "
-            "partition.expiration-max-num, else 100).",
+            help="At most this many partitions per run.",
+            default_text="table option partition.expiration-max-num, else 100",
         ),
     ] = None,
 ) -> None:

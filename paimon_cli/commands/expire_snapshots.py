@@ -28,16 +28,16 @@ def expire_snapshots(
         int | None,
         optional(
             "--retain-min",
-            help="Newest snapshots always kept (default: table option "
-            "snapshot.num-retained.min, else 10). Must be at least 1.",
+            help="Newest snapshots always kept. Must be at least 1.",
+            default_text="table option snapshot.num-retained.min, else 10",
         ),
     ] = None,
     retain_max: Annotated[
         int | None,
         optional(
             "--retain-max",
-            help="Snapshots beyond this count expire whatever their age (default: "
-            "table option snapshot.num-retained.max, else unlimited).",
+            help="Snapshots beyond this count expire whatever their age.",
+            default_text="table option snapshot.num-retained.max, else unlimited",
         ),
     ] = None,
     older_than: Annotated[
@@ -45,16 +45,16 @@ def expire_snapshots(
         optional(
             "--older-than",
             help="Expire a snapshot once its successor is older than this: a "
-            "duration ago (90m, 7 d), epoch time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' "
-            "(default: now minus table option snapshot.time-retained, else 1 h).",
+            "duration ago (90m, 7 d), epoch time (@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS'.",
+            default_text="now minus table option snapshot.time-retained, else 1 h",
         ),
     ] = None,
     max_deletes: Annotated[
         int | None,
         optional(
             "--max-deletes",
-            help="At most this many snapshot ids per run (default: table option "
-            "snapshot.expire.limit, else 50).",
+            help="At most this many snapshot ids per run.",
+            default_text="table option snapshot.expire.limit, else 50",
         ),
     ] = None,
 ) -> None:

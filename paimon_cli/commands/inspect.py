@@ -42,8 +42,9 @@ def inspect(
         optional(
             "--snapshot",
             metavar="ID|latest",
-            help="Snapshot for files, manifests and partitions (default: latest); with "
-            "--check, check only this snapshot.",
+            help="Snapshot for files, manifests and partitions; with --check, check only "
+            "this snapshot.",
+            default_text="latest",
         ),
     ] = None,
     tag: Annotated[

@@ -57,14 +57,15 @@ def create_tag(
     name: Annotated[str, typer.Argument(help="Tag name.", show_default=False)],
     snapshot: Annotated[
         int | None,
-        optional("--snapshot", help="Snapshot id to tag (default: the latest)."),
+        optional("--snapshot", help="Snapshot id to tag.", default_text="the latest"),
     ] = None,
     time_retained: Annotated[
         str | None,
         optional(
             "--time-retained",
-            help="Keep the tag this long, e.g. '7 d' (default: no retention, as Paimon's "
-            "create_tag procedure; table option tag.default-time-retained is not applied).",
+            help="Keep the tag this long, e.g. '7 d' (table option tag.default-time-retained "
+            "is not applied, as in Paimon's create_tag procedure).",
+            default_text="no retention",
         ),
     ] = None,
     replace: Annotated[
@@ -137,9 +138,9 @@ def expire_tags(
         optional(
             "--older-than",
             help="Also expire tags created before this ('YYYY-MM-DD HH:MM:SS', a duration "
-            "ago, epoch time or ISO-8601); tags without retention use their file time "
-            "(default: only tags whose tagTimeRetained has passed, plus table option "
-            "tag.num-retained-max).",
+            "ago, epoch time or ISO-8601); tags without retention use their file time.",
+            default_text="only tags whose tagTimeRetained has passed, plus table option "
+            "tag.num-retained-max",
         ),
     ] = None,
 ) -> None:

@@ -51,8 +51,8 @@ def purge_quarantine(
         optional(
             "--older-than",
             help="Only runs quarantined before this: a duration ago (7d), epoch time "
-            "(@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS' (default: every quarantined "
-            "run).",
+            "(@1700000000), ISO-8601 or 'YYYY-MM-DD HH:MM:SS'.",
+            default_text="every quarantined run",
         ),
     ] = None,
 ) -> None:

@@ -246,7 +246,9 @@ def skip_lines(results: list[TableResult], skipped: list[tuple[str, str]]) -> li
     """What was not maintained, and why: a line per busy table (named once, db.table) and
     one for the tables the budget left out, which the next run starts with (rotation)."""
     lines = [
-        f"{table_name(loc)} skipped, {reason}" for loc, reason in skipped if reason != BUDGET_REASON
+        f"{table_name(loc)}: skipped, {reason}"
+        for loc, reason in skipped
+        if reason != BUDGET_REASON
     ]
     late = [table_name(loc) for loc, reason in skipped if reason == BUDGET_REASON]
     if late:
@@ -266,13 +268,13 @@ def quiet(
     out: Output,
     dry_run: bool,
     *,
-    started: str = "",
     run_ids: dict[str, str] | None = None,
 ) -> None:
     """``-q``: a dry run prints every path its steps would delete, one per line; a real
     run nothing. When a table failed (a dry run: would fail), a short summary on stderr
-    (cron mails it): when the run started, and each failed table by name with the id of
-    its run record (``inspect TABLE runs``), a line per failed step."""
+    (cron mails it), after the run's first line (run id and start: the runner says it):
+    each failed table by name with the id of its run record (``inspect TABLE runs``), a
+    line per failed step."""
     if dry_run:
         for r in results:
             for s in r.steps:
@@ -287,8 +289,7 @@ def quiet(
     if not failed:
         return
     verb = "would fail (dry run)" if dry_run else "failed"
-    when = f" (started {started})" if started else ""
-    out.problem(f"paimon maintain{when}: {len(failed)} of {plural(len(results), 'table')} {verb}")
+    out.problem(f"paimon maintain: {len(failed)} of {plural(len(results), 'table')} {verb}")
     for r in failed:
         run_id = (run_ids or {}).get(r.location)
         name = r.name + (f" (run {run_id})" if run_id else "")

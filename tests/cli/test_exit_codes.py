@@ -53,7 +53,7 @@ def test_maintain_damage_is_3_and_a_failed_step_is_1(run, tmp_path: Path) -> Non
     assert run("maintain", root, "-q", "--dry-run").exit_code == 0
     (root / "snapshot" / "snapshot-2").write_text("{ not json")
     # The check off: expire-snapshots fails on the corrupt snapshot, nothing was checked.
-    failed = run("maintain", root, "-q", "--check", "off")
+    failed = run("maintain", root, "-q", "--no-check")
     assert failed.exit_code == EXIT_FAILURE, failed.stderr
     assert "expire-snapshots failed: corrupt metadata" in failed.stderr
     # The check on: it names the damage, and the exit code says damage.

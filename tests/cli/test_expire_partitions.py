@@ -127,14 +127,15 @@ def test_maintain_says_it_once_per_table_with_what_maintain_can_do(run, tmp_path
     pw.append(table, [{"id": 1, "p0": 0, "p1": 0}, {"id": 2, "p0": 0, "p1": 1}])
     root = pw.table_root(wh, "db.t")
     for extra in (["--dry-run"], []):
-        result = run("maintain", root, "-q", "--check", "off", *extra)
+        result = run("maintain", root, "-q", "--no-check", *extra)
         assert result.exit_code == 1, result.stderr
         lines = result.stderr.splitlines()
-        assert len(lines) == 2, lines
-        assert lines[0].startswith("paimon maintain (started ") and "1 of 1 table " in lines[0]
+        assert len(lines) == 3, lines
+        assert lines[0].startswith("paimon maintain run ") and " started " in lines[0]
+        assert lines[1].startswith("paimon maintain: 1 of 1 table ")
         assert (
-            lines[1].startswith("  db.t")
-            and "expire-partitions failed: 2 partitions of " in (lines[1])
+            lines[2].startswith("  db.t")
+            and "expire-partitions failed: 2 partitions of " in (lines[2])
         )
-        assert lines[1].endswith("can never expire by their values (p0=0/p1=0, p0=0/p1=1)")
+        assert lines[2].endswith("can never expire by their values (p0=0/p1=0, p0=0/p1=1)")
         assert "--expire-strategy" not in result.stderr and "warning" not in result.stderr

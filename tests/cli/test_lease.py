@@ -80,7 +80,7 @@ def test_a_second_maintain_skips_the_held_table_and_maintains_the_others(
     assert skipped["table"] == str(busy)
     # The table is named beside the reason (and once, db.table, in the warning).
     assert skipped["reason"].startswith("busy: maintain (run ")
-    assert "warning: db.many_commits skipped, busy: maintain (run " in second.stderr
+    assert "warning: db.many_commits: skipped, busy: maintain (run " in second.stderr
     assert doc["summary"] == {"tables": 2, "maintained": 1, "failed": 0, "skipped": 1}
     # The busy table got no run record from the second run.
     fio = FileIO()
@@ -115,6 +115,10 @@ def test_a_run_waits_for_the_lease_with_wait_lease(
     )
     assert second.stderr is not None
     line = second.stderr.readline()  # it says it waits before it waits
+    if waiting[0] == "maintain":  # after its first line (run id, start)
+        assert line.startswith("paimon maintain run "), line
+        line = second.stderr.readline()
+        assert line.startswith("warning: db.many_commits: waiting up to "), line
     assert "waiting up to 300 s for the lease of" in line
     assert f"held by {holding[0]} (run " in line
     code, _, err = first.go_on()

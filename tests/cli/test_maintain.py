@@ -195,18 +195,19 @@ def test_a_broken_table_fails_alone_and_stops_its_later_steps(
     assert quiet.exit_code == 3
     assert quiet.stdout == ""
     lines = quiet.stderr.splitlines()
-    # When the run started, and each failed table with its run record's id.
+    # The run's id and when it started, and each failed table with its run record's id.
+    (record,) = [r for r in read_records(FileIO(), str(broken)) if r["status"] != "ok"][-1:]
     assert re.fullmatch(
-        rf"paimon maintain \(started \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d\d:\d\d\): "
-        rf"1 of {len(doc['tables'])} tables failed",
+        rf"paimon maintain run {record['run_id']} started "
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d\d:\d\d",
         lines[0],
     ), lines
-    (record,) = [r for r in read_records(FileIO(), str(broken)) if r["status"] != "ok"][-1:]
+    assert lines[1] == f"paimon maintain: 1 of {len(doc['tables'])} tables failed"
     table = f"db.by_count (run {record['run_id']})"
-    assert lines[1].startswith(f"  {table}: expire-snapshots failed: corrupt metadata ")
-    assert lines[2].startswith(f"  {table}: check failed: 1 integrity problems: "), lines
-    assert "snapshot-2 is unreadable" in lines[2]
-    assert len(lines) == 3
+    assert lines[2].startswith(f"  {table}: expire-snapshots failed: corrupt metadata ")
+    assert lines[3].startswith(f"  {table}: check failed: 1 integrity problems: "), lines
+    assert "snapshot-2 is unreadable" in lines[3]
+    assert len(lines) == 4
 
 
 def test_quiet_prints_nothing_on_success_and_paths_on_a_dry_run(

@@ -145,15 +145,15 @@ def test_the_check_step_fails_a_table_with_a_missing_file(
     assert [p["path"] for p in check["document"]["check"]["problems"]] == [str(lost)]
     assert table_doc["totals"]["integrity_problems"] == 1
     assert 'paimon_maintenance_integrity_problems{table="db.branched"} 1' in metrics.read_text()
-    # --check metadata does not probe data files; --check off skips the step.
-    meta = run.json("maintain", root, "--check", "metadata", "--dry-run")
+    # --check-level metadata does not probe data files; --no-check skips the step.
+    meta = run.json("maintain", root, "--check-level", "metadata", "--dry-run")
     (meta_table,) = meta["tables"]
     assert meta_table["status"] == "ok"
     assert meta_table["totals"]["integrity_problems"] == 0
-    off = run.json("maintain", root, "--check", "off", "--dry-run")
+    off = run.json("maintain", root, "--no-check", "--dry-run")
     step = next(s for s in off["tables"][0]["steps"] if s["step"] == "check")
-    assert (step["status"], step["reason"]) == ("skipped", "--check off")
-    assert run("maintain", root, "--check", "some").exit_code == 2
+    assert (step["status"], step["reason"]) == ("skipped", "--no-check")
+    assert run("maintain", root, "--check-level", "some").exit_code == 2
 
 
 def _small_files(wh: Path) -> Path:

@@ -51,10 +51,11 @@ def _maintained(wh: Path) -> dict[str, int]:
 def test_the_budget_rotates_through_the_tables(run, wh: Path, one_table_per_run: None) -> None:
     runs = []
     for _ in range(4):
-        result = run("maintain", "*.*", "-w", wh, "-q", "--max-duration", "2 s", "--check", "off")
+        result = run("maintain", "*.*", "-w", wh, "-q", "--max-duration", "2 s", "--no-check")
         assert result.exit_code == 0, result.stderr
         assert result.stdout == ""
-        (line,) = result.stderr.splitlines()
+        first, line = result.stderr.splitlines()  # the run's first line, then the warning
+        assert first.startswith("paimon maintain run ")
         assert line.startswith("warning: --max-duration reached: 2 of 3 tables not started (")
         assert line.endswith("); the next run starts with them")
         runs.append(_maintained(wh))
@@ -66,12 +67,12 @@ def test_the_budget_rotates_through_the_tables(run, wh: Path, one_table_per_run:
         {"a": 2, "b": 1, "c": 1},
     ]
     # The report keeps the selection's order, whatever order the tables ran in.
-    doc = run.json("maintain", "*.*", "-w", wh, "--max-duration", "2 s", "--check", "off")
+    doc = run.json("maintain", "*.*", "-w", wh, "--max-duration", "2 s", "--no-check")
     assert [s["table"] for s in doc["skipped"]] == [
         str(pw.table_root(wh, f"db.{n}")) for n in ("a", "c")
     ]
     assert [t["name"] for t in doc["tables"]] == ["db.b"]
-    human = run("maintain", "*.*", "-w", wh, "--max-duration", "2 s", "--check", "off")
+    human = run("maintain", "*.*", "-w", wh, "--max-duration", "2 s", "--no-check")
     assert "warning: --max-duration reached: 2 of 3 tables not started (db.a, db.b)" in (
         human.stdout
     )

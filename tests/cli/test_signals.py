@@ -129,7 +129,7 @@ def test_a_signal_stops_maintain_as_a_whole(
             pw.append(table, [{"id": c}])
     fio = SignalAt(signal.SIGTERM, at=1)
     monkeypatch.setattr(fileio_module, "FileIO", lambda *_a, **_k: fio)
-    result = run("maintain", "*.*", "-w", wh, "--check", "off")
+    result = run("maintain", "*.*", "-w", wh, "--no-check")
     monkeypatch.undo()
     assert fio.sent
     assert result.exit_code == 143, (result.stdout, result.stderr)

@@ -215,7 +215,7 @@ DRAWN_OPTIONS: dict[str, set[str]] = {
     "expire-tags": {"--older-than", "--quarantine"},
     "delete-orphan-files": {"--quarantine"},
     "compact": {"--partition", "--compact-strategy", "--manifests"},
-    "maintain": {"--orphans", "--check", "--compact", "--quarantine"},
+    "maintain": {"--orphans", "--check", "--check-level", "--compact", "--quarantine"},
     "restore": {"run_id", "--last"},
     "purge-quarantine": {"--older-than"},
     "rollback": {"--to-snapshot", "--to-tag", "--to-timestamp", "--force", "--quarantine"},
@@ -999,7 +999,8 @@ class MaintenanceMachine(RuleBasedStateMachine):
             args.append("--orphans")
         if data.draw(st.booleans(), label="compact"):
             args.append("--compact")
-        args += ["--check", data.draw(st.sampled_from(["full", "metadata", "off"]), label="check")]
+        checks = ([], ["--check"], ["--check-level", "metadata"], ["--no-check"])
+        args += data.draw(st.sampled_from(checks), label="check")
         self._ask_expiry()
         self._ask_tags(self._tags_with_retention())
         # tag.automatic-creation=batch replaces its tag of today wherever it is

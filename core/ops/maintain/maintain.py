@@ -63,6 +63,7 @@ from core.retention.expire_range import expire_config
 from core.runtime.clock import FixedClock
 from core.runtime.executors.base import Executor
 from core.runtime.lease import LeaseHeldError
+from core.runtime.log_context import at
 from core.runtime.operation import Operation, Outcome
 from core.runtime.plans import Plan
 from core.runtime.progress import NullProgress, Progress
@@ -88,7 +89,8 @@ BRANCH_STEPS = (
 #: Run once per table: they cover every branch themselves.
 TABLE_STEPS = ("check", "delete-orphan-files")
 STEPS = BRANCH_STEPS + TABLE_STEPS
-#: --check: what the check step probes (metadata: manifests and schemas, not data files)
+#: the check step: what it probes (metadata: manifests and schemas, not data files; off: the
+#: step is skipped). The shell's --check/--no-check and --check-level make it.
 CHECK_LEVELS = ("full", "metadata", "off")
 
 
@@ -387,10 +389,10 @@ def _compact_manifests(ctx: _Ctx) -> _Decision:
 def _check(ctx: _Ctx) -> _Decision:
     level = ctx.config.check
     if level == "off":
-        return _Skip("--check off")
+        return _Skip("--no-check")
     if level == "metadata":
         return _Check(
-            "--check metadata: manifest lists, manifests, index manifests, schemas", False
+            "--check-level metadata: manifest lists, manifests, index manifests, schemas", False
         )
     return _Check("every file each snapshot, tag and changelog of every branch needs", True)
 
@@ -501,14 +503,15 @@ def maintain_table(
     ctx = _Ctx(
         table, executor, config, progress or NullProgress(), warn or logger.warning, result, record
     )
-    if record is None:
-        _run_steps(ctx)
-        return result
-    try:
-        with leased(table, record, wait_ms=config.wait_lease_ms):
+    with at(result.name):  # log lines name the table (and, in a step, the step)
+        if record is None:
             _run_steps(ctx)
-    except LeaseHeldError as exc:
-        result.busy = exc
+            return result
+        try:
+            with leased(table, record, wait_ms=config.wait_lease_ms):
+                _run_steps(ctx)
+        except LeaseHeldError as exc:
+            result.busy = exc
     return result
 
 
@@ -559,16 +562,23 @@ def _branch_steps(ctx: _Ctx, branch: str, problem: PaimonError | None) -> str | 
     return failed
 
 
+def step_label(table: str, step: str, branch: str = "main") -> str:
+    """How log lines name a step: ``db.orders expire-snapshots``, on another branch
+    ``db.orders expire-snapshots (branch b1)``."""
+    return f"{table} {step}" + ("" if branch == "main" else f" (branch {branch})")
+
+
 def _attempt(ctx: _Ctx, name: str, step: StepResult) -> None:
     start = time.monotonic()
-    try:
-        _run_step(ctx, name, step)
-    except RunInterruptedError:
-        raise  # stops the whole maintain run, not this step only
-    except PaimonError as exc:
-        step.status, step.error = "failed", exc
-        # Reported with the table (human, JSON and -q summary); as it happens with -v.
-        logger.info("%s (%s): %s failed: %s", ctx.table.location, step.branch, name, exc.message)
+    with at(step_label(ctx.result.name, name, step.branch)):
+        try:
+            _run_step(ctx, name, step)
+        except RunInterruptedError:
+            raise  # stops the whole maintain run, not this step only
+        except PaimonError as exc:
+            step.status, step.error = "failed", exc
+            # Reported with the table (human, JSON and -q summary); as it happens with -v.
+            logger.info("failed: %s", exc.message)
     step.seconds = time.monotonic() - start
     if step.status == "ok" and step.report is not None and step.report.failed:
         step.status = "failed"

@@ -3,6 +3,7 @@ worker processes, on demand, for CPU-bound decoding (threads would share one GIL
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 from collections import deque
@@ -10,12 +11,13 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 from core.runtime.executors.base import Executor, Work
 
 T = TypeVar("T")
 R = TypeVar("R")
+P = ParamSpec("P")
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +53,15 @@ def _windowed(pool: PoolExecutor, fn: Callable[[T], R], batch: list[T], window: 
     finally:
         for future in pending:
             future.cancel()
+
+
+class _ContextThreads(ThreadPoolExecutor):
+    """Threads that run each task in a copy of its submitter's context, so a worker's log
+    lines carry the table and step it works for (``core/runtime/log_context.py``)."""
+
+    def submit(self, fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> Future[R]:
+        context = contextvars.copy_context()
+        return super().submit(lambda: context.run(fn, *args, **kwargs))
 
 
 class LocalExecutor(Executor):
@@ -103,7 +114,7 @@ class LocalExecutor(Executor):
 
     def _thread_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.parallelism, thread_name_prefix="paimon-io")
+            self._pool = _ContextThreads(self.parallelism, thread_name_prefix="paimon-io")
         return self._pool
 
     def _process_pool(self) -> ProcessPoolExecutor | None:
