@@ -26,6 +26,8 @@ from paimon_cli.json_stream import iterencode
 from paimon_cli.layout import MIN_RECORD_WIDTH, Fold, fold, fold_of, layout, unbreakable
 
 SCHEMA_VERSION = 1
+# Rows a listing shows on a terminal without --limit: about a screenful (DECISIONS D19).
+SCREEN = 40
 # Wider than any row: Rich sizes tables to their content, so nothing is padded to it.
 _UNLIMITED_WIDTH = 1_000_000
 
@@ -202,14 +204,26 @@ def _json_default(value: object) -> Any:
     return str(value)
 
 
+def row_limit(limit: int | None, terminal: bool) -> int | None:
+    """How many rows a listing shows (DECISIONS D19): ``--limit N`` when given (0: all);
+    else a screenful on a terminal and every row in a pipe or a file, so grep sees all."""
+    if limit is not None:
+        return limit or None
+    return SCREEN if terminal else None
+
+
 class Output:
-    def __init__(self, mode: Mode, *, no_color: bool = False) -> None:
+    def __init__(self, mode: Mode, *, no_color: bool = False, limit: int | None = None) -> None:
         self.mode = mode
         # Human tables show paths relative to the table being rendered.
         self.table_root: str | None = None
         color = None if not no_color and mode is Mode.HUMAN else False
         # Pipes and files get no width limit: a path is never folded, so grep finds it.
-        width = terminal_width() or _UNLIMITED_WIDTH
+        terminal = terminal_width()
+        width = terminal or _UNLIMITED_WIDTH
+        #: the rows a listing shows (None: all), and whether --limit chose it
+        self.row_limit = row_limit(limit, terminal is not None)
+        self.limit_given = limit is not None
         # markup and emoji off: a string that reaches a console anyway stays as it is.
         plain = partial(
             _Console, no_color=no_color or None, highlight=False, markup=False, emoji=False
@@ -265,16 +279,25 @@ class Output:
         *,
         limit: int | None = None,
         total: int | None = None,
+        listing: bool = False,
     ) -> None:
         """A table of values (``None`` shows as ``-``; a ``Styled`` cell keeps its style),
         laid out for the terminal's width by ``paimon_cli.layout``: only paths and prose
-        fold, and when that is not enough each row is shown as a record."""
+        fold, and when that is not enough each row is shown as a record. A ``listing`` (a
+        view's rows, a plan's actions) shows the rows of the one rule of ``row_limit``;
+        ``limit`` caps a summary's top rows (``total`` of them)."""
         if self.mode is not Mode.HUMAN:
             return
+        if listing:
+            limit = self.row_limit
         cells: list[list[Styled]] = []
+        skipped = 0
         for row in rows:
             if limit is not None and len(cells) >= limit:
-                break
+                if not listing:
+                    break
+                skipped += 1  # counted, never rendered
+                continue
             cells.append([_cell(v) for v in row])
         headers = [printable(c) for c in columns]
         if title is not None:
@@ -284,8 +307,11 @@ class Output:
             self._records(headers, cells)
         else:
             self._table(headers, cells, fit.widths)
-        if total is not None and limit is not None and total > len(cells):
-            self.line(dim(f"... {total - len(cells)} more (use --json for all)"))
+        if skipped:
+            how = "--limit 0 shows all" if self.limit_given else "--limit N or a pipe shows all"
+            self.line(dim(f"... {skipped:,} more; {how}"))
+        elif total is not None and limit is not None and total > len(cells):
+            self.line(dim(f"... {total - len(cells):,} more; --json has all"))
 
     def _table(
         self, headers: Sequence[str], cells: Sequence[Sequence[Styled]], widths: Sequence[int]

@@ -85,8 +85,7 @@ def _tasks(tasks: tuple[CompactTaskDetails, ...], out: Output) -> None:
             [t.path, t.output_level, t.files, t.rows, human_bytes(t.bytes), t.files_after_estimate]
             for t in tasks
         ),
-        limit=40,
-        total=len(tasks),
+        listing=True,
     )
     vectors = sum(t.deletion_vectors for t in tasks)
     dropped = sum(len(t.index_files_dropped) for t in tasks)

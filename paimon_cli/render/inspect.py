@@ -36,7 +36,6 @@ from paimon_cli.output import (
     human_wall_clock,
     red,
 )
-from paimon_cli.render.plans import SCREEN
 
 
 class View(str, Enum):
@@ -255,6 +254,7 @@ def render_check(r: CheckReport, out: Output) -> None:
         None,
         ["problem", "role", "path", "needed by", "detail"],
         ([p.kind, p.role, out.rel(p.path), p.needed_by, p.detail] for p in r.problems),
+        listing=True,
     )
 
 
@@ -420,6 +420,7 @@ def _render_snapshots(snaps: list[Snapshot], _d: Any, out: Output, zone: Any) ->
             ]
             for s in snaps
         ),
+        listing=True,
     )
 
 
@@ -452,8 +453,7 @@ def _render_rows(columns: list[str], keys: list[str]) -> Any:
             None,
             columns,
             ([cell(r, k) for k in keys] for r in data),
-            limit=SCREEN if len(data) > SCREEN + 5 else None,
-            total=len(data),
+            listing=True,
         )
         if not data:
             out.line("(none)")
@@ -491,8 +491,7 @@ def _render_runs(_rows: Any, data: list[dict[str, Any]], out: Output, zone: Any)
             ]
             for r in reversed(data)  # newest first
         ),
-        limit=SCREEN if len(data) > SCREEN + 5 else None,
-        total=len(data),
+        listing=True,
     )
     if not data:
         out.line("(no runs recorded)")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from paimon_cli.output import Output, human_bytes, human_duration, human_time
 from paimon_cli.render import Renderer, RunView
-from paimon_cli.render.plans import SCREEN, deletion_document, header, render_report
+from paimon_cli.render.plans import deletion_document, header, render_report
 
 if TYPE_CHECKING:
     from core.ops.details.orphans import OrphanDetails
@@ -57,8 +57,7 @@ def _orphans(plan: Plan[OrphanDetails], out: Output) -> None:
             [human_bytes(x.size), _age(d.age_ms(x)), x.kind, out.rel(x.path, plan.table)]
             for x in d.orphans
         ),
-        limit=SCREEN,
-        total=len(d.orphans),
+        listing=True,
     )
 
 

@@ -17,8 +17,6 @@ from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
 from paimon_cli.output import Output, bold, green, human_bytes, human_duration, red, yellow
 
-SCREEN = 40
-
 
 def deletion_document(o: Outcome[Plan[Any], Any], view: RunView) -> dict[str, Any]:
     """A deleting command's document: the plan and what was done."""
@@ -100,8 +98,7 @@ def render_plan(plan: Plan[Any], out: Output, *, show_actions: bool) -> None:
             ]
             for phase, a in actions
         ),
-        limit=SCREEN,
-        total=len(actions),
+        listing=True,
     )
 
 

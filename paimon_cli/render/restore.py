@@ -9,7 +9,7 @@ from core.runtime.wording import plural
 from paimon_cli.convert import instant
 from paimon_cli.output import Output, bold, green, human_bytes, red
 from paimon_cli.render import Renderer, RunView
-from paimon_cli.render.plans import SCREEN, header
+from paimon_cli.render.plans import header
 
 if TYPE_CHECKING:
     from core.ops.undo.purge_quarantine import PurgePlan
@@ -61,8 +61,7 @@ def _restore_human(o: Outcome[RestorePlan, RestoreReport], out: Output, view: Ru
             None,
             ["state", "op", "kind", "path"],
             ([i.state, i.op, i.kind, out.rel(i.path)] for i in p.items),
-            limit=SCREEN if len(p.items) > SCREEN + 5 else None,
-            total=len(p.items),
+            listing=True,
         )
     if o.result is not None:
         r = o.result
