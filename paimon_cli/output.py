@@ -119,6 +119,25 @@ def human_duration(ms: int | None) -> str:
     return "-" if ms is None else format_duration(ms)
 
 
+def human_elapsed(seconds: float) -> str:
+    """How long something took, in the one duration format: ``38 ms`` under a second, whole
+    seconds and up beyond (``2 s``, ``1 min 5 s``)."""
+    ms = round(seconds * 1000)
+    return human_duration(ms if ms < 1000 else ms - ms % 1000)
+
+
+def listed(values: Iterable[Any] | None) -> str:
+    """Values as a reader writes them, ``dt, hr`` (never a Python list's ``['dt', 'hr']``);
+    none: ``-``."""
+    return ", ".join(str(v) for v in values or ()) or "-"
+
+
+def partition_text(partition: Mapping[str, Any] | None) -> str:
+    """A partition as its directory names it, ``dt=2024-01-01/hr=0`` (never a dict's repr);
+    the unpartitioned one: ``-``."""
+    return "/".join(f"{k}={v}" for k, v in (partition or {}).items()) or "-"
+
+
 def human_limit(n: int) -> str:
     """A count limit; Paimon's Integer.MAX_VALUE default means there is none."""
     return "unlimited" if n >= _INT_MAX else str(n)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import Output, human_bytes
+from paimon_cli.output import Output, human_bytes, partition_text
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import header, render_commit
@@ -56,10 +56,8 @@ def document(o: Compacted, view: RunView) -> dict[str, Any]:
 
 def _settings(d: CompactDetails, out: Output) -> None:
     target = d.config.get("target-file-size")
-    out.line(
-        f"  {d.mode} table, strategy {d.strategy}, target file size "
-        f"{target.value if target else None} ({target.source if target else None})"
-    )
+    size = f"{option_size(target.value)} ({target.source})" if target else "-"
+    out.line(f"  {d.mode} table, strategy {d.strategy}, target file size {size}")
     merge = d.merge
     if merge is not None:
         line = f"  merge engine {merge.engine}"
@@ -77,12 +75,33 @@ def _settings(d: CompactDetails, out: Output) -> None:
         )
 
 
-def _tasks(tasks: tuple[CompactTaskDetails, ...], out: Output) -> None:
+def option_size(value: str | int | None) -> str:
+    """A size option's value as every size is shown (``128.0 MiB``), whatever Paimon syntax
+    it was given in (``128 mb``)."""
+    from core.errors import InvalidOptionError
+    from core.format.options import parse_memory_size
+
+    if value is None or isinstance(value, int):
+        return human_bytes(value)
+    try:
+        return human_bytes(parse_memory_size(value))
+    except InvalidOptionError:
+        return value
+
+
+def _tasks(tasks: tuple[CompactTaskDetails, ...], table: str, out: Output) -> None:
     out.table(
         None,
         ["bucket directory", "level", "files", "rows", "bytes", "files after (est.)"],
         (
-            [t.path, t.output_level, t.files, t.rows, human_bytes(t.bytes), t.files_after_estimate]
+            [
+                out.rel(t.path, table),
+                t.output_level,
+                t.files,
+                t.rows,
+                human_bytes(t.bytes),
+                t.files_after_estimate,
+            ]
             for t in tasks
         ),
         listing=True,
@@ -92,11 +111,11 @@ def _tasks(tasks: tuple[CompactTaskDetails, ...], out: Output) -> None:
     kept = sum(len(t.vectors_kept) for t in tasks)
     if vectors or dropped:
         line = (
-            f"  {vectors} deletion vectors applied while reading; {dropped} vector index "
-            "files dropped from the index manifest"
+            f"  {plural(vectors, 'deletion vector')} applied while reading; "
+            f"{plural(dropped, 'vector index file')} dropped from the index manifest"
         )
         if kept:
-            line += f"; {kept} vectors of files not compacted move to new index files"
+            line += f"; {plural(kept, 'vector')} of files not compacted move to new index files"
         out.line(line)
 
 
@@ -132,12 +151,12 @@ def human(o: Compacted, out: Output, view: RunView) -> None:
         out.line("  the table has no snapshots: nothing to do")
         return
     for s in d.skipped:
-        where = f"partition {s.partition} " if s.partition else ""
+        where = f"partition {partition_text(s.partition)} " if s.partition else ""
         out.line(f"  skipped {where}bucket {s.bucket}: {s.reason}")
     if not d.tasks:
         out.line("  nothing to compact")
         return
-    _tasks(d.tasks, out)
+    _tasks(d.tasks, o.plan.plan.table, out)
     sums = d.sums
     if sums is not None:
         out.line(

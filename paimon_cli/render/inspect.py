@@ -34,6 +34,8 @@ from paimon_cli.output import (
     human_limit,
     human_time,
     human_wall_clock,
+    listed,
+    partition_text,
     red,
 )
 
@@ -442,7 +444,7 @@ def _render_rows(columns: list[str], keys: list[str]) -> Any:
             if key == "path" and isinstance(value, str):
                 return out.rel(value)
             if key == "partition" and isinstance(value, dict):
-                return "/".join(f"{k}={v}" for k, v in value.items()) or "-"
+                return partition_text(value)
             if isinstance(value, dict) and "epoch_ms" in value:
                 return human_time(value["epoch_ms"], zone)
             if isinstance(value, list):
@@ -463,8 +465,8 @@ def _render_rows(columns: list[str], keys: list[str]) -> Any:
 
 def _render_schema(data: Any, _d: Any, out: Output, _zone: Any) -> None:
     out.line(
-        f"schema {data['id']} (ids {data['schema_ids']}); partition keys "
-        f"{data['partition_keys'] or '-'}; primary keys {data['primary_keys'] or '-'}"
+        f"schema {data['id']} (ids {listed(data['schema_ids'])}); partition keys "
+        f"{listed(data['partition_keys'])}; primary keys {listed(data['primary_keys'])}"
     )
     out.table(
         None, ["id", "name", "type"], ([f["id"], f["name"], f["type"]] for f in data["fields"])

@@ -10,7 +10,17 @@ from core.ops.details.manifests import ManifestCompactDetails
 from core.ops.maintain.maintain import table_name
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red, yellow
+from paimon_cli.output import (
+    SCHEMA_VERSION,
+    Output,
+    Part,
+    bold,
+    dim,
+    human_bytes,
+    human_elapsed,
+    red,
+    yellow,
+)
 from paimon_cli.render import RunView, compact
 from paimon_cli.render.inspect import check_json
 
@@ -211,7 +221,7 @@ def render(
                 t["changelogs_expired"],
                 t["files_deleted"],
                 human_bytes(t["bytes_deleted"]),
-                f"{r.seconds:.2f}",
+                human_elapsed(r.seconds),
                 red("failed") if r.failed else "ok",
             ]
         )
@@ -227,7 +237,7 @@ def render(
             "changelogs",
             "files deleted",
             "bytes deleted",
-            "seconds",
+            "took",
             "status",
         ],
         rows,
