@@ -23,7 +23,15 @@ from rich.table import Table
 from rich.text import Text
 
 from paimon_cli.json_stream import iterencode
-from paimon_cli.layout import MIN_RECORD_WIDTH, Fold, fold, fold_of, layout, unbreakable
+from paimon_cli.layout import (
+    MIN_RECORD_WIDTH,
+    Fold,
+    fold,
+    fold_of,
+    layout,
+    unbreakable,
+    wrap_prose,
+)
 
 SCHEMA_VERSION = 1
 # Rows a listing shows on a terminal without --limit: about a screenful (DECISIONS D19).
@@ -281,8 +289,21 @@ class Output:
     @_writes
     def line(self, *parts: Part) -> None:
         """One line of human output: its parts side by side (see ``rich_text``)."""
-        if self.mode is Mode.HUMAN:
-            self.console.print(rich_text(*parts))
+        if self.mode is not Mode.HUMAN:
+            return
+        text = rich_text(*parts)
+        width = self.console.width
+        if "\n" in text.plain or cell_len(text.plain) <= width:
+            self.console.print(text)
+            return
+        # Prose wraps between words under its first word after the label; paths only
+        # after a "/" (DECISIONS D19). Pipes and files have no width, so never wrap.
+        hang, lines = wrap_prose(text.plain, width)
+        for n, (begin, end) in enumerate(lines):
+            piece = text[begin:end]
+            if n:
+                piece = Text(" " * hang) + piece
+            self.console.print(piece, no_wrap=True, overflow="ignore", crop=False)
 
     @_writes
     def plain(self, text: str) -> None:
