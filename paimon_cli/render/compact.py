@@ -197,7 +197,7 @@ def manifests_document(
 
 def _manifests_changed(r: ManifestCompactResult) -> str:
     return (
-        f"{r.manifests_before} manifests ({human_bytes(r.bytes_before)}) -> "
+        f"{plural(r.manifests_before, 'manifest')} ({human_bytes(r.bytes_before)}) -> "
         f"{r.manifests_after} ({human_bytes(r.bytes_after)}); the old manifests are "
         "deleted later by expire-snapshots"
     )
@@ -214,8 +214,8 @@ def manifests_human(
         out.line("  the table has no snapshots: nothing to do")
         return
     out.line(
-        f"  snapshot {d.latest_snapshot}: {d.manifests_before} data manifests, "
-        f"{human_bytes(d.bytes_before)}, {d.entries_before} entries; target "
+        f"  snapshot {d.latest_snapshot}: {plural(d.manifests_before, 'data manifest')}, "
+        f"{human_bytes(d.bytes_before)}, {plural(d.entries_before, 'entry', 'entries')}; target "
         f"{human_bytes(target.value)} ({target.source})"
     )
     for note in d.notes:
@@ -225,7 +225,7 @@ def manifests_human(
         return
     rewritten = d.manifests_before - d.manifests_kept
     out.line(
-        f"  {d.merge} merge: {rewritten} manifests rewritten, {d.manifests_kept} kept; "
+        f"  {d.merge} merge: {plural(rewritten, 'manifest')} rewritten, {d.manifests_kept} kept; "
         f"{d.entries_before} entries -> {d.entries_after} (ADD and DELETE of a file cancel)"
     )
     committed = _render_compact_commit(o.result, out, _manifests_changed)
