@@ -239,6 +239,22 @@ def row_limit(limit: int | None, terminal: bool) -> int | None:
     return SCREEN if terminal else None
 
 
+def _print_prose(console: Console, text: Text) -> None:
+    """A line of prose: on a terminal narrower than it, wrapped between words under its
+    first word after the label, a path only after a "/" (DECISIONS D19); pipes and files
+    have no width, so are never wrapped."""
+    width = console.width
+    if "\n" in text.plain or cell_len(text.plain) <= width or console.soft_wrap:
+        console.print(text)
+        return
+    hang, lines = wrap_prose(text.plain, width)
+    for n, (begin, end) in enumerate(lines):
+        piece = text[begin:end]
+        if n:
+            piece = Text(" " * hang) + piece
+        console.print(piece, no_wrap=True, overflow="ignore", crop=False)
+
+
 class Output:
     def __init__(self, mode: Mode, *, no_color: bool = False, limit: int | None = None) -> None:
         self.mode = mode
@@ -291,19 +307,7 @@ class Output:
         """One line of human output: its parts side by side (see ``rich_text``)."""
         if self.mode is not Mode.HUMAN:
             return
-        text = rich_text(*parts)
-        width = self.console.width
-        if "\n" in text.plain or cell_len(text.plain) <= width:
-            self.console.print(text)
-            return
-        # Prose wraps between words under its first word after the label; paths only
-        # after a "/" (DECISIONS D19). Pipes and files have no width, so never wrap.
-        hang, lines = wrap_prose(text.plain, width)
-        for n, (begin, end) in enumerate(lines):
-            piece = text[begin:end]
-            if n:
-                piece = Text(" " * hang) + piece
-            self.console.print(piece, no_wrap=True, overflow="ignore", crop=False)
+        _print_prose(self.console, rich_text(*parts))
 
     @_writes
     def plain(self, text: str) -> None:
@@ -396,13 +400,13 @@ class Output:
     @_writes
     def problem(self, text: str) -> None:
         """A line of a failure summary: on stderr, whatever the mode (``-q`` included)."""
-        self.err.print(rich_text(text))
+        _print_prose(self.err, rich_text(text))
 
     @_writes
     def warn(self, text: str) -> None:
-        self.err.print(rich_text(yellow("warning:"), " ", text))
+        _print_prose(self.err, rich_text(yellow("warning:"), " ", text))
 
     @_writes
     def info(self, text: str) -> None:
         if self.mode is Mode.HUMAN:
-            self.err.print(rich_text(text))
+            _print_prose(self.err, rich_text(text))
