@@ -137,6 +137,10 @@ def _commands(t: dict[str, Path]) -> list[tuple[object, ...]]:
         ("compact", a, "--dry-run"),
         ("expire-tags", a, "--dry-run"),
         ("expire-changelogs", pk, "--dry-run"),
+        ("maintain", a, "--dry-run"),
+        ("rollback", a, "--to-snapshot", "3", "--dry-run"),
+        ("create-tag", a, "t1", "--dry-run"),
+        ("expire-partitions", a, "--dry-run", "--expiration-time", "1 d"),
     ]
 
 
