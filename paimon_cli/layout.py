@@ -145,3 +145,56 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) ->
             widths[i] += give
             spare -= give
     return Layout(tuple(widths))
+
+
+def hanging_indent(text: str, width: int) -> int:
+    """Where the continuation lines of a wrapped line of prose start: under the first word
+    after its label (``  older than: ...`` -> under ``...``), else two columns in from the
+    line's own indent."""
+    lead = len(text) - len(text.lstrip(" "))
+    colon = text.find(": ", lead)
+    if colon >= 0 and cell_len(text[: colon + 2]) <= width // 2:
+        return cell_len(text[: colon + 2])
+    return min(lead + 2, max(width - MIN_RECORD_WIDTH, 0))
+
+
+def _fits_in(text: str, start: int, room: int) -> int:
+    """The largest end with ``text[start:end]`` at most ``room`` cells (at least one char)."""
+    end = start + 1
+    while end < len(text) and cell_len(text[start : end + 1]) <= room:
+        end += 1
+    return end
+
+
+def wrap_prose(text: str, width: int) -> tuple[int, list[tuple[int, int]]]:
+    """A line of prose wrapped to ``width`` cells: the hanging indent of the lines after the
+    first, and each line as ``[begin, end)`` of ``text``. Lines break between words, and a
+    path (a word with ``/``) only after a ``/``, never inside a name; only a single name
+    wider than the whole line is cut."""
+    hang = hanging_indent(text, width)
+    lines: list[tuple[int, int]] = []
+    start = 0
+    while start < len(text):
+        room = width - (hang if lines else 0)
+        if cell_len(text[start:]) <= room:
+            lines.append((start, len(text)))
+            break
+        limit = _fits_in(text, start, room)  # text[start:limit] fits
+        end = next(
+            (
+                e
+                for e in range(limit, start, -1)
+                if e < len(text) and (text[e] == " " or text[e - 1] == "/")
+            ),
+            None,
+        )
+        if end is None or not text[start:end].strip():
+            end = limit  # one name wider than the line: the one cut no wrap avoids
+        trimmed = end
+        while trimmed > start + 1 and text[trimmed - 1] == " ":
+            trimmed -= 1
+        lines.append((start, trimmed))
+        start = end
+        while start < len(text) and text[start] == " ":
+            start += 1
+    return hang, lines

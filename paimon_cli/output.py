@@ -23,9 +23,19 @@ from rich.table import Table
 from rich.text import Text
 
 from paimon_cli.json_stream import iterencode
-from paimon_cli.layout import MIN_RECORD_WIDTH, Fold, fold, fold_of, layout, unbreakable
+from paimon_cli.layout import (
+    MIN_RECORD_WIDTH,
+    Fold,
+    fold,
+    fold_of,
+    layout,
+    unbreakable,
+    wrap_prose,
+)
 
 SCHEMA_VERSION = 1
+# Rows a listing shows on a terminal without --limit: about a screenful (DECISIONS D19).
+SCREEN = 40
 # Wider than any row: Rich sizes tables to their content, so nothing is padded to it.
 _UNLIMITED_WIDTH = 1_000_000
 
@@ -117,6 +127,25 @@ def human_duration(ms: int | None) -> str:
     return "-" if ms is None else format_duration(ms)
 
 
+def human_elapsed(seconds: float) -> str:
+    """How long something took, in the one duration format: ``38 ms`` under a second, whole
+    seconds and up beyond (``2 s``, ``1 min 5 s``)."""
+    ms = round(seconds * 1000)
+    return human_duration(ms if ms < 1000 else ms - ms % 1000)
+
+
+def listed(values: Iterable[Any] | None) -> str:
+    """Values as a reader writes them, ``dt, hr`` (never a Python list's ``['dt', 'hr']``);
+    none: ``-``."""
+    return ", ".join(str(v) for v in values or ()) or "-"
+
+
+def partition_text(partition: Mapping[str, Any] | None) -> str:
+    """A partition as its directory names it, ``dt=2024-01-01/hr=0`` (never a dict's repr);
+    the unpartitioned one: ``-``."""
+    return "/".join(f"{k}={v}" for k, v in (partition or {}).items()) or "-"
+
+
 def human_limit(n: int) -> str:
     """A count limit; Paimon's Integer.MAX_VALUE default means there is none."""
     return "unlimited" if n >= _INT_MAX else str(n)
@@ -202,14 +231,42 @@ def _json_default(value: object) -> Any:
     return str(value)
 
 
+def row_limit(limit: int | None, terminal: bool) -> int | None:
+    """How many rows a listing shows (DECISIONS D19): ``--limit N`` when given (0: all);
+    else a screenful on a terminal and every row in a pipe or a file, so grep sees all."""
+    if limit is not None:
+        return limit or None
+    return SCREEN if terminal else None
+
+
+def _print_prose(console: Console, text: Text) -> None:
+    """A line of prose: on a terminal narrower than it, wrapped between words under its
+    first word after the label, a path only after a "/" (DECISIONS D19); pipes and files
+    have no width, so are never wrapped."""
+    width = console.width
+    if "\n" in text.plain or cell_len(text.plain) <= width or console.soft_wrap:
+        console.print(text)
+        return
+    hang, lines = wrap_prose(text.plain, width)
+    for n, (begin, end) in enumerate(lines):
+        piece = text[begin:end]
+        if n:
+            piece = Text(" " * hang) + piece
+        console.print(piece, no_wrap=True, overflow="ignore", crop=False)
+
+
 class Output:
-    def __init__(self, mode: Mode, *, no_color: bool = False) -> None:
+    def __init__(self, mode: Mode, *, no_color: bool = False, limit: int | None = None) -> None:
         self.mode = mode
         # Human tables show paths relative to the table being rendered.
         self.table_root: str | None = None
         color = None if not no_color and mode is Mode.HUMAN else False
         # Pipes and files get no width limit: a path is never folded, so grep finds it.
-        width = terminal_width() or _UNLIMITED_WIDTH
+        terminal = terminal_width()
+        width = terminal or _UNLIMITED_WIDTH
+        #: the rows a listing shows (None: all), and whether --limit chose it
+        self.row_limit = row_limit(limit, terminal is not None)
+        self.limit_given = limit is not None
         # markup and emoji off: a string that reaches a console anyway stays as it is.
         plain = partial(
             _Console, no_color=no_color or None, highlight=False, markup=False, emoji=False
@@ -248,8 +305,9 @@ class Output:
     @_writes
     def line(self, *parts: Part) -> None:
         """One line of human output: its parts side by side (see ``rich_text``)."""
-        if self.mode is Mode.HUMAN:
-            self.console.print(rich_text(*parts))
+        if self.mode is not Mode.HUMAN:
+            return
+        _print_prose(self.console, rich_text(*parts))
 
     @_writes
     def plain(self, text: str) -> None:
@@ -265,16 +323,25 @@ class Output:
         *,
         limit: int | None = None,
         total: int | None = None,
+        listing: bool = False,
     ) -> None:
         """A table of values (``None`` shows as ``-``; a ``Styled`` cell keeps its style),
         laid out for the terminal's width by ``paimon_cli.layout``: only paths and prose
-        fold, and when that is not enough each row is shown as a record."""
+        fold, and when that is not enough each row is shown as a record. A ``listing`` (a
+        view's rows, a plan's actions) shows the rows of the one rule of ``row_limit``;
+        ``limit`` caps a summary's top rows (``total`` of them)."""
         if self.mode is not Mode.HUMAN:
             return
+        if listing:
+            limit = self.row_limit
         cells: list[list[Styled]] = []
+        skipped = 0
         for row in rows:
             if limit is not None and len(cells) >= limit:
-                break
+                if not listing:
+                    break
+                skipped += 1  # counted, never rendered
+                continue
             cells.append([_cell(v) for v in row])
         headers = [printable(c) for c in columns]
         if title is not None:
@@ -284,8 +351,11 @@ class Output:
             self._records(headers, cells)
         else:
             self._table(headers, cells, fit.widths)
-        if total is not None and limit is not None and total > len(cells):
-            self.line(dim(f"... {total - len(cells)} more (use --json for all)"))
+        if skipped:
+            how = "--limit 0 shows all" if self.limit_given else "--limit N or a pipe shows all"
+            self.line(dim(f"... {skipped:,} more; {how}"))
+        elif total is not None and limit is not None and total > len(cells):
+            self.line(dim(f"... {total - len(cells):,} more; --json has all"))
 
     def _table(
         self, headers: Sequence[str], cells: Sequence[Sequence[Styled]], widths: Sequence[int]
@@ -330,13 +400,13 @@ class Output:
     @_writes
     def problem(self, text: str) -> None:
         """A line of a failure summary: on stderr, whatever the mode (``-q`` included)."""
-        self.err.print(rich_text(text))
+        _print_prose(self.err, rich_text(text))
 
     @_writes
     def warn(self, text: str) -> None:
-        self.err.print(rich_text(yellow("warning:"), " ", text))
+        _print_prose(self.err, rich_text(yellow("warning:"), " ", text))
 
     @_writes
     def info(self, text: str) -> None:
         if self.mode is Mode.HUMAN:
-            self.err.print(rich_text(text))
+            _print_prose(self.err, rich_text(text))

@@ -83,6 +83,16 @@ RateOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document to stdout.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only essential output.")]
+LimitOpt = Annotated[
+    int | None,
+    optional(
+        "--limit",
+        min=0,
+        metavar="N",
+        help="Rows a listing shows (a view's rows, a dry run's actions); 0: all. "
+        "Default: 40 on a terminal, all in a pipe or a file.",
+    ),
+]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")]
 PlanOpt = Annotated[
     Path | None,

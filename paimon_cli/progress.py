@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from core.runtime.progress import NullProgress, Progress
 from paimon_cli.logs import labelled, say_preface
-from paimon_cli.output import Output
+from paimon_cli.output import Output, human_elapsed
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -47,7 +47,8 @@ class LogProgress:
     def _line(self, final: bool) -> str:
         done = f"{self._count}/{self._total}" if self._total else f"{self._count}"
         state = "done" if final else "in progress"
-        line = f"{self._phase}: {done} {state}, {self.clock() - self._start:.0f}s"
+        took = human_elapsed(max(round(self.clock() - self._start), 0))
+        line = f"{self._phase}: {done} {state}, {took}"
         return f"progress: {labelled(line)}"
 
     def advance(self, amount: int = 1) -> None:

@@ -37,6 +37,7 @@ from paimon_cli.params import (
     EngineOpt,
     FsOpt,
     JsonOpt,
+    LimitOpt,
     OptionsOpt,
     ParallelismOpt,
     PlanOpt,
@@ -76,9 +77,10 @@ class Shared(enum.Flag):
     TIMEZONE = enum.auto()  # --timezone
     LEASE = enum.auto()  # --wait-lease: every changing command holds the table's lease
     PLAN = enum.auto()  # --plan FILE: apply a saved plan (commands whose plan is file actions)
+    LIMIT = enum.auto()  # --limit N: rows a listing shows (DECISIONS D19)
     #: what a changing command that takes no --branch has, at the least (it works on every
     #: branch at once, or names the branch it works on itself)
-    UNBRANCHED = DRY_RUN | QUIET | LEASE
+    UNBRANCHED = DRY_RUN | QUIET | LEASE | LIMIT
     #: what a changing command has, at the least
     CHANGING = UNBRANCHED | BRANCH
     #: what a command that deletes files has: its plan of file actions can be saved and
@@ -100,6 +102,7 @@ SPARK = Shared.SPARK
 TIMEZONE = Shared.TIMEZONE
 LEASE = Shared.LEASE
 PLAN = Shared.PLAN
+LIMIT = Shared.LIMIT
 UNBRANCHED = Shared.UNBRANCHED
 CHANGING = Shared.CHANGING
 DELETING = Shared.DELETING
@@ -125,6 +128,7 @@ _SHARED: tuple[_Param, ...] = (
     _Param("timezone", TimezoneOpt, None, Shared.TIMEZONE, RUN_CONTROL),
     _Param("json_out", JsonOpt, False, Shared.NONE, OUTPUT),
     _Param("quiet", QuietOpt, False, Shared.QUIET, OUTPUT),
+    _Param("limit", LimitOpt, None, Shared.LIMIT, OUTPUT),
     _Param("warehouse", WarehouseOpt, None, Shared.NONE, TABLE_PANEL),
     _Param("catalog", CatalogOpt, None, Shared.NONE, TABLE_PANEL),
     _Param("branch", BranchOpt, "main", Shared.BRANCH, TABLE_PANEL),
@@ -234,7 +238,7 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
         wait_lease_ms = duration("wait_lease", v["wait_lease"]) or 0
     # Commands without --parallelism run on one local thread.
     parallelism = v["parallelism"] if Shared.PARALLELISM in shared else 1
-    output = Output(mode, no_color=state.no_color)
+    output = Output(mode, no_color=state.no_color, limit=v["limit"])
     dynamic = parse_options_arg(v["options"])
     _warn_unknown_options(dynamic, output)
     return Common(
@@ -258,7 +262,9 @@ def _common(ctx: typer.Context, shared: Shared, values: Mapping[str, Any]) -> Co
         now_ms=SystemClock().now_ms(),
         output=output,
         state=state,
-        params=dict(ctx.params),  # as Click parsed them (the run record keeps these)
+        # as Click parsed them (the run record keeps these); how many rows were shown is
+        # no part of what was run
+        params={k: v for k, v in ctx.params.items() if k != "limit"},
         saved_plan=load_saved_plan(v["plan_file"], ctx.command.name or "")
         if v["plan_file"]
         else None,

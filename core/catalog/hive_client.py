@@ -163,7 +163,9 @@ class MetastoreClient:
         except hms.NoSuchObjectException:
             return False
         except self._errors.answered as exc:
-            raise self._refused(f"drop partition {values} of {database}.{table}", exc) from None
+            raise self._refused(
+                f"drop partition {'/'.join(map(str, values))} of {database}.{table}", exc
+            ) from None
 
     def add_partition(self, partition: Any) -> None:
         self._call("add a partition", lambda c: c.add_partition(partition))

@@ -55,6 +55,7 @@ from core.format.data_files import read_raw
 from core.format.deletion_vectors import DeletionFile, bucket_index_files, deletion_files
 from core.format.model import IndexManifestEntry, Snapshot, TableSchema
 from core.runtime.plans import Phase, Plan, Requirements
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 from core.write.live_entries import live_raw_entries
 
@@ -359,7 +360,7 @@ def _phases(table: PaimonTable, details: CompactDetails, latest: Snapshot) -> tu
     return (
         Phase.commit(
             table.snapshots.path(latest.id + 1),
-            f"COMPACT commit replacing {details.sums.files_before} files with about "
+            f"COMPACT commit replacing {plural(details.sums.files_before, 'file')} with about "
             f"{details.sums.files_after_estimate}",
         ),
     )

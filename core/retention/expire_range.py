@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.errors import InvalidOptionError
-from core.format.model import Consumer, Snapshot
+from core.format.model import Consumer
 from core.format.options import INT_MAX, ExpireConfig, TableOptions
+from core.runtime.wording import plural
 from core.table.snapshot_manager import SnapshotManager
 
 
@@ -103,15 +104,69 @@ def active_consumers(
     return [c for c in consumers if c not in stale], stale
 
 
-def _time_stop(snap: Snapshot | None, sid: int, older_than: int) -> str:
-    """Why the time rule keeps ``sid``: it is itself newer than the cut-off, or it is older
-    but its successor is not (Paimon 2.x expires a snapshot once the next one is older)."""
-    if snap is None or older_than <= snap.time_millis:
-        return f"snapshot {sid} is newer than the retention time: it and the ones after it stay"
+def _time_stop(
+    snapshots: SnapshotManager, sid: int, min_id: int, earliest: int, older_than: int
+) -> str:
+    """Why the time rule keeps ``sid`` and the ones after it: nothing from ``min_id`` on is
+    older than the cut-off, ``sid`` is the first newer one, or ``sid`` is older but its
+    successor is not (Paimon 2.x expires a snapshot once the next one is older)."""
+    snap = snapshots.try_snapshot(sid)
+    if snap is not None and snap.time_millis < older_than:
+        return (
+            f"snapshot {sid} is older than the retention time but is kept until snapshot "
+            f"{sid + 1} is too (a snapshot expires once its successor is older, as in Paimon)"
+        )
+    if sid == min_id:
+        scope = "no snapshot" if min_id == earliest else f"no snapshot from {min_id} on"
+        return f"{scope} is older than the retention time, so the time rule expires none"
     return (
-        f"snapshot {sid} is older than the retention time but is kept until snapshot "
-        f"{sid + 1} is too (a snapshot expires once its successor is older, as in Paimon)"
+        f"snapshot {sid} is the first newer than the retention time: it and the ones after it stay"
     )
+
+
+def _between_note(config: ExpireConfig, kept: int) -> str:
+    """The time rule expired snapshots down to fewer than retain-max: say that this is the
+    rule, not a shortfall (between retain-min and retain-max, time decides)."""
+    if config.retain_max >= INT_MAX or kept >= config.retain_max:
+        return ""
+    return (
+        f"; {plural(kept, 'snapshot')} kept, fewer than retain-max {config.retain_max}: "
+        "between retain-min and retain-max, snapshots older than the retention time expire "
+        "(Paimon's rule)"
+    )
+
+
+def _max_note(
+    snapshots: SnapshotManager,
+    config: ExpireConfig,
+    earliest: int,
+    min_id: int,
+    older_than: int,
+    *,
+    only_forced: bool = False,
+) -> str:
+    """Snapshots below ``min_id`` expire by retain-max whatever their time; say how many of
+    them the time rule alone would have kept."""
+    if min_id <= earliest:
+        return ""
+    newer = sum(
+        1
+        for sid in range(earliest, min_id)
+        if (s := snapshots.try_snapshot(sid)) is not None and s.time_millis >= older_than
+    )
+    if only_forced and not newer:
+        return ""  # the time rule expires them too: nothing to add
+    span = (
+        f"snapshot {earliest}" if min_id - 1 == earliest else f"snapshots {earliest}..{min_id - 1}"
+    )
+    why = f"retain-max {config.retain_max} keeps at most the newest {config.retain_max}"
+    if newer:
+        return (
+            f"; {span} expire by retain-max although {newer} of them "
+            f"{'is' if newer == 1 else 'are'} newer than the retention time: {why} "
+            "(Paimon's rule)"
+        )
+    return f"; {span} expire whatever their time: {why} (Paimon's rule)"
 
 
 def compute_range(
@@ -132,9 +187,9 @@ def compute_range(
     max_exclusive = latest - config.retain_min + 1
     present = latest - earliest + 1
     detail = (
-        f"the newest {config.retain_min} snapshots are kept"
+        f"retain-min {config.retain_min} keeps the newest {plural(config.retain_min, 'snapshot')}"
         if present > config.retain_min
-        else f"retain-min {config.retain_min} keeps all {present} snapshots"
+        else f"retain-min {config.retain_min} keeps all {plural(present, 'snapshot')}"
     )
     stop, blocker = "retain-min", None
     if consumers and not config.consumer_changelog_only:
@@ -142,7 +197,7 @@ def compute_range(
         if slowest.next_snapshot < max_exclusive:
             max_exclusive = slowest.next_snapshot
             stop = "consumer"
-            detail = f"consumer {slowest.id!r} still needs snapshot {slowest.next_snapshot}"
+            detail = f"consumer {slowest.id} still needs snapshot {slowest.next_snapshot}"
             blocker = slowest.id
     if earliest + config.expire_limit < max_exclusive:
         max_exclusive = earliest + config.expire_limit
@@ -153,14 +208,14 @@ def compute_range(
         if successor is None:
             continue  # a gap: Paimon ignores the missing successor
         if older_than <= successor.time_millis:
-            detail = _time_stop(snapshots.try_snapshot(sid), sid, older_than)
-            if min_id > earliest:  # retain-max expired those whatever their time
-                detail += (
-                    f"; snapshots below {min_id} expire whatever their time: retain-max "
-                    f"{config.retain_max} keeps at most the newest {config.retain_max} "
-                    "(Paimon's rule)"
-                )
+            detail = _time_stop(snapshots, sid, min_id, earliest, older_than)
+            if sid > min_id:
+                detail += _between_note(config, latest - sid + 1)
+            detail += _max_note(snapshots, config, earliest, min_id, older_than)
             return ExpireRange(earliest, latest, sid, min_id, max_exclusive, "time", detail, None)
+    detail += _max_note(
+        snapshots, config, earliest, min(min_id, max_exclusive), older_than, only_forced=True
+    )
     return ExpireRange(
         earliest, latest, max_exclusive, min_id, max_exclusive, stop, detail, blocker
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from core.errors import InvalidOptionError
 from core.format.options import TableOptions
+from core.runtime.timeparse import format_duration
 
 PERIODS = ("daily", "hourly", "two-hours")
 FORMATTERS = ("with_dashes", "without_dashes", "without_dashes_and_spaces")
@@ -57,8 +58,8 @@ class TagPeriodHandler:
         """Paimon refuses a creation delay of one period or more."""
         if dt.timedelta(milliseconds=delay_ms) >= self.period:
             raise InvalidOptionError(
-                f"tag.creation-delay ({delay_ms} ms) must be shorter than the tag period "
-                f"({self.description})"
+                f"tag.creation-delay ({format_duration(delay_ms)}) must be shorter than the "
+                f"tag period ({self.description})"
             )
 
     def tag_to_time(self, name: str) -> dt.datetime:
@@ -101,7 +102,7 @@ def period_handler(options: TableOptions) -> TagPeriodHandler:
         if duration <= 0:
             raise InvalidOptionError("tag.creation-period-duration must be positive")
         return TagPeriodHandler(
-            dt.timedelta(milliseconds=duration), _MINUTE, False, f"{duration} ms"
+            dt.timedelta(milliseconds=duration), _MINUTE, False, format_duration(duration)
         )
     period = (options.get("tag.creation-period") or "daily").strip().lower().replace("_", "-")
     style = (options.get("tag.period-formatter") or "with_dashes").strip().lower()

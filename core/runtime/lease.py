@@ -69,7 +69,7 @@ from dataclasses import asdict, dataclass, field, replace
 from core.errors import PaimonError, StorageError
 from core.io.fileio import FileIO, join, parent
 from core.runtime import process_identity as identity
-from core.runtime.timeparse import iso_utc
+from core.runtime.timeparse import format_duration, format_utc, iso_utc
 
 logger = logging.getLogger(__name__)
 
@@ -124,10 +124,12 @@ class LeaseHeldError(PaimonError):
 
     def __init__(self, table_root: str, holder: LeaseRecord | None, waited_ms: int) -> None:
         who = holder.describe() if holder is not None else "an unreadable lease file"
-        until = f" until {iso_utc(holder.expires_ms)}" if holder is not None else ""
+        until = f" until {format_utc(holder.expires_ms)}" if holder is not None else ""
         waited = ""
         if waited_ms:
-            amount = f"{waited_ms // 1000} s" if waited_ms >= 1000 else f"{waited_ms} ms"
+            amount = format_duration(
+                waited_ms if waited_ms < 1000 else waited_ms - waited_ms % 1000
+            )
             waited = f" (waited {amount})"
         super().__init__(
             f"{table_root} is busy: {who} holds its lease{until}{waited}",
@@ -236,7 +238,7 @@ def stale_reason(record: LeaseRecord, now_ms: int, host: str) -> str | None:
     if record.state == "released":
         return "released"
     if now_ms > record.expires_ms + SKEW_GRACE_MS:
-        return f"it expired at {iso_utc(record.expires_ms)}"
+        return f"it expired at {format_utc(record.expires_ms)}"
     # Only a holder of this very host, boot and PID namespace can be found gone here: a pid
     # of another container sharing the host name means nothing in ours (process_identity).
     place = identity.Place(record.host, record.boot_id, record.pid_ns)
@@ -641,7 +643,7 @@ def acquire(
                 wait_ms // 1000,
                 table_root,
                 current.record.describe(),
-                iso_utc(current.record.expires_ms),
+                format_utc(current.record.expires_ms),
             )
         races = 0
         # Jitter: waiters of one lease should not all look at the same instant.

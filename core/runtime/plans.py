@@ -15,7 +15,7 @@ from core.errors import CorruptMetadataError
 from core.io.fileio import join
 from core.runtime.details import Details, RawDetails, Record
 from core.runtime.lazy import MadeOnAccess
-from core.runtime.timeparse import iso_utc
+from core.runtime.timeparse import format_utc
 
 if TYPE_CHECKING:
     from core.format.model import Snapshot
@@ -94,7 +94,10 @@ class SnapshotIdentity:
         """What ``other`` has that this commit had not, in words (empty: the same commit)."""
         out = []
         if other.time_ms != self.time_ms:
-            out.append(f"committed at {iso_utc(other.time_ms)}, not {iso_utc(self.time_ms)}")
+            out.append(
+                f"committed at {format_utc(other.time_ms, millis=True)}, "
+                f"not {format_utc(self.time_ms, millis=True)}"
+            )
         if (other.commit_user, other.commit_identifier) != (
             self.commit_user,
             self.commit_identifier,

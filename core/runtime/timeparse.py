@@ -298,11 +298,19 @@ def _wall_clock(raw: str, m: re.Match[str]) -> dt.datetime:
 # -- output ---------------------------------------------------------------------------------
 
 
-def format_instant(ms: int, zone: dt.tzinfo | None = None) -> str:
-    """Local time with the offset of that date, e.g. ``2026-11-21 22:10:00+01:00``
-    (``zone`` None: this machine's)."""
+def format_instant(ms: int, zone: dt.tzinfo | None = None, *, millis: bool = False) -> str:
+    """The one human time format (DECISIONS D19): local time with the offset of that date,
+    e.g. ``2026-11-21 22:10:00+01:00`` (``zone`` None: this machine's); ``millis`` adds the
+    milliseconds (``22:10:00.092+01:00``) where two instants may differ by less than a
+    second. ``parse_instant`` reads either back."""
     value = (_EPOCH + ms * _MS).astimezone(zone if zone is not None else system_zone())
-    return value.isoformat(sep=" ", timespec="seconds")
+    return value.isoformat(sep=" ", timespec="milliseconds" if millis else "seconds")
+
+
+def format_utc(ms: int, *, millis: bool = False) -> str:
+    """An instant in a message of core, which knows no table zone: the human format in UTC,
+    ``2026-11-21 21:10:00+00:00`` (never ISO's ``T...Z``, which is JSON's)."""
+    return format_instant(ms, dt.timezone.utc, millis=millis)
 
 
 _UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000), ("ms", 1))

@@ -10,7 +10,7 @@ import typer
 from paimon_cli.completion import tag_names
 from paimon_cli.params import optional
 from paimon_cli.render.inspect import View
-from paimon_cli.shared import BRANCH, ENGINE, QUIET, TIMEZONE, Common, command
+from paimon_cli.shared import BRANCH, ENGINE, LIMIT, QUIET, TIMEZONE, Common, command
 
 EPILOG = """Examples:
 
@@ -25,7 +25,7 @@ EPILOG = """Examples:
 """
 
 
-@command("inspect", EPILOG, QUIET | BRANCH | ENGINE | TIMEZONE)
+@command("inspect", EPILOG, QUIET | LIMIT | BRANCH | ENGINE | TIMEZONE)
 def inspect(
     common: Common,
     view: Annotated[

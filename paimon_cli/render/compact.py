@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import Output, human_bytes
+from paimon_cli.output import Output, human_bytes, partition_text
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import header, render_commit
@@ -56,10 +56,8 @@ def document(o: Compacted, view: RunView) -> dict[str, Any]:
 
 def _settings(d: CompactDetails, out: Output) -> None:
     target = d.config.get("target-file-size")
-    out.line(
-        f"  {d.mode} table, strategy {d.strategy}, target file size "
-        f"{target.value if target else None} ({target.source if target else None})"
-    )
+    size = f"{option_size(target.value)} ({target.source})" if target else "-"
+    out.line(f"  {d.mode} table, strategy {d.strategy}, target file size {size}")
     merge = d.merge
     if merge is not None:
         line = f"  merge engine {merge.engine}"
@@ -77,27 +75,47 @@ def _settings(d: CompactDetails, out: Output) -> None:
         )
 
 
-def _tasks(tasks: tuple[CompactTaskDetails, ...], out: Output) -> None:
+def option_size(value: str | int | None) -> str:
+    """A size option's value as every size is shown (``128.0 MiB``), whatever Paimon syntax
+    it was given in (``128 mb``)."""
+    from core.errors import InvalidOptionError
+    from core.format.options import parse_memory_size
+
+    if value is None or isinstance(value, int):
+        return human_bytes(value)
+    try:
+        return human_bytes(parse_memory_size(value))
+    except InvalidOptionError:
+        return value
+
+
+def _tasks(tasks: tuple[CompactTaskDetails, ...], table: str, out: Output) -> None:
     out.table(
         None,
         ["bucket directory", "level", "files", "rows", "bytes", "files after (est.)"],
         (
-            [t.path, t.output_level, t.files, t.rows, human_bytes(t.bytes), t.files_after_estimate]
+            [
+                out.rel(t.path, table),
+                t.output_level,
+                t.files,
+                t.rows,
+                human_bytes(t.bytes),
+                t.files_after_estimate,
+            ]
             for t in tasks
         ),
-        limit=40,
-        total=len(tasks),
+        listing=True,
     )
     vectors = sum(t.deletion_vectors for t in tasks)
     dropped = sum(len(t.index_files_dropped) for t in tasks)
     kept = sum(len(t.vectors_kept) for t in tasks)
     if vectors or dropped:
         line = (
-            f"  {vectors} deletion vectors applied while reading; {dropped} vector index "
-            "files dropped from the index manifest"
+            f"  {plural(vectors, 'deletion vector')} applied while reading; "
+            f"{plural(dropped, 'vector index file')} dropped from the index manifest"
         )
         if kept:
-            line += f"; {kept} vectors of files not compacted move to new index files"
+            line += f"; {plural(kept, 'vector')} of files not compacted move to new index files"
         out.line(line)
 
 
@@ -133,12 +151,12 @@ def human(o: Compacted, out: Output, view: RunView) -> None:
         out.line("  the table has no snapshots: nothing to do")
         return
     for s in d.skipped:
-        where = f"partition {s.partition} " if s.partition else ""
+        where = f"partition {partition_text(s.partition)} " if s.partition else ""
         out.line(f"  skipped {where}bucket {s.bucket}: {s.reason}")
     if not d.tasks:
         out.line("  nothing to compact")
         return
-    _tasks(d.tasks, out)
+    _tasks(d.tasks, o.plan.plan.table, out)
     sums = d.sums
     if sums is not None:
         out.line(
@@ -179,7 +197,7 @@ def manifests_document(
 
 def _manifests_changed(r: ManifestCompactResult) -> str:
     return (
-        f"{r.manifests_before} manifests ({human_bytes(r.bytes_before)}) -> "
+        f"{plural(r.manifests_before, 'manifest')} ({human_bytes(r.bytes_before)}) -> "
         f"{r.manifests_after} ({human_bytes(r.bytes_after)}); the old manifests are "
         "deleted later by expire-snapshots"
     )
@@ -196,8 +214,8 @@ def manifests_human(
         out.line("  the table has no snapshots: nothing to do")
         return
     out.line(
-        f"  snapshot {d.latest_snapshot}: {d.manifests_before} data manifests, "
-        f"{human_bytes(d.bytes_before)}, {d.entries_before} entries; target "
+        f"  snapshot {d.latest_snapshot}: {plural(d.manifests_before, 'data manifest')}, "
+        f"{human_bytes(d.bytes_before)}, {plural(d.entries_before, 'entry', 'entries')}; target "
         f"{human_bytes(target.value)} ({target.source})"
     )
     for note in d.notes:
@@ -207,7 +225,7 @@ def manifests_human(
         return
     rewritten = d.manifests_before - d.manifests_kept
     out.line(
-        f"  {d.merge} merge: {rewritten} manifests rewritten, {d.manifests_kept} kept; "
+        f"  {d.merge} merge: {plural(rewritten, 'manifest')} rewritten, {d.manifests_kept} kept; "
         f"{d.entries_before} entries -> {d.entries_after} (ADD and DELETE of a file cancel)"
     )
     committed = _render_compact_commit(o.result, out, _manifests_changed)

@@ -67,8 +67,7 @@ def human(o: Dropped, out: Output, view: RunView) -> None:
             None,
             ["partition", "why no time"],
             (["/".join(f"{k}={v}" for k, v in p.partition.items()), p.reason] for p in d.skipped),
-            limit=40,
-            total=len(d.skipped),
+            listing=True,
         )
         if view.dry_run:
             out.line("  a real run drops the expired partitions, then exits 1 (see Error)")
@@ -127,8 +126,7 @@ def _partitions(
             ]
             for p in parts
         ),
-        limit=40,
-        total=len(parts),
+        listing=True,
     )
 
 

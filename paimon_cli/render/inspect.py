@@ -34,9 +34,10 @@ from paimon_cli.output import (
     human_limit,
     human_time,
     human_wall_clock,
+    listed,
+    partition_text,
     red,
 )
-from paimon_cli.render.plans import SCREEN
 
 
 class View(str, Enum):
@@ -255,6 +256,7 @@ def render_check(r: CheckReport, out: Output) -> None:
         None,
         ["problem", "role", "path", "needed by", "detail"],
         ([p.kind, p.role, out.rel(p.path), p.needed_by, p.detail] for p in r.problems),
+        listing=True,
     )
 
 
@@ -420,6 +422,7 @@ def _render_snapshots(snaps: list[Snapshot], _d: Any, out: Output, zone: Any) ->
             ]
             for s in snaps
         ),
+        listing=True,
     )
 
 
@@ -441,7 +444,7 @@ def _render_rows(columns: list[str], keys: list[str]) -> Any:
             if key == "path" and isinstance(value, str):
                 return out.rel(value)
             if key == "partition" and isinstance(value, dict):
-                return "/".join(f"{k}={v}" for k, v in value.items()) or "-"
+                return partition_text(value)
             if isinstance(value, dict) and "epoch_ms" in value:
                 return human_time(value["epoch_ms"], zone)
             if isinstance(value, list):
@@ -452,8 +455,7 @@ def _render_rows(columns: list[str], keys: list[str]) -> Any:
             None,
             columns,
             ([cell(r, k) for k in keys] for r in data),
-            limit=SCREEN if len(data) > SCREEN + 5 else None,
-            total=len(data),
+            listing=True,
         )
         if not data:
             out.line("(none)")
@@ -463,8 +465,8 @@ def _render_rows(columns: list[str], keys: list[str]) -> Any:
 
 def _render_schema(data: Any, _d: Any, out: Output, _zone: Any) -> None:
     out.line(
-        f"schema {data['id']} (ids {data['schema_ids']}); partition keys "
-        f"{data['partition_keys'] or '-'}; primary keys {data['primary_keys'] or '-'}"
+        f"schema {data['id']} (ids {listed(data['schema_ids'])}); partition keys "
+        f"{listed(data['partition_keys'])}; primary keys {listed(data['primary_keys'])}"
     )
     out.table(
         None, ["id", "name", "type"], ([f["id"], f["name"], f["type"]] for f in data["fields"])
@@ -491,8 +493,7 @@ def _render_runs(_rows: Any, data: list[dict[str, Any]], out: Output, zone: Any)
             ]
             for r in reversed(data)  # newest first
         ),
-        limit=SCREEN if len(data) > SCREEN + 5 else None,
-        total=len(data),
+        listing=True,
     )
     if not data:
         out.line("(no runs recorded)")

@@ -10,7 +10,17 @@ from core.ops.details.manifests import ManifestCompactDetails
 from core.ops.maintain.maintain import table_name
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import SCHEMA_VERSION, Output, Part, bold, dim, human_bytes, red, yellow
+from paimon_cli.output import (
+    SCHEMA_VERSION,
+    Output,
+    Part,
+    bold,
+    dim,
+    human_bytes,
+    human_elapsed,
+    red,
+    yellow,
+)
 from paimon_cli.render import RunView, compact
 from paimon_cli.render.inspect import check_json
 
@@ -158,19 +168,19 @@ def _step_line(s: StepResult) -> list[Part]:
 def _what(s: StepResult) -> str:
     """What a step that ran did (or, dry run, would do), in a few words."""
     if s.check is not None:
-        return f"{s.check.files_checked} files of {s.check.roots} roots present"
+        return f"{plural(s.check.files_checked, 'file')} of {plural(s.check.roots, 'root')} present"
     compaction = s.compaction
     if compaction is not None and compaction.tasks and compaction.sums is not None:
         left = compaction.deferred.tasks if compaction.deferred is not None else 0
-        later = f", {left} tasks left for later runs" if left else ""
+        later = f", {plural(left, 'task')} left for later runs" if left else ""
         sums = compaction.sums
         return (
-            f"{sums.files_before} files ({human_bytes(sums.bytes_before)}) into about "
+            f"{plural(sums.files_before, 'file')} ({human_bytes(sums.bytes_before)}) into about "
             f"{sums.files_after_estimate}{later}"
         )
     d = None if s.plan is None else s.plan.details
     if isinstance(d, ManifestCompactDetails) and d.changed:
-        return f"{d.manifests_before} data manifests merged"
+        return f"{plural(d.manifests_before, 'data manifest')} merged"
     what = "nothing to do"
     if s.changelogs:
         what = f"changelogs {s.changelogs[0]}..{s.changelogs[-1]} ({len(s.changelogs)})"
@@ -211,7 +221,7 @@ def render(
                 t["changelogs_expired"],
                 t["files_deleted"],
                 human_bytes(t["bytes_deleted"]),
-                f"{r.seconds:.2f}",
+                human_elapsed(r.seconds),
                 red("failed") if r.failed else "ok",
             ]
         )
@@ -227,7 +237,7 @@ def render(
             "changelogs",
             "files deleted",
             "bytes deleted",
-            "seconds",
+            "took",
             "status",
         ],
         rows,

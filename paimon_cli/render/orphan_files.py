@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from core.runtime.wording import plural
 from paimon_cli.output import Output, human_bytes, human_duration, human_time
 from paimon_cli.render import Renderer, RunView
-from paimon_cli.render.plans import SCREEN, deletion_document, header, render_report
+from paimon_cli.render.plans import deletion_document, header, render_report
 
 if TYPE_CHECKING:
     from core.ops.details.orphans import OrphanDetails
@@ -21,7 +22,7 @@ def human(o: Outcome[Plan[OrphanDetails], None], out: Output, view: RunView) -> 
     header("delete-orphan-files", o.plan.table, out, view)
     out.line(
         f"  files older than {human_time(d.older_than_ms, view.zone)}; "
-        f"{d.used_names} names in use by {len(d.branches)} branch(es)"
+        f"{plural(d.used_names, 'name')} in use by {plural(len(d.branches), 'branch', 'branches')}"
     )
     for ext in d.external_roots_skipped:
         out.line(
@@ -33,14 +34,14 @@ def human(o: Outcome[Plan[OrphanDetails], None], out: Output, view: RunView) -> 
     else:
         _orphans(o.plan, out)
     if d.empty_directories:
-        out.line(f"  {len(d.empty_directories)} empty directories")
+        out.line(f"  {plural(len(d.empty_directories), 'empty directory', 'empty directories')}")
     if o.report is not None:
         render_report(o.report, out)
 
 
 def _orphans(plan: Plan[OrphanDetails], out: Output) -> None:
     d = plan.details
-    out.line(f"  {d.orphan_count} orphan files, {human_bytes(d.orphan_bytes)}")
+    out.line(f"  {plural(d.orphan_count, 'orphan file')}, {human_bytes(d.orphan_bytes)}")
     if d.truncated:
         out.line(f"  (the plan lists the first {len(d.orphans)}; --report-file writes all)")
     # Each listed orphan is one delete action whose kind is its directory kind.
@@ -57,8 +58,7 @@ def _orphans(plan: Plan[OrphanDetails], out: Output) -> None:
             [human_bytes(x.size), _age(d.age_ms(x)), x.kind, out.rel(x.path, plan.table)]
             for x in d.orphans
         ),
-        limit=SCREEN,
-        total=len(d.orphans),
+        listing=True,
     )
 
 

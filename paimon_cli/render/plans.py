@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from paimon_cli.render import RunView
 from core.runtime.wording import plural
 from paimon_cli.convert import commit_json, plan_doc
-from paimon_cli.output import Output, bold, green, human_bytes, human_duration, red, yellow
-
-SCREEN = 40
+from paimon_cli.output import Output, bold, green, human_bytes, human_elapsed, red, yellow
 
 
 def deletion_document(o: Outcome[Plan[Any], Any], view: RunView) -> dict[str, Any]:
@@ -100,8 +98,7 @@ def render_plan(plan: Plan[Any], out: Output, *, show_actions: bool) -> None:
             ]
             for phase, a in actions
         ),
-        limit=SCREEN,
-        total=len(actions),
+        listing=True,
     )
 
 
@@ -156,7 +153,7 @@ def render_report(report: ExecutionReport, out: Output) -> None:
     if report.phases:
         out.table(
             None,
-            ["phase", "done", "already absent", "skipped", "failed", "bytes", "seconds"],
+            ["phase", "done", "already absent", "skipped", "failed", "bytes", "took"],
             (
                 [
                     name,
@@ -165,7 +162,7 @@ def render_report(report: ExecutionReport, out: Output) -> None:
                     p.skipped,
                     len(p.failures),
                     human_bytes(p.bytes),
-                    f"{p.seconds:.2f}",
+                    human_elapsed(p.seconds),
                 ]
                 for name, p in _grouped(report.phases)
             ),
@@ -173,8 +170,7 @@ def render_report(report: ExecutionReport, out: Output) -> None:
     for phase in report.phases:
         for path, error in phase.failures:
             out.line("  ", red("failed"), f" {path}: {error}")
-    ms = round(report.seconds * 1000)
-    took = f" in {human_duration(ms if ms < 1000 else ms - ms % 1000)}"
+    took = f" in {human_elapsed(report.seconds)}"
     if report.failed:
         out.line("  ", red("partial"), took, ": the journal stays and the next run finishes it")
     else:

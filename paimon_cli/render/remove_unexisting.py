@@ -52,8 +52,7 @@ def human(o: Repaired, out: Output, view: RunView) -> None:
             ]
             for f in files
         ),
-        limit=40,
-        total=len(files),
+        listing=True,
     )
     r = o.result
     if r is not None and r.snapshot is not None:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from core.runtime.wording import plural
 from paimon_cli.convert import instant
-from paimon_cli.output import Output, bold, green, human_bytes, red
+from paimon_cli.output import Output, bold, green, human_bytes, human_elapsed, human_time, red
 from paimon_cli.render import Renderer, RunView
-from paimon_cli.render.plans import SCREEN, header
+from paimon_cli.render.plans import header
 
 if TYPE_CHECKING:
     from core.ops.undo.purge_quarantine import PurgePlan
@@ -61,8 +61,7 @@ def _restore_human(o: Outcome[RestorePlan, RestoreReport], out: Output, view: Ru
             None,
             ["state", "op", "kind", "path"],
             ([i.state, i.op, i.kind, out.rel(i.path)] for i in p.items),
-            limit=SCREEN if len(p.items) > SCREEN + 5 else None,
-            total=len(p.items),
+            listing=True,
         )
     if o.result is not None:
         r = o.result
@@ -70,7 +69,8 @@ def _restore_human(o: Outcome[RestorePlan, RestoreReport], out: Output, view: Ru
             "  ",
             green("restored"),
             f" {plural(r.restored, 'file')} ({human_bytes(r.bytes)}), "
-            f"{r.already_in_place} already in place, {r.missing} missing, {r.seconds:.2f}s",
+            f"{r.already_in_place} already in place, {r.missing} missing, "
+            f"in {human_elapsed(r.seconds)}",
         )
 
 
@@ -110,8 +110,6 @@ def _purge_document(o: Outcome[PurgePlan, int], view: RunView) -> dict[str, Any]
 
 
 def _purge_human(o: Outcome[PurgePlan, int], out: Output, view: RunView) -> None:
-    from core.runtime.timeparse import iso_utc
-
     title = "purge-quarantine" + (" (dry run)" if view.dry_run else "")
     out.line(bold(title))
     runs = o.plan.runs
@@ -125,7 +123,7 @@ def _purge_human(o: Outcome[PurgePlan, int], out: Output, view: RunView) -> None
             [
                 r.run_id,
                 r.command,
-                iso_utc(r.created_ms),
+                human_time(r.created_ms, view.zone),
                 r.status,
                 len(r.files),
                 human_bytes(r.bytes),

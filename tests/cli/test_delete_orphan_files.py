@@ -21,7 +21,7 @@ def test_dry_run_lists_and_changes_nothing(run, table: Path) -> None:
     before = tree_state(table)
     result = run("delete-orphan-files", table, "--dry-run")
     assert result.exit_code == 0, result.stderr
-    assert "1 orphan files" in result.stdout and "manifest/manifest-deadbeef-0" in result.stdout
+    assert "1 orphan file" in result.stdout and "manifest/manifest-deadbeef-0" in result.stdout
     assert tree_state(table) == before
     quiet = run("delete-orphan-files", table, "--dry-run", "-q")
     assert quiet.stdout.splitlines() == [str(orphan)]

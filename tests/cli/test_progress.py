@@ -19,10 +19,10 @@ def test_periodic_lines_for_long_phases(capsys: pytest.CaptureFixture[str]) -> N
     assert err.out == ""
     lines = err.err.splitlines()
     assert lines == [
-        "progress: deleting: 10/100 in progress, 10s",
-        "progress: deleting: 20/100 in progress, 20s",
-        "progress: deleting: 30/100 in progress, 30s",
-        "progress: deleting: 30/100 done, 30s",
+        "progress: deleting: 10/100 in progress, 10 s",
+        "progress: deleting: 20/100 in progress, 20 s",
+        "progress: deleting: 30/100 in progress, 30 s",
+        "progress: deleting: 30/100 done, 30 s",
     ]
 
 

@@ -142,7 +142,7 @@ def test_skipping_tags_run_from_the_newest_at_or_below_begin_to_the_last_below_e
             [1, 2],
             INT_MAX,
             T0 + 30 * MIN,
-            "snapshot 1 is newer than the retention time: it and the ones after it stay",
+            "no snapshot is older than the retention time, so the time rule expires none",
         ),
         # 1 is old enough, but Paimon keeps it until its successor is too.
         (
@@ -157,9 +157,9 @@ def test_skipping_tags_run_from_the_newest_at_or_below_begin_to_the_last_below_e
             [1, 2, 3, 4, 5],
             3,
             T0 + 30 * MIN,
-            "snapshot 3 is newer than the retention time: it and the ones after it stay; "
-            "snapshots below 3 expire whatever their time: retain-max 3 keeps at most the "
-            "newest 3 (Paimon's rule)",
+            "no snapshot from 3 on is older than the retention time, so the time rule expires "
+            "none; snapshots 1..2 expire by retain-max although 2 of them are newer than the "
+            "retention time: retain-max 3 keeps at most the newest 3 (Paimon's rule)",
         ),
     ],
 )

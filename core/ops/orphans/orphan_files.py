@@ -48,7 +48,7 @@ from core.runtime.operation import Deletion, Env
 from core.runtime.plans import FileAction, LazyPhases, Phase, Plan, Requirements
 from core.runtime.progress import NullProgress, Progress
 from core.runtime.spill import Spilled
-from core.runtime.timeparse import format_duration, iso_utc
+from core.runtime.timeparse import format_duration, format_utc, iso_utc
 from core.table.table import PaimonTable
 
 logger = logging.getLogger(__name__)
@@ -99,9 +99,9 @@ def orphan_clock(table: PaimonTable, host_now_ms: int) -> int:
     if abs(store_ms - host_now_ms) > CLOCK_TOLERANCE_MS:
         ahead = "ahead of" if host_now_ms > store_ms else "behind"
         raise SafetyRefusalError(
-            f"this machine's clock ({iso_utc(host_now_ms)}) is "
+            f"this machine's clock ({format_utc(host_now_ms)}) is "
             f"{format_duration(abs(host_now_ms - store_ms))} {ahead} the store's "
-            f"({iso_utc(store_ms)}, from {source}): file ages would be wrong, so orphan "
+            f"({format_utc(store_ms)}, from {source}): file ages would be wrong, so orphan "
             "cleaning could delete files a writer has just uploaded",
             hint="fix this machine's clock (NTP) and run again",
         )
@@ -115,8 +115,8 @@ def check_not_in_future(future: list[Orphan], now_ms: int) -> None:
         return
     newest = max(future, key=lambda o: o.mtime_ms)
     raise SafetyRefusalError(
-        f"{newest.path} was last modified at {iso_utc(newest.mtime_ms)}, "
-        f"{format_duration(newest.mtime_ms - now_ms)} after now ({iso_utc(now_ms)}); "
+        f"{newest.path} was last modified at {format_utc(newest.mtime_ms)}, "
+        f"{format_duration(newest.mtime_ms - now_ms)} after now ({format_utc(now_ms)}); "
         f"{len(future)} candidate file(s) lie in the future: the clock of the storage and "
         "this machine's disagree, so file ages cannot be trusted",
         hint="fix the clock that is wrong (NTP) and run again",

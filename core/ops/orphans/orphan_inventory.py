@@ -59,7 +59,7 @@ from core.runtime.executors.base import Executor
 from core.runtime.plans import Phase
 from core.runtime.progress import Progress
 from core.runtime.spill import read_records, write_records
-from core.runtime.timeparse import format_duration, iso_utc
+from core.runtime.timeparse import format_duration, format_utc, iso_utc
 from core.table.table import PaimonTable
 
 # S3 Inventory field names (CSV's fileSchema) as ORC and Parquet name their columns.
@@ -141,16 +141,16 @@ def check_inventory_age(inventory: Inventory, older_than_ms: int, now_ms: int) -
     """Refuse an inventory taken before the cut-off, or after now (a clock is wrong)."""
     if inventory.taken_ms < older_than_ms:
         raise SafetyRefusalError(
-            f"the inventory {inventory.source} was taken at {iso_utc(inventory.taken_ms)}, "
-            f"before the cut-off ({iso_utc(older_than_ms)}): it is "
+            f"the inventory {inventory.source} was taken at {format_utc(inventory.taken_ms)}, "
+            f"before the cut-off ({format_utc(older_than_ms)}): it is "
             f"{format_duration(older_than_ms - inventory.taken_ms)} older than the margin "
             "--older-than keeps, so nothing it says may decide a deletion",
             hint="use a newer inventory, or an earlier --older-than",
         )
     if inventory.taken_ms > now_ms + CLOCK_TOLERANCE_MS:
         raise SafetyRefusalError(
-            f"the inventory {inventory.source} was taken at {iso_utc(inventory.taken_ms)}, "
-            f"after now ({iso_utc(now_ms)}): the clocks disagree, so no age can be trusted",
+            f"the inventory {inventory.source} was taken at {format_utc(inventory.taken_ms)}, "
+            f"after now ({format_utc(now_ms)}): the clocks disagree, so no age can be trusted",
             hint="fix the clock that is wrong (NTP) and run again",
         )
 

@@ -173,7 +173,8 @@ def plan_remove_unexisting(
             phases = (
                 Phase.commit(
                     table.snapshots.path(latest.id + 1),
-                    f"APPEND commit marking {len(missing)} missing data files ({rows} rows) DELETE",
+                    f"APPEND commit marking {plural(len(missing), 'missing data file')} "
+                    f"({plural(rows, 'row')}) DELETE",
                 ),
             )
     details = RemoveUnexistingDetails(

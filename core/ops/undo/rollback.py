@@ -36,7 +36,7 @@ from core.runtime.plans import FileAction, Phase, Plan, Requirements, SnapshotId
 from core.runtime.races import ActionGuard, NewestFirstGuard, SnapshotRaceWatch
 from core.runtime.requests import at_least, refuse
 from core.runtime.resume import commit_problem
-from core.runtime.timeparse import iso_utc
+from core.runtime.timeparse import format_utc
 from core.table.snapshot_manager import SnapshotManager
 from core.table.table import PaimonTable
 from core.write.commit import snapshot_json
@@ -58,8 +58,8 @@ def snapshot_at(table: PaimonTable, timestamp_ms: int) -> int:
         earliest = table.snapshots.snapshot(table.snapshots.ids()[0])
         raise RollbackError(
             f"no snapshot of {table.location} was committed at or before "
-            f"{iso_utc(timestamp_ms)}: the earliest, {earliest.id}, was committed at "
-            f"{iso_utc(earliest.time_millis)}",
+            f"{format_utc(timestamp_ms)}: the earliest, {earliest.id}, was committed at "
+            f"{format_utc(earliest.time_millis)}",
             hint="give a later time, or --to-tag for a tag on an expired snapshot",
         )
     return found.id
