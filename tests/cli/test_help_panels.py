@@ -29,6 +29,7 @@ SHARED_OPTIONS = {
     "--timezone": "Run control",
     "--json": "Output",
     "--quiet": "Output",
+    "--limit": "Output",
     "--warehouse": "Table",
     "--catalog": "Table",
     "--branch": "Table",
