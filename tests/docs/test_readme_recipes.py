@@ -10,6 +10,7 @@ and review the diff.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,22 @@ def test_the_cron_line_is_the_tested_command() -> None:
         program, rest = line.split(" ", 1)
         assert program.rsplit("/", 1)[-1] == "paimon-cli"
         assert rest.replace("/etc/paimon/prod.yaml", "prod.yaml") == tested.split(" ", 1)[1]
+
+
+def test_normalising_keeps_what_a_reader_relies_on() -> None:
+    sample = RECIPES[0].sample
+    assert sample is not None and "16 files" in sample
+    assert rr.normalise(sample) != rr.normalise(sample.replace("16 files", "17 files"))
+    (when,) = re.findall(r"at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[+-]\d\d:\d\d)", sample)
+    later = sample.replace(when, "2031-01-02 03:04:05+11:00")
+    assert later != sample and rr.normalise(later) == rr.normalise(sample)
+
+
+def test_updating_rewrites_only_the_sample_of_its_recipe() -> None:
+    updated = rr.update(TEXT, {2: "new sample\n"})
+    again = rr.recipes(updated)
+    assert again[2].sample == "new sample\n"
+    assert [r.sample for i, r in enumerate(again) if i != 2] == [
+        r.sample for i, r in enumerate(RECIPES) if i != 2
+    ]
+    assert updated.startswith(SETUP)
