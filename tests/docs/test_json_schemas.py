@@ -90,6 +90,7 @@ def test_a_value_of_the_wrong_type_fails() -> None:
     bad_phase["plan"]["phases"][0]["actions"][0]["size"] = "600 B"
     assert _errors("expire-snapshots", bad_phase)
     assert _errors(js.ERROR, {"error": {"message": "no kind"}})
+    assert _errors(js.ERROR, {"kind": "usage_error"})
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +124,34 @@ def test_a_live_document_matches_its_schema(
     document = json.loads(result.stdout)
     errors = _errors(command, document)
     assert not errors, "; ".join(errors[:5])
+
+
+REAL_RUNS = [
+    ("expire-snapshots", ("--retain-max", "4", "--retain-min", "1", "--quarantine")),
+    ("inspect", ("runs",)),
+    ("restore", ("--last", "--dry-run")),
+    ("restore", ("--last",)),
+    ("purge-quarantine", ("--dry-run",)),
+    ("create-tag", ("t7", "--snapshot", "7")),
+    ("rename-tag", ("t7", "t7b")),
+    ("delete-tag", ("t7b", "--dry-run")),
+    ("create-branch", ("b1", "--tag", "mid")),
+    ("rollback", ("--to-snapshot", "6", "--dry-run")),
+    ("expire-partitions", ("--expiration-time", "1 d", "--dry-run")),
+    ("remove-unexisting-files", ("--dry-run",)),
+    ("maintain", ()),
+]
+
+
+def test_documents_of_real_runs_match_their_schemas(run: Run, tmp_path: Path) -> None:
+    """One table through a sequence of real runs: each document against its schema."""
+    root = pw.append_partitioned(tmp_path / "wh", commits=8).root
+    failures = []
+    for command, args in REAL_RUNS:
+        result = run(command, root, *args, "--json")
+        assert result.exit_code in (0, 1), f"{command} {args}: {result.stderr}"
+        document = json.loads(result.stdout)
+        errors = _errors(command, document)
+        if errors:
+            failures.append(f"{command} {' '.join(args)}: " + "; ".join(errors[:3]))
+    assert not failures, "\n".join(failures)

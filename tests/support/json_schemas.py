@@ -41,6 +41,12 @@ PLACEHOLDER_VALUES: dict[str, Any] = {
 }
 # Objects whose keys are data (kinds, partition keys, function names), not fields.
 MAP_KEYS = frozenset({"by_kind", "partition", "aggregate_functions"})
+# ... and those known by their parent's key: a plan's requirements name tags by name.
+MAP_PLACES = frozenset({("requirements", "tags")})
+# What the golden files show only one way but docs/json.md says varies: a value that is
+# null when there is nothing to say, and a failed run's `error` (absent on success).
+NULLABLE_KEYS = frozenset({"skipped_hint"})
+NEVER_REQUIRED = frozenset({"error"})
 JSON_TEXT = "<json text>"  # a file's JSON text, pinned by golden.py as the parsed object
 
 
@@ -96,13 +102,19 @@ def _type_of(value: Any, key: str | None) -> str | None:
     return "array"
 
 
-def _is_map(objects: list[dict[str, Any]], key: str | None) -> bool:
+def _is_map(objects: list[dict[str, Any]], key: str | None, parent: str | None) -> bool:
     """Keyed by data: a known map, or keys that are branch or tag names or paths."""
     names = {k for o in objects for k in o}
-    return key in MAP_KEYS or any("/" in k or "=" in k or k == "main" for k in names)
+    return (
+        key in MAP_KEYS
+        or (parent, key) in MAP_PLACES
+        or any("/" in k or "=" in k or k == "main" for k in names)
+    )
 
 
-def infer(values: Iterable[Any], key: str | None = None) -> dict[str, Any]:
+def infer(
+    values: Iterable[Any], key: str | None = None, parent: str | None = None
+) -> dict[str, Any]:
     """The schema of every value seen at one place of the documents."""
     values = list(values)
     types = {_type_of(v, key) for v in values}
@@ -110,23 +122,27 @@ def infer(values: Iterable[Any], key: str | None = None) -> dict[str, Any]:
         return {}
     if {"integer", "number"} <= types:
         types.discard("integer")
+    if key in NULLABLE_KEYS:
+        types.add("null")
     schema: dict[str, Any] = {"type": sorted(types)[0] if len(types) == 1 else sorted(types)}
     objects = [v for v in values if _type_of(v, key) == "object"]
-    if objects and _is_map(objects, key):
-        schema["additionalProperties"] = infer([v for o in objects for v in o.values()], key)
+    if objects and _is_map(objects, key, parent):
+        schema["additionalProperties"] = infer([v for o in objects for v in o.values()])
     elif objects:
         keys: dict[str, list[Any]] = defaultdict(list)
         for obj in objects:
             for k, v in obj.items():
                 keys[k].append(v)
-        schema["properties"] = {k: infer(vs, k) for k, vs in sorted(keys.items())}
-        required = [k for k in sorted(keys) if all(k in obj for obj in objects)]
+        schema["properties"] = {k: infer(vs, k, key) for k, vs in sorted(keys.items())}
+        required = [
+            k for k in sorted(keys) if k not in NEVER_REQUIRED and all(k in obj for obj in objects)
+        ]
         if required:
             schema["required"] = required
     arrays = [v for v in values if isinstance(v, list)]
     if arrays:
         items = [i for a in arrays for i in a]
-        schema["items"] = infer(items, key) if items else {}
+        schema["items"] = infer(items, key, parent) if items else {}
     return schema
 
 
@@ -148,7 +164,9 @@ def schemas(documents: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "schema_version.",
         }
         alternatives = [infer(docs) for _, docs in sorted(variants.items())]
-        if name != ERROR:
+        if name == ERROR:
+            alternatives[0]["required"] = ["error"]
+        else:
             for alternative in alternatives:
                 alternative["properties"]["command"] = {"const": name}
                 alternative["properties"]["schema_version"] = {"const": 1}
