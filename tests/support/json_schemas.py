@@ -155,7 +155,7 @@ def schemas(documents: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for name, variants in sorted(grouped.items()):
         head: dict[str, Any] = {
             "$schema": DRAFT,
-            "$id": f"https://github.com/paimon-cli/paimon-cli/docs/schema/{name}.schema.json",
+            "$id": f"urn:paimon-cli:schema:{name}",
             "title": f"paimon-cli {name} --json document"
             if name != ERROR
             else "paimon-cli error document (stderr)",

@@ -125,8 +125,12 @@ def run(command: str, warehouse: Path, cwd: Path) -> Ran:
         "PAIMON_CLI_HOME": str(cwd),
     }
     env.pop("FORCE_COLOR", None)
+    # The console script the README names, where this environment has it (an editable or
+    # wheel install); else the same program through its module.
+    script = Path(sys.executable).with_name("paimon-cli")
+    program = [str(script)] if script.is_file() else [sys.executable, "-m", "paimon_cli"]
     proc = subprocess.run(
-        [sys.executable, "-m", "paimon_cli", *argv[1:]],
+        [*program, *argv[1:]],
         cwd=cwd,
         env=env,
         capture_output=True,
