@@ -116,8 +116,9 @@ def run(command: str, warehouse: Path, cwd: Path) -> Ran:
     """Run one README command line with the README's warehouse replaced by ``warehouse``."""
     argv = shlex.split(command.replace(README_WAREHOUSE + "/", f"{warehouse}/"))
     assert argv[0] == "paimon-cli", command
+    # A reader's shell has none of the program's settings (catalog, warehouse, quarantine).
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")},
         "COLUMNS": "100",
         "NO_COLOR": "1",
         "TZ": "UTC",
