@@ -13,8 +13,8 @@ $(BIN)/python:
 demo: $(BIN)/python
 	$(BIN)/pip install -q -e '.[demo]'
 	$(BIN)/python scripts/make_sample_table.py $(DEMO) > /dev/null
-	$(BIN)/paimon inspect $(DEMO)/demo.db/orders
-	$(BIN)/paimon expire-snapshots $(DEMO)/demo.db/orders --retain-max 5 --retain-min 1 --dry-run
+	$(BIN)/paimon-cli inspect $(DEMO)/demo.db/orders
+	$(BIN)/paimon-cli expire-snapshots $(DEMO)/demo.db/orders --retain-max 5 --retain-min 1 --dry-run
 
 dev: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'

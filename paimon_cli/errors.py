@@ -25,7 +25,7 @@ from paimon_cli.output import OutputClosed, printable
 
 logger = logging.getLogger(__name__)
 
-# The exit codes (README "Exit codes", DECISIONS D5).
+# The exit codes (README "Exit codes", docs/automation.md, DECISIONS D5).
 EXIT_OK = 0
 EXIT_FAILURE = 1  # failed, partly failed, or could not check
 EXIT_USAGE = 2

@@ -340,7 +340,8 @@ class FileIO:
         except (NotImplementedError, ValueError) as exc:
             raise StorageError(
                 f"{protocol_of(path)}:// cannot create files atomically: {exc}",
-                hint="this store has no conditional create; see README 'How paimon-cli commits'",
+                hint="this store has no conditional create; "
+                "see docs/safety.md 'How paimon-cli commits'",
             ) from exc
         except OSError as exc:
             # A 5xx, a dropped connection or a timeout: the store may have applied it.

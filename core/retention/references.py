@@ -5,7 +5,7 @@ deleting command keeps them. Where Paimon deletes a file by design, the root doe
 
 * a **tag** needs its base and delta lists, their manifests, its live data, index files and
   statistics, but not its changelog list and changelog files: Paimon's snapshot expiry deletes
-  those even for tagged snapshots (semantics 2.6; README "Long-lived changelogs");
+  those even for tagged snapshots (semantics 2.6; docs/commands.md "Long-lived changelogs");
 * a **long-lived changelog** (``changelog/changelog-N``) is read as Paimon's streaming reader
   reads it: through its changelog list (and the changelog files in it) when it has one;
   otherwise, with ``changelog-producer`` = none, through its delta list, whose APPEND files

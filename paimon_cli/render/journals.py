@@ -1,5 +1,5 @@
 """How commands whose own report is a commit show the journals of interrupted runs that
-the lifecycle finished (or discarded) before planning (README "Pointers first")."""
+the lifecycle finished (or discarded) before planning (docs/safety.md "Pointers first")."""
 
 from __future__ import annotations
 

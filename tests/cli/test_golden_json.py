@@ -1,5 +1,5 @@
-"""The `--json` documents of every command, pinned against tests/golden/ (README "JSON
-schema"): keys, value types and structure, on small pypaimon tables written once per
+"""The `--json` documents of every command, pinned against tests/golden/ (docs/json.md,
+docs/schema/): keys, value types and structure, on small pypaimon tables written once per
 module. What varies between runs is normalised (tests/support/golden.py); rewrite the
 files with PAIMON_CLI_UPDATE_GOLDEN=1 after an intended, additive change."""
 

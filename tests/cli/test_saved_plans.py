@@ -99,8 +99,9 @@ def test_a_saved_plan_is_applied_as_a_plain_run_would(
 def test_saved_plans_of_the_other_commands_apply_as_plain_runs(
     run: Any, scenarios: dict[str, pw.Scenario], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The commands README lists as taking --plan whose tables need more than a copy: long-lived
-    changelogs (Paimon 0.9, Java), a data file lost by hand, a branch from a tag."""
+    """The commands README and docs/safety.md list as taking --plan whose tables need more
+    than a copy: long-lived changelogs (Paimon 0.9, Java), a data file lost by hand, a branch
+    from a tag."""
 
     def changelogs(label: str) -> Path:
         root = tmp_path / label / "wh" / "db.db" / "changelog_decoupled"

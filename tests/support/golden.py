@@ -9,8 +9,7 @@ types, ids, counts, kinds, reasons and statuses stay as they are, so a changed s
 fails the comparison. Lists of objects whose order follows file names (uuids) are sorted
 after normalising; phases, steps and tables keep their order.
 
-``PAIMON_CLI_UPDATE_GOLDEN=1`` rewrites the files instead of comparing (README,
-"Development").
+``PAIMON_CLI_UPDATE_GOLDEN=1`` rewrites the files instead of comparing (CONTRIBUTING.md).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Placeholders in command lines and phrases: ``{root}`` (the damaged copy), ``{wh}
 warehouse), ``{tmp}`` (scratch dir), ``{outside}`` (a directory outside the table whose
 content must survive every run) and whatever the damage function put in ``ctx.values``.
 
-Expectations are decided from README.md and DECISIONS.md; where the engine disagrees the
+Expectations are decided from README.md, docs/ and DECISIONS.md; where the engine disagrees the
 row carries ``xfail`` with the reason (the engine is not changed here).
 """
 

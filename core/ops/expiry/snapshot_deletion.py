@@ -156,7 +156,8 @@ def check_retained(
 ) -> None:
     """Every kept snapshot must parse and the latest one's manifest lists must read before
     anything goes: with a broken latest snapshot the older ones may be all that is left to
-    roll back to (safer than Paimon, which never looks; README "incomplete metadata")."""
+    roll back to (safer than Paimon, which never looks; docs/safety.md "Incomplete metadata
+    stops the run")."""
     newest: Snapshot | None = end
     if latest is not None and latest > end.id:
         kept = executor.map(
@@ -277,7 +278,7 @@ def note_tagged_changelogs(
     b: DeletionBuilder, expiring: list[Snapshot], tags: list[Tag], decoupled: bool
 ) -> None:
     """Say what happens to the changelog of a tagged snapshot: as in Paimon, a tag keeps its
-    data, not its changelog (issue 12.4; README "Long-lived changelogs")."""
+    data, not its changelog (issue 12.4; docs/commands.md "Long-lived changelogs")."""
     if decoupled:
         return  # the changelog moves to changelog-N and keeps its files
     tagged = {t.snapshot.id: t.name for t in tags}

@@ -71,9 +71,10 @@ def _is_link(fileio: FileIO, path: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class NameShapes:
-    """Which file names Paimon writes where: only those are orphan candidates (README
-    "what is a candidate"). A Paimon temp file is ``.<name>.<uuid>.tmp`` of such a name
-    (FileIO.tryToWriteAtomic); snapshot and changelog directories hold no other candidate."""
+    """Which file names Paimon writes where: only those are orphan candidates
+    (docs/commands.md, "delete-orphan-files"). A Paimon temp file is ``.<name>.<uuid>.tmp``
+    of such a name (FileIO.tryToWriteAtomic); snapshot and changelog directories hold no
+    other candidate."""
 
     data_prefixes: tuple[str, ...] = ("data-", "changelog-")
 
