@@ -180,6 +180,7 @@ SHARED_SWITCHES = {
     "--wait-lease",
     "--json",
     "--quiet",
+    "--limit",  # how many rows a listing shows; never what is run (D19)
     "--warehouse",
     "--fs-option",
     "--max-requests-per-second",
