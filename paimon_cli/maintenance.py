@@ -229,12 +229,7 @@ def write_maintenance_metrics(
 def first_line(run_id: str, now_ms: int, zone: dt.tzinfo, dry_run: bool) -> str:
     """``paimon maintain run 3f2a9c0b1d4e started 2026-11-21 22:10:00+01:00``."""
     dry = " (dry run)" if dry_run else ""
-    return f"paimon maintain run {run_id} started {_when(now_ms, zone)}{dry}"
-
-
-def _when(ms: int, zone: dt.tzinfo) -> str:
-    """The one place maintain's log lines render a time (to follow the CLI's wording)."""
-    return human_time(ms, zone)
+    return f"paimon maintain run {run_id} started {human_time(now_ms, zone)}{dry}"
 
 
 def maintain_tables(

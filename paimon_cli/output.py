@@ -352,10 +352,15 @@ class Output:
         else:
             self._table(headers, cells, fit.widths)
         if skipped:
-            how = "--limit 0 shows all" if self.limit_given else "--limit N or a pipe shows all"
-            self.line(dim(f"... {skipped:,} more; {how}"))
+            self.more(skipped)
         elif total is not None and limit is not None and total > len(cells):
             self.line(dim(f"... {total - len(cells):,} more; --json has all"))
+
+    def more(self, skipped: int) -> None:
+        """The line that ends a listing cut by ``row_limit``: how many rows it left out and
+        how to see them."""
+        how = "--limit 0 shows all" if self.limit_given else "--limit N or a pipe shows all"
+        self.line(dim(f"... {skipped:,} more; {how}"))
 
     def _table(
         self, headers: Sequence[str], cells: Sequence[Sequence[Styled]], widths: Sequence[int]

@@ -41,6 +41,7 @@ from core.format.options import parse_duration_ms
 from core.runtime.clock import now_ms as clock_now_ms
 from core.runtime.interrupts import critical
 from core.runtime.runs import Run
+from core.runtime.wording import plural
 from core.table.table import PaimonTable
 from core.write.catalog_commit import publish_through_catalog
 from core.write.changes import (
@@ -179,10 +180,10 @@ def commit(
                 hint = attempt.hint
                 notes += [hint] if hint else []
                 logger.info(
-                    "committed snapshot %d (%s) after %d attempt(s)",
+                    "committed snapshot %d (%s) after %s",
                     published.id,
                     commit_kind,
-                    attempt_no,
+                    plural(attempt_no, "attempt"),
                 )
                 return CommitResult(published, attempt_no, changes, tuple(notes))
             notes.append(f"snapshot {latest.id + 1} was taken by another writer; retried")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.runtime.wording import plural
 from paimon_cli.convert import plan_doc
-from paimon_cli.output import Output, human_bytes, human_wall_clock, red
+from paimon_cli.output import Output, human_bytes, human_wall_clock, partition_text, red
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.journals import journals_json, journals_of, render_journals
 from paimon_cli.render.plans import commit_report, header, render_commit
@@ -66,7 +66,7 @@ def human(o: Dropped, out: Output, view: RunView) -> None:
         out.table(
             None,
             ["partition", "why no time"],
-            (["/".join(f"{k}={v}" for k, v in p.partition.items()), p.reason] for p in d.skipped),
+            ([partition_text(p.partition), p.reason] for p in d.skipped),
             listing=True,
         )
         if view.dry_run:
@@ -92,11 +92,11 @@ def _metastore(d: PartitionExpiryDetails, out: Output, view: RunView) -> None:
         return
     verb = "would drop" if view.dry_run else "drops"
     out.line(f"  metastore ({m.metastore}) {verb} {plural(len(m.drops), 'partition')}:")
-    for drop in m.drops[:40]:
-        spec = "/".join(f"{k}={v}" for k, v in drop.partition.items())
-        out.line(f"    {spec}  ({drop.reason})")
-    if len(m.drops) > 40:
-        out.line(f"    ... and {len(m.drops) - 40} more")
+    shown = m.drops if out.row_limit is None else m.drops[: out.row_limit]
+    for drop in shown:
+        out.line(f"    {partition_text(drop.partition)}  ({drop.reason})")
+    if len(shown) < len(m.drops):
+        out.more(len(m.drops) - len(shown))
 
 
 def _partitions(

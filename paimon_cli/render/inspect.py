@@ -365,7 +365,7 @@ def _render_file_sizes(f: FileSizes, out: Output) -> None:
         ["partition", "files", *(label for label, _ in SIZE_CLASSES), "compact"],
         (
             [
-                "/".join(f"{k}={v}" for k, v in p.partition.items()) or "-",
+                partition_text(p.partition),
                 p.files,
                 *(n or "." for n in p.histogram),
                 "-" if not p.compact_files else f"{p.compact_files}->{p.compact_files_after}",

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.runtime.wording import plural
 from paimon_cli.convert import plan_doc
-from paimon_cli.output import Output, human_bytes
+from paimon_cli.output import Output, human_bytes, partition_text
 from paimon_cli.render import Renderer, RunView
 from paimon_cli.render.plans import commit_report, header, render_commit
 
@@ -43,7 +43,7 @@ def human(o: Repaired, out: Output, view: RunView) -> None:
         ["partition", "bucket", "level", "rows", "size", "path"],
         (
             [
-                "/".join(f"{k}={v}" for k, v in f.partition.items()) or "-",
+                partition_text(f.partition),
                 f.bucket,
                 f.level,
                 f.rows,

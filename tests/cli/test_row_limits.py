@@ -6,15 +6,21 @@ the narrow-terminal tests do: ``Output`` asks ``terminal_width``."""
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from support import pypaimon_writer as pw
 from support.fixtures import Run
 
 import paimon_cli.output as output
+from core.ops.details.partitions import MetastoreChanges, MetastoreDrop
 from paimon_cli.output import SCREEN, row_limit
+from paimon_cli.render import RunView
+from paimon_cli.render.expire_partitions import _metastore
 
 COMMITS = SCREEN + 5
 ROW = re.compile(r"^\s*\d+\s+\d{4}-\d{2}-\d{2} ", re.MULTILINE)  # a snapshot row: id, time
@@ -95,3 +101,31 @@ def test_a_negative_limit_is_a_usage_error(run: Run, table: Path) -> None:
     result = run("inspect", table, "snapshots", "--limit", "-1")
     assert result.exit_code == 2
     assert "--limit" in result.stderr
+
+
+def _metastore_lines(drops: int, monkeypatch: pytest.MonkeyPatch, **kw: object) -> str:
+    """expire-partitions' metastore drops as rendered, through the one row rule."""
+    terminal = kw.pop("terminal", False)
+    monkeypatch.setattr(output, "terminal_width", lambda: 200 if terminal else None)
+    out = output.Output(output.Mode.HUMAN, **kw)  # type: ignore[arg-type]
+    buffer = io.StringIO()
+    out.console.file = buffer
+    changes = MetastoreChanges(
+        "hive", tuple(MetastoreDrop({"dt": f"d{i}"}, "expired") for i in range(drops))
+    )
+    _metastore(SimpleNamespace(metastore=changes), out, RunView(True, dt.timezone.utc))  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def test_metastore_drops_follow_the_one_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The partitions expire-partitions drops from a metastore are a listing too: every one
+    in a pipe, a screenful on a terminal, --limit anywhere."""
+    piped = _metastore_lines(SCREEN + 5, monkeypatch)
+    assert piped.count("(expired)") == SCREEN + 5 and "more;" not in piped
+    assert "    dt=d0  (expired)" in piped
+    shown = _metastore_lines(SCREEN + 5, monkeypatch, terminal=True)
+    assert shown.count("(expired)") == SCREEN
+    assert shown.rstrip().endswith("... 5 more; --limit N or a pipe shows all")
+    capped = _metastore_lines(SCREEN + 5, monkeypatch, limit=3)
+    assert capped.count("(expired)") == 3
+    assert capped.rstrip().endswith(f"... {SCREEN + 2} more; --limit 0 shows all")
