@@ -43,6 +43,9 @@ class _History:
     def latest_id(self) -> int | None:
         return max(self.snaps, default=None)
 
+    def ids(self) -> list[int]:
+        return sorted(self.snaps)
+
     def try_snapshot(self, sid: int) -> _Snap | None:
         return self.snaps.get(sid)
 
