@@ -1244,7 +1244,12 @@ class MaintenanceMachine(RuleBasedStateMachine):
             self.log.append(f"  exit {result.exit_code}")
             assert "Traceback" not in result.stderr, result.stderr
             allowed = (0, 1, 130) if fault and fault.kind is Interrupt.SIGINT else (0, 1)
-            assert result.exit_code in allowed, (args, result.exit_code, result.stderr)
+            if result.exit_code == 3 and self._check_ran(args):
+                # Damage the check may report: a lost file's older snapshots that the run's
+                # expiry would have expired had it not failed (the repair writes a new head,
+                # as Java's does). A true verdict only: the reference checker sees it too.
+                allowed = (3,) if missing_references(self.root) else allowed
+            assert result.exit_code in allowed, (args, result.exit_code, result.stdout)
         if not step.hook.fired:
             self.ops_seen[command] = max(len(step.hook.ops), 1)
         if not self._acted(step) and not step.beside_acted:
@@ -1254,6 +1259,11 @@ class MaintenanceMachine(RuleBasedStateMachine):
         self._account(step)
         self.step = None
         return step
+
+    @staticmethod
+    def _check_ran(args: list[Any]) -> bool:
+        """The run included an integrity check (maintain's step, unless --no-check)."""
+        return args[0] == "maintain" and "--no-check" not in args
 
     @staticmethod
     def _acted(step: Step) -> bool:
