@@ -5,6 +5,7 @@ Shared by ``expire-snapshots`` and the retention view of ``inspect``.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from core.errors import InvalidOptionError
@@ -141,22 +142,33 @@ def _newer_below(snapshots: SnapshotManager, earliest: int, end: int, older_than
     times rise with ids (Paimon's time lookups rely on it too, DECISIONS D4), so a binary
     search over the listed ids reads about log2(n) snapshot files instead of one per
     expiring snapshot, which on a deep table in an object store would be thousands of
-    requests for one sentence; a file gone since the listing falls back to reading all."""
+    requests for one sentence. Where that does not hold as far as it can see (a file gone
+    since the listing, or times it read falling as ids rise: writers' clocks apart), it
+    counts them all."""
     present = [sid for sid in snapshots.ids() if earliest <= sid < end]
+
+    def count_all() -> int:
+        return sum(
+            1
+            for sid in present
+            if (s := snapshots.try_snapshot(sid)) is not None and s.time_millis >= older_than
+        )
+
+    seen: list[tuple[int, int]] = []  # (index in present, commit time) of each read
     lo, hi = 0, len(present)  # the first not older than the cut-off is present[lo]
     while lo < hi:
         mid = (lo + hi) // 2
         snap = snapshots.try_snapshot(present[mid])
         if snap is None:
-            return sum(
-                1
-                for sid in present
-                if (s := snapshots.try_snapshot(sid)) is not None and s.time_millis >= older_than
-            )
+            return count_all()
+        seen.append((mid, snap.time_millis))
         if snap.time_millis >= older_than:
             hi = mid
         else:
             lo = mid + 1
+    times = [t for _i, t in sorted(seen)]
+    if any(a > b for a, b in itertools.pairwise(times)):
+        return count_all()
     return len(present) - lo
 
 

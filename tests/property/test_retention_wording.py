@@ -1,16 +1,20 @@
 """Expiry's stopping reason says what truly stopped it (issue 37.14), drawn.
 
 Retention settings (retain-min, retain-max, time-retained, the per-run limit) and a history of
-snapshots with non-decreasing commit times are drawn; an independent reading of Paimon's rule
+snapshots are drawn: commit times non-decreasing with ids, or in any order (writers whose
+clocks are apart), and snapshot files gone below retain-max's floor (the ids listed have
+gaps); an independent reading of Paimon's rule
 (at least retain-min kept, at most retain-max; between them a snapshot expires once its
 successor is older than the retention time) says which snapshots expire and why, and the
 wording of ``compute_range`` must say the same: which rule stopped it, that nothing was older
 than the retention time when nothing was, and that retain-max expired snapshots newer than
-the retention time when it did.
+the retention time when it did, with the true count wherever times rise with ids (the count
+reads about log2(n) snapshots, D4).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -34,8 +38,12 @@ class _Snap:
 class _History:
     """The three questions compute_range asks a SnapshotManager."""
 
-    def __init__(self, earliest: int, times: list[int]) -> None:
-        self.snaps = {earliest + i: _Snap(earliest + i, t) for i, t in enumerate(times)}
+    def __init__(self, earliest: int, times: list[int], gone: frozenset[int] = frozenset()) -> None:
+        self.snaps = {
+            earliest + i: _Snap(earliest + i, t)
+            for i, t in enumerate(times)
+            if earliest + i not in gone
+        }
 
     def earliest_id(self) -> int | None:
         return min(self.snaps, default=None)
@@ -50,23 +58,48 @@ class _History:
         return self.snaps.get(sid)
 
 
+@dataclass(frozen=True)
+class _Case:
+    history: _History
+    rmin: int
+    rmax: int
+    minutes: int
+    limit: int
+    rising: bool  # commit times never fall as ids rise
+
+
 @st.composite
-def cases(draw: Any) -> tuple[_History, int, int, int, int]:
+def cases(draw: Any) -> _Case:
     n = draw(st.integers(1, 12))
     earliest = draw(st.integers(1, 5))
-    ages = sorted(draw(st.lists(st.integers(0, 120), min_size=n, max_size=n)), reverse=True)
-    times = [NOW - age * MIN for age in ages]  # oldest first, ties allowed
+    ages = draw(st.lists(st.integers(0, 120), min_size=n, max_size=n))
+    rising = draw(st.booleans())
+    if rising:
+        ages = sorted(ages, reverse=True)
+    times = [NOW - age * MIN for age in ages]  # oldest first when rising, ties allowed
     rmin = draw(st.integers(1, n + 1))
     rmax = draw(st.one_of(st.just(INT_MAX), st.integers(rmin, n + 2)))
+    latest = earliest + n - 1
+    floor = max(latest - rmax + 1, earliest)
+    # Files gone below the floor (never the earliest: it is what the listing starts at);
+    # from the floor on, the time rule reads each successor and a gap is its own case.
+    gone = draw(st.frozensets(st.integers(earliest + 1, max(earliest + 1, floor - 1))))
+    gone = frozenset(g for g in gone if g < floor)
     minutes = draw(st.integers(0, 130))
     limit = draw(st.integers(1, 20))
-    return _History(earliest, times), rmin, rmax, minutes, limit
+    return _Case(_History(earliest, times, gone), rmin, rmax, minutes, limit, rising)
 
 
 @settings(max_examples=300, deadline=None)
 @given(cases())
-def test_the_stopping_reason_is_the_true_one(case: tuple[_History, int, int, int, int]) -> None:
-    history, rmin, rmax, minutes, limit = case
+def test_the_stopping_reason_is_the_true_one(case: _Case) -> None:
+    history, rmin, rmax, minutes, limit = (
+        case.history,
+        case.rmin,
+        case.rmax,
+        case.minutes,
+        case.limit,
+    )
     config = expire_config(
         TableOptions({}),
         retain_min=rmin,
@@ -100,7 +133,10 @@ def test_the_stopping_reason_is_the_true_one(case: tuple[_History, int, int, int
             assert f"until snapshot {end + 1} is too" in detail
         elif end == floor:
             # Nothing from the floor on is older: the wording must not blame one snapshot.
-            assert all(time_of[s] >= older_than for s in range(floor, latest + 1))
+            # Where times fall as ids rise, the rule read the floor and its successor only:
+            # the sentence rests on D4 as Paimon's time lookups do.
+            after = range(floor, latest + 1) if case.rising else range(floor, floor + 2)
+            assert all(time_of[s] >= older_than for s in after if s in time_of)
             scope = "no snapshot" if floor == earliest else f"no snapshot from {floor} on"
             assert detail.startswith(f"{scope} is older than the retention time")
         else:
@@ -117,11 +153,14 @@ def test_the_stopping_reason_is_the_true_one(case: tuple[_History, int, int, int
         else:
             assert detail.startswith(f"at most {limit} snapshot")
 
-    # retain-max: said whenever it expires a snapshot newer than the retention time.
-    forced = [s for s in range(earliest, min(floor, end)) if time_of[s] >= older_than]
-    if forced:
-        assert "expire by retain-max although" in detail
-        assert f"{len(forced)} of them" in detail
-    else:
-        assert "expire by retain-max although" not in detail
+    # retain-max: said whenever it expires a snapshot newer than the retention time, with
+    # their number; where times fall as ids rise, a number from 1 to the span at most.
+    below = range(earliest, min(floor, end))
+    forced = [s for s in below if s in time_of and time_of[s] >= older_than]
+    said = re.search(r"expire by retain-max although (\d+) of them", detail)
+    if case.rising:
+        assert (said is not None) == bool(forced), detail
+        assert said is None or int(said.group(1)) == len(forced), (detail, forced)
+    elif said is not None:
+        assert 1 <= int(said.group(1)) <= sum(1 for s in below if s in time_of), detail
     assert "'" not in detail.replace("Paimon's", "")  # no Python reprs
