@@ -69,6 +69,10 @@ class Normaliser:
         return _NOW_TIME.sub("<time>", value)
 
     def __call__(self, value: Any, key: str | None = None) -> Any:
+        if key in _VOLATILE_KEYS and isinstance(value, list):
+            # one item for the list: Paimon writes a tag's time as [y, M, d, h, m, s, nanos]
+            # without the trailing zeros (Java's LocalDateTime), so its length is of this run
+            return [_VOLATILE_KEYS[key]]
         if isinstance(value, dict):
             return {k: self(v, k) for k, v in value.items()}
         if isinstance(value, list):
