@@ -334,7 +334,9 @@ def test_orphans_on_decoupled_changelogs_with_a_producer(
 
 
 def test_cli_keeps_spark_log_lines_off_stderr(spark_executor: SparkExecutor, scenarios) -> None:
-    """A local Spark JVM starts quiet: no log4j banner or WARN lines among our messages."""
+    """A local Spark JVM starts quiet: no log4j banner or WARN lines among our messages,
+    nor the JVM's announcement of JAVA_TOOL_OPTIONS (set for memory limits in many
+    containers): a quiet run from cron prints nothing."""
     result = _cli(
         "inspect",
         str(scenarios["append_partitioned"].root),
@@ -342,12 +344,14 @@ def test_cli_keeps_spark_log_lines_off_stderr(spark_executor: SparkExecutor, sce
         "spark",
         "--spark-master",
         "local[1]",
+        env={**os.environ, "JAVA_TOOL_OPTIONS": "-XX:+UseSerialGC"},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "log4j" not in result.stderr and "Setting default log level" not in result.stderr
     assert not [line for line in result.stderr.splitlines() if " WARN " in line]
     # The JVM's notice at every start of Spark 4 (issue 25.6) is filtered out too.
     assert "incubator modules" not in result.stderr
+    assert "Picked up" not in result.stderr
 
 
 def _contents(root: Path) -> dict[str, bytes]:
@@ -396,18 +400,24 @@ def test_cli_quarantine_moves_and_restore_gives_the_files_back(
     assert not quarantined.exists()
 
 
-def test_the_jvm_stderr_filter_drops_only_the_incubator_notice(capfd) -> None:  # type: ignore[no-untyped-def]
+def test_the_jvm_stderr_filter_drops_only_the_start_up_notices(capfd) -> None:  # type: ignore[no-untyped-def]
     import io
 
     from core.runtime.executors.spark import _forward_stderr
 
     jvm = io.BytesIO(
+        b"Picked up JAVA_TOOL_OPTIONS: -XX:MaxRAMPercentage=75\n"
+        b"NOTE: Picked up JDK_JAVA_OPTIONS: -Xss2m\n"
         b"WARNING: Using incubator modules: jdk.incubator.vector\n"
         b"Exception in thread main: something real\n"
+        b"Caused by: Picked up JAVA_TOOL_OPTIONS: is not at the start\n"
     )
     _forward_stderr(jvm)
     err = capfd.readouterr().err
-    assert err == "Exception in thread main: something real\n"
+    assert err == (
+        "Exception in thread main: something real\n"
+        "Caused by: Picked up JAVA_TOOL_OPTIONS: is not at the start\n"
+    )
 
 
 def _file_list(root: Path, dest: Path) -> Path:

@@ -274,9 +274,16 @@ class SparkExecutor(Executor):
         shutil.rmtree(self._tempdir, ignore_errors=True)
 
 
-# What the JVM prints on its stderr at every start of Spark 4 (which asks for the incubating
-# Vector API); no JVM option silences it, so the driver's stderr goes through a filter.
-_JVM_NOISE = (b"WARNING: Using incubator modules: ",)
+# What the JVM prints on its stderr at every start: Spark 4's notice of the incubating
+# Vector API, and the announcement of options taken from the environment (containers set
+# JAVA_TOOL_OPTIONS for memory limits); no JVM option silences them, and a quiet run from
+# cron must print nothing, so the driver's stderr goes through a filter.
+_JVM_NOISE = (
+    b"WARNING: Using incubator modules: ",
+    b"Picked up JAVA_TOOL_OPTIONS: ",
+    b"Picked up _JAVA_OPTIONS: ",
+    b"NOTE: Picked up JDK_JAVA_OPTIONS: ",
+)
 
 
 def _start_driver_jvm(options: Mapping[str, str]) -> None:
