@@ -557,3 +557,30 @@ def test_the_shipped_package_is_the_whole_engine(tmp_path) -> None:  # type: ign
         [sys.executable, "-c", probe, str(shipped)], capture_output=True, text=True, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("master", "cores"),
+    [
+        ("local", 1),
+        ("local[3]", 3),
+        ("local[2,2]", 2),
+        ("local[ 4 , 1 ]", 4),
+        ("local[*]", os.cpu_count() or 1),
+        (None, os.cpu_count() or 1),
+        ("local-cluster[2,1,1024]", None),
+        ("spark://host:7077", None),
+        ("yarn", None),
+    ],
+)
+def test_local_masters_are_read_for_their_cores(master: str | None, cores: int | None) -> None:
+    from core.runtime.executors.spark import _local_cores
+
+    assert _local_cores(master) == cores
+
+
+def test_a_local_session_shuffles_into_two_partitions_a_core(
+    spark_executor: SparkExecutor,
+) -> None:
+    """Not Spark's 200 (made for clusters): the shared local[2,2] session has 4."""
+    assert spark_executor.spark.conf.get("spark.sql.shuffle.partitions") == "4"

@@ -103,6 +103,16 @@ def _is_local(master: str | None) -> bool:
     return master is None or master.startswith("local")
 
 
+def _local_cores(master: str | None) -> int | None:
+    """The worker threads of a local master (``local``, ``local[N]``, ``local[*]``,
+    ``local[N, F]``), or None for any other master."""
+    m = re.fullmatch(r"local(?:\[\s*(\*|\d+)\s*(?:,\s*\d+\s*)?\])?", (master or "local[*]").strip())
+    if m is None:
+        return None
+    n = m.group(1)
+    return 1 if n is None else (os.cpu_count() or 1) if n == "*" else max(1, int(n))
+
+
 def _package_zip() -> bytes:
     """``core`` as a zip, so executors import exactly the engine the driver runs."""
     root = Path(core.__file__).resolve().parent  # the package, wherever this module sits
@@ -193,6 +203,12 @@ class SparkExecutor(Executor):
             options["spark.master"] = master or "local[*]"
             options["spark.ui.showConsoleProgress"] = "false"
             options["spark.ui.enabled"] = "false"
+            cores = _local_cores(master)
+            if cores is not None:
+                # Spark's 200 shuffle partitions suit a cluster; on one machine every
+                # distinct and join of a maintenance run then writes 200 partitions per
+                # task for a few thousand rows. Two per core; --spark-conf wins.
+                options["spark.sql.shuffle.partitions"] = str(2 * cores)
         log_config = _quiet_log_config() if local else None
         if log_config:
             # --spark-conf spark.driver.extraJavaOptions=... (applied after) replaces this.
