@@ -23,7 +23,7 @@ test: dev
 	$(BIN)/ruff check core paimon_cli tests bench scripts
 	$(BIN)/ruff format --check core paimon_cli tests bench scripts
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -rs -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -rs -n 3 --dist loadfile
 
 # A fresh venv with `pip install .` (no extras) maintains Java- and pypaimon-rust-written tables.
 plain-install-check: dev
@@ -44,4 +44,4 @@ docs: $(BIN)/python
 # cleaning's cut-off, an inventory's age) fail there for that reason alone.
 FAKETIME_LIB ?= /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 test-a-year-ahead: dev
-	FAKETIME="+365d" LD_PRELOAD=$(FAKETIME_LIB) $(BIN)/python -m pytest -q -rf -n 2 --dist loadfile $(TESTS)
+	FAKETIME="+365d" LD_PRELOAD=$(FAKETIME_LIB) $(BIN)/python -m pytest -q -rf -n 3 --dist loadfile $(TESTS)
