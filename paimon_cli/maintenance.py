@@ -280,7 +280,7 @@ def maintain_tables(
         say_preface()
     set_preface(None)
     if common.json:
-        out.json(render.document(results, skipped, config.dry_run, runner.run_ids))
+        out.json(render.document(results, skipped, config.dry_run, runner.run_ids, run_id))
         for line in render.skip_lines(results, skipped):  # the document has them too
             out.warn(line)
     elif out.mode is Mode.QUIET:

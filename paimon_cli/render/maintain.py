@@ -78,7 +78,10 @@ def document(
     skipped: list[tuple[str, str]],
     dry_run: bool,
     run_ids: dict[str, str],
+    run_id: str,
 ) -> dict[str, Any]:
+    """``run_id``: the maintain run's, as its first line says (every table's run record
+    of a real run carries it too)."""
     tables = []
     for r in results:
         extra = {"run_id": run_ids[r.location]} if r.location in run_ids else {}
@@ -108,6 +111,7 @@ def document(
     return {
         "command": "maintain",
         "schema_version": SCHEMA_VERSION,
+        "run_id": run_id,
         "dry_run": dry_run,
         "tables": tables,
         "skipped": [{"table": loc, "reason": reason} for loc, reason in skipped],

@@ -6,6 +6,7 @@ also under -q (issue 37, DECISIONS D22)."""
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import re
@@ -69,6 +70,21 @@ def test_the_first_line_has_the_run_id_every_table_record_carries(
     dry = run("maintain", "db.*", "-w", warehouse, "--no-check", "--dry-run")
     match = FIRST.fullmatch(dry.stderr.splitlines()[0])
     assert match and match["dry"]
+
+
+def test_json_names_the_run_once_and_each_table_with_it(run: Run, warehouse: Path) -> None:
+    """--json: the run's id at the top (what a first line on stderr would say), each
+    table's record the same; a dry run has its own id there too."""
+    result = run("maintain", "db.*", "-w", warehouse, "--no-check", "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert re.fullmatch(r"[0-9a-f]{12}", doc["run_id"]), doc["run_id"]
+    assert [t["run_id"] for t in doc["tables"]] == [doc["run_id"]] * 2
+    for name in ("a", "b"):
+        records = read_records(FileIO(), str(pw.table_root(warehouse, f"db.{name}")))
+        assert doc["run_id"] in {r["run_id"] for r in records}
+    dry = json.loads(run("maintain", "db.*", "-w", warehouse, "--json", "--dry-run").stdout)
+    assert dry["run_id"] != doc["run_id"] and all("run_id" not in t for t in dry["tables"])
 
 
 def test_quiet_success_says_nothing(run: Run, warehouse: Path) -> None:
