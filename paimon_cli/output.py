@@ -130,8 +130,9 @@ def human_duration(ms: int | None) -> str:
 def human_elapsed(seconds: float) -> str:
     """How long something took, in the one duration format: ``38 ms`` under a second, whole
     seconds and up beyond (``2 s``, ``1 min 5 s``)."""
-    ms = round(seconds * 1000)
-    return human_duration(ms if ms < 1000 else ms - ms % 1000)
+    from core.runtime.timeparse import format_elapsed
+
+    return format_elapsed(round(seconds * 1000))
 
 
 def listed(values: Iterable[Any] | None) -> str:

@@ -69,7 +69,7 @@ from dataclasses import asdict, dataclass, field, replace
 from core.errors import PaimonError, StorageError
 from core.io.fileio import FileIO, join, parent
 from core.runtime import process_identity as identity
-from core.runtime.timeparse import format_duration, format_utc, iso_utc
+from core.runtime.timeparse import format_elapsed, format_utc, iso_utc
 
 logger = logging.getLogger(__name__)
 
@@ -127,10 +127,7 @@ class LeaseHeldError(PaimonError):
         until = f" until {format_utc(holder.expires_ms)}" if holder is not None else ""
         waited = ""
         if waited_ms:
-            amount = format_duration(
-                waited_ms if waited_ms < 1000 else waited_ms - waited_ms % 1000
-            )
-            waited = f" (waited {amount})"
+            waited = f" (waited {format_elapsed(waited_ms)})"
         super().__init__(
             f"{table_root} is busy: {who} holds its lease{until}{waited}",
             hint="run again when it is done, or wait for it with --wait-lease (e.g. 15m); a "

@@ -329,6 +329,12 @@ def format_duration(ms: int) -> str:
     return ("-" if ms < 0 else "") + " ".join(parts)
 
 
+def format_elapsed(ms: int) -> str:
+    """How long something took or waited: ``38 ms`` under a second, whole seconds and up
+    beyond (``2 s``, ``1 min 5 s``): milliseconds matter only while they are all there is."""
+    return format_duration(ms if ms < 1000 else ms - ms % 1000)
+
+
 def format_wall_clock(value: dt.datetime, zone: dt.tzinfo) -> str:
     """A wall clock Paimon stores without a zone (tag and file creation), read in ``zone``
     and shown as every instant is: ``2026-11-21 22:10:00+01:00``."""
