@@ -49,7 +49,8 @@ class Runner:
     gauges: dict[str, TableGauges] | None = None
     #: options of a real run (each table then gets a run record), None for a dry run
     params: Mapping[str, Any] | None = None
-    run_ids: dict[str, str] = field(default_factory=dict)
+    #: the tables whose run record was written (a real run's, not busy)
+    recorded: set[str] = field(default_factory=set)
     #: the run's one id: every table's run record (and quarantine) carries it
     run_id: str | None = None
 
@@ -117,7 +118,7 @@ class Runner:
             return
         status = "partial" if result.failed else "ok"
         record_run(table, record, status=status)
-        self.run_ids[table.location] = record.id
+        self.recorded.add(table.location)
 
     def _warn(self, text: str) -> None:
         """A step's warning: after the run's first line, naming the table and step."""
@@ -275,16 +276,16 @@ def maintain_tables(
         raise
     finally:
         holder.close()
-    say = render.skip_lines(results, skipped) or any(r.failed for r in results)
-    if say and out.mode is not Mode.HUMAN:
+    skip_lines = render.skip_lines(results, skipped)
+    if (skip_lines or any(r.failed for r in results)) and out.mode is not Mode.HUMAN:
         say_preface()
     set_preface(None)
     if common.json:
-        out.json(render.document(results, skipped, config.dry_run, runner.run_ids, run_id))
-        for line in render.skip_lines(results, skipped):  # the document has them too
+        out.json(render.document(results, skipped, config.dry_run, run_id, runner.recorded))
+        for line in skip_lines:  # the document has them too
             out.warn(line)
     elif out.mode is Mode.QUIET:
-        render.quiet(results, skipped, out, config.dry_run, run_ids=runner.run_ids)
+        render.quiet(results, skipped, out, config.dry_run, run_id, runner.recorded)
     else:
         render.render(results, skipped, out, config.dry_run)
     if metrics_file is not None:

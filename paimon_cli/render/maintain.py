@@ -4,6 +4,7 @@ single command's document."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from core.ops.details.manifests import ManifestCompactDetails
@@ -77,14 +78,14 @@ def document(
     results: list[TableResult],
     skipped: list[tuple[str, str]],
     dry_run: bool,
-    run_ids: dict[str, str],
     run_id: str,
+    recorded: Collection[str],
 ) -> dict[str, Any]:
-    """``run_id``: the maintain run's, as its first line says (every table's run record
-    of a real run carries it too)."""
+    """``run_id``: the maintain run's, as its first line says; the tables ``recorded``
+    (a run record written) carry it too."""
     tables = []
     for r in results:
-        extra = {"run_id": run_ids[r.location]} if r.location in run_ids else {}
+        extra = {"run_id": run_id} if r.location in recorded else {}
         tables.append(
             {
                 **extra,
@@ -281,8 +282,8 @@ def quiet(
     skipped: list[tuple[str, str]],
     out: Output,
     dry_run: bool,
-    *,
-    run_ids: dict[str, str] | None = None,
+    run_id: str,
+    recorded: Collection[str],
 ) -> None:
     """``-q``: a dry run prints every path its steps would delete, one per line; a real
     run nothing. When a table failed (a dry run: would fail), a short summary on stderr
@@ -305,8 +306,7 @@ def quiet(
     verb = "would fail (dry run)" if dry_run else "failed"
     out.problem(f"paimon maintain: {len(failed)} of {plural(len(results), 'table')} {verb}")
     for r in failed:
-        run_id = (run_ids or {}).get(r.location)
-        name = r.name + (f" (run {run_id})" if run_id else "")
+        name = r.name + (f" (run {run_id})" if r.location in recorded else "")
         if r.error is not None:
             out.problem(f"  {name}: {r.error.message}")
         for s in r.steps:
